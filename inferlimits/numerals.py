@@ -1,0 +1,171 @@
+"""Static number coverage: every numeral in a chapter's markdown must be stated by a check in
+the same notebook, or allow-listed there with a reason, and every stated number and allow-list
+entry must still be in the text.
+
+Read without running anything: markdown cells are scanned for numerals; code cells are parsed
+(``ast``) for calls to ``check``, ``check_range`` and ``allow``, whose stated strings must be
+literals. Numerals inside names (H100, BF16, Llama-3.1-8B, RTX 4090) are not quantities.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .hardware import accelerators
+from .models import models
+from .units import BYTES_PER_ELEMENT
+
+CHECK_CALLS = {"check": 2, "check_range": 2}  # function name -> position of ``stated``
+ALLOW_CALL = "allow"
+
+NUMERAL = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?")
+# a word that starts with a letter and holds a digit: H100, MI300X, FP8, Qwen2.5-32B, HBM3e
+IDENTIFIER = re.compile(r"(?<![\w.])[A-Za-z][\w]*\d[\w.\-]*[\w]|(?<![\w.])[A-Za-z][\w]*\d")
+LIST_MARKER = re.compile(r"^\s*\d+[.)]\s", re.M)
+NOT_PROSE = [
+    re.compile(r"\]\([^)]*\)"),             # link targets
+    re.compile(r"<https?://[^>]*>"),        # autolinks
+    re.compile(r"<!--.*?-->", re.S),        # comments
+    re.compile(r"^\(.*\)=\s*$", re.M),     # MyST labels
+    re.compile(r"\{[a-z:-]+\}`[^`]*`"),     # roles such as {ref}`chapter-two`
+    re.compile(r"\[\^[\w-]+\]"),            # footnote references
+    re.compile(r"^:[\w-]+:.*$", re.M),      # directive options
+    re.compile(r"^```\{?[\w-]*\}?.*$", re.M),  # fences and directive names
+    re.compile(r"(?<=\*\*Exercise )\d+"),      # exercise numbers
+]
+
+
+MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
+# inside math, a coefficient before a symbol (2mkn, 3n^2, 2 n_layers) or an exponent or index
+# (n^3, x_1) is formula structure; a number before a command (128\,\text{KiB}) is a quantity
+FORMULA_STRUCTURE = re.compile(r"(?<=[\^_])\d+|(?<=[\^_]\{)\d+|\d+(?=\s*[A-Za-z])")
+
+
+def _blank_formula_structure(text: str) -> str:
+    return MATH.sub(lambda m: _blank(m.group(0), FORMULA_STRUCTURE), text)
+
+
+def names() -> list[str]:
+    """Names whose digits are not quantities: every accelerator, model and precision name."""
+    found = set(accelerators()) | set(models()) | set(BYTES_PER_ELEMENT)
+    return sorted(found, key=len, reverse=True)
+
+
+@dataclass
+class NotebookNumbers:
+    path: Path
+    markdown: str
+    stated: list[str] = field(default_factory=list)
+    allowed: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def _literal(node: ast.Call, position: int, keyword: str) -> ast.AST | None:
+    if len(node.args) > position:
+        return node.args[position]
+    for k in node.keywords:
+        if k.arg == keyword:
+            return k.value
+    return None
+
+
+def _call_name(node: ast.Call) -> str | None:
+    f = node.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+
+
+def read_notebook(path: Path) -> NotebookNumbers:
+    """Collect a notebook's markdown and the stated strings of its checks and allow-list."""
+    nb = json.loads(Path(path).read_text(encoding="utf-8"))
+    md, out = [], NotebookNumbers(Path(path), "")
+    for cell in nb["cells"]:
+        src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        if cell["cell_type"] == "markdown":
+            md.append(src)
+        elif cell["cell_type"] == "code":
+            _read_code(src, out)
+    out.markdown = "\n\n".join(md)
+    return out
+
+
+def _read_code(src: str, out: NotebookNumbers) -> None:
+    lines = [ln for ln in src.splitlines() if not ln.lstrip().startswith(("%", "!"))]
+    try:
+        tree = ast.parse("\n".join(lines))
+    except SyntaxError as e:
+        out.problems.append(f"a code cell does not parse: {e}")
+        return
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = _call_name(node)
+        if name in CHECK_CALLS:
+            target, keyword, into = CHECK_CALLS[name], "stated", out.stated
+        elif name == ALLOW_CALL:
+            target, keyword, into = 0, "text", out.allowed
+        else:
+            continue
+        arg = _literal(node, target, keyword)
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            into.append(arg.value)
+        else:
+            out.problems.append(f"line {node.lineno}: {name}(...) must state its number as a string literal")
+
+
+def _spans(text: str, needle: str) -> list[tuple[int, int]]:
+    """Where ``needle`` stands in ``text`` as a whole: not inside a longer number or word."""
+    spans, start = [], 0
+    while (i := text.find(needle, start)) >= 0:
+        j = i + len(needle)
+        before, after = text[i - 1:i], text[j:j + 2]
+        inside = ((before.isalnum() and needle[:1].isalnum())
+                  or (before in ",." and text[i - 2:i - 1].isdigit() and needle[:1].isdigit())
+                  or (after[:1].isalnum() and needle[-1:].isalnum())
+                  or (after[:1] in ",." and after[1:2].isdigit() and needle[-1:].isdigit()))
+        if not inside:
+            spans.append((i, j))
+        start = i + 1
+    return spans
+
+
+def _blank(text: str, pattern: re.Pattern) -> str:
+    return pattern.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def coverage_problems(nb: NotebookNumbers) -> list[str]:
+    """Everything wrong with a notebook's numbers: unchecked numerals, stated numbers missing from
+    the text, stale allow-list entries, non-literal stated values."""
+    problems = list(nb.problems)
+    text = nb.markdown
+    for pattern in NOT_PROSE + [LIST_MARKER]:
+        text = _blank(text, pattern)
+    for name in names():
+        text = text.replace(name, " " * len(name))
+    covered: list[tuple[int, int]] = []
+    # longest first, so "4,096 tokens" claims its place before a bare "4,096" counts the rest
+    for stated in sorted(set(nb.stated), key=len, reverse=True):
+        found = [(a, b) for a, b in _spans(text, stated)
+                 if not any(c <= a and b <= d for c, d in covered)]
+        checks = nb.stated.count(stated)
+        if not found:
+            problems.append(f"stated {stated!r} is checked but does not appear in the text")
+        elif len(found) != checks:
+            problems.append(f"stated {stated!r} appears {len(found)} time(s) in the text but is checked "
+                            f"{checks} time(s): give each place its own check, with words around the number "
+                            "to tell them apart")
+        covered += found
+    for entry in nb.allowed:
+        found = _spans(text, entry)
+        if not found:
+            problems.append(f"allow-list entry {entry!r} is stale: the text no longer contains it")
+        covered += found
+    text = _blank_formula_structure(_blank(text, IDENTIFIER))
+    for m in NUMERAL.finditer(text):
+        if not any(a <= m.start() and m.end() <= b for a, b in covered):
+            line = nb.markdown.count("\n", 0, m.start()) + 1
+            context = nb.markdown[max(0, m.start() - 40): m.end() + 40].replace("\n", " ")
+            problems.append(f"numeral {m.group(0)!r} (markdown line {line}) is not stated by any check: …{context}…")
+    return problems

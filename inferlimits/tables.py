@@ -1,0 +1,105 @@
+"""Tables generated from the data files, as Markdown, so no figure is ever typed twice."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from IPython.display import Markdown
+
+from .hardware import accelerator, accelerators
+from .models import active_param_count, embedding_params, kv_bytes_per_token, models, param_count
+from .roofline import balance_point_flop_per_byte
+from .units import GB, GIB, KIB, bytes_per_element
+
+
+def _table(header: Sequence[str], rows: list[Sequence[object]], align: str | None = None) -> Markdown:
+    align = align or "l" + "r" * (len(header) - 1)
+    marks = {"l": ":--", "r": "--:", "c": ":-:"}
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(marks[a] for a in align) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return Markdown("\n".join(lines))
+
+
+def _g(x: float, digits: int = 0) -> str:
+    return f"{x:,.{digits}f}"
+
+
+def balance_points(names: Sequence[str], low: float, high: float) -> Markdown:
+    """Dense BF16 math, bandwidth and their ratio for each accelerator, marking which lie in the
+    band [low, high] FLOP per byte."""
+    rows = []
+    for n in names:
+        a = accelerator(n)
+        ridge = balance_point_flop_per_byte(a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s)
+        where = "inside" if low <= ridge <= high else ("above" if ridge > high else "below")
+        rows.append([n, a.year, _g(a.dense_bf16_tflops, 1 if a.dense_bf16_tflops % 1 else 0),
+                     f"{a.bandwidth_tb_s:.3g}", _g(ridge), where])
+    return _table(["accelerator", "year", "dense BF16 TFLOP/s", "bandwidth TB/s",
+                   "balance point (FLOP/byte)", f"vs. {low:g}–{high:g}"], rows, "lrrrrc")
+
+
+def accelerator_figures() -> Markdown:
+    """Every accelerator's figures with units spelled out, capacity shown in both GB and GiB."""
+    rows = []
+    for a in accelerators().values():
+        measured = _g(a.measured_matmul_flops_per_s / 1e12) if a.measured_matmul_flops_per_s else "–"
+        rows.append([a.name, a.vendor, a.year, _g(a.dense_bf16_tflops, 1), _g(a.sparse_bf16_flops_per_s / 1e12, 1),
+                     measured, _g(a.bandwidth_bytes_per_s / GB), f"{a.capacity_marketed:g} {a.capacity_unit}",
+                     _g(a.capacity_bytes / GB, 1), _g(a.capacity_bytes / GIB, 1)])
+    return _table(["accelerator", "vendor", "year", "dense BF16 TFLOP/s", "sparse (not used)",
+                   "measured matmul TFLOP/s", "bandwidth GB/s", "capacity as marketed",
+                   "capacity GB", "capacity GiB"], rows, "lllrrrrrrr")
+
+
+def accelerator_sources() -> Markdown:
+    rows = [[a.name, a.source + (f"; measured matmul: {a.measured_source}" if a.measured_source else ""), a.notes]
+            for a in accelerators().values()]
+    return _table(["accelerator", "source", "notes"], rows, "lll")
+
+
+def model_configs() -> Markdown:
+    """The config.json fields each model's arithmetic uses."""
+    rows = []
+    for m in models().values():
+        c = m.config
+        attention = (f"MLA, latent {c.kv_lora_rank} + RoPE {c.qk_rope_head_dim}" if c.uses_mla
+                     else f"{c.num_attention_heads} / {c.num_key_value_heads} heads of {c.head_dim_qk}")
+        experts = (f"{c.n_routed_experts} routed + {c.n_shared_experts} shared, {c.num_experts_per_tok} per token"
+                   if c.is_moe else "dense")
+        extras = [x for x in ("QKV bias" if c.qkv_bias else "", "tied embeddings" if c.tie_word_embeddings else "",
+                              f"sliding window {c.sliding_window:,}" if c.sliding_window else "") if x]
+        rows.append([m.name, c.num_hidden_layers, _g(c.hidden_size), _g(c.intermediate_size), _g(c.vocab_size),
+                     attention, experts, ", ".join(extras) or "–"])
+    return _table(["model", "layers", "hidden", "FFN", "vocab", "attention (query / KV heads)", "MLP",
+                   "other"], rows, "lrrrrlll")
+
+
+def model_derived(kv_precision: str = "BF16") -> Markdown:
+    """Parameter counts and KV bytes per token derived from the configs, beside the published counts."""
+    rows = []
+    for m in models().values():
+        c = m.config
+        total, active = param_count(c), active_param_count(c)
+        published = _g(m.published_params) if m.published_params_exact else f"{m.published_params / 1e9:g} billion"
+        k = kv_bytes_per_token(c, kv_precision)
+        rows.append([m.name, _g(total), published,
+                     _g(active - embedding_params(c)) if c.is_moe else "all",
+                     _g(k), f"{k / KIB:,.1f}"])
+    return _table(["model", "parameters (derived)", "published", "active per token, without the embedding table",
+                   f"KV bytes per token ({kv_precision})", "KiB"], rows)
+
+
+def kv_bytes_derivation(kv_precision: str = "BF16") -> Markdown:
+    """Each model's KV bytes per token written out factor by factor from its config."""
+    b = bytes_per_element(kv_precision)
+    rows = []
+    for m in models().values():
+        c = m.config
+        if c.uses_mla:
+            terms = (f"{c.num_hidden_layers} layers × ({c.kv_lora_rank} latent + {c.qk_rope_head_dim} RoPE key) "
+                     f"× {b:g} bytes")
+        else:
+            terms = (f"2 (K and V) × {c.num_hidden_layers} layers × {c.num_key_value_heads} KV heads × "
+                     f"{c.head_dim_qk} dims × {b:g} bytes")
+        k = kv_bytes_per_token(c, kv_precision)
+        rows.append([m.name, terms, f"{_g(k)} B = {k / KIB:,.1f} KiB"])
+    return _table(["model", f"K per token ({kv_precision})", "result"], rows, "llr")

@@ -1,0 +1,79 @@
+"""Units, precisions and input validation shared by every formula.
+
+Decimal and binary prefixes are kept apart: GB = 10**9 B, GiB = 2**30 B. Bandwidth is always
+decimal. FLOP counts a multiply-add as two operations.
+"""
+from __future__ import annotations
+
+import math
+from numbers import Real
+
+KB = 10**3
+MB = 10**6
+GB = 10**9
+TB = 10**12
+KIB = 2**10
+MIB = 2**20
+GIB = 2**30
+TERA = 10**12
+
+#: Bytes one stored number takes at each precision. INT4 packs two numbers per byte; the small
+#: per-group scales that real INT4 and FP8 formats add are left out (a few percent at most).
+BYTES_PER_ELEMENT: dict[str, float] = {
+    "FP32": 4.0,
+    "BF16": 2.0,
+    "FP16": 2.0,
+    "FP8": 1.0,
+    "INT8": 1.0,
+    "INT4": 0.5,
+}
+
+
+def bytes_per_element(precision: str) -> float:
+    """Bytes per stored number for a precision name such as "BF16", "FP8" or "INT4"."""
+    try:
+        return BYTES_PER_ELEMENT[precision]
+    except (KeyError, TypeError):
+        known = ", ".join(BYTES_PER_ELEMENT)
+        raise ValueError(f"precision must be one of {known}; got {precision!r}") from None
+
+
+def positive(name: str, value: object) -> float:
+    """Return ``value`` as a float if it is a finite number above zero, else raise ValueError
+    naming the parameter."""
+    x = _finite(name, value)
+    if x <= 0:
+        raise ValueError(f"{name} must be greater than zero; got {value!r}")
+    return x
+
+
+def non_negative(name: str, value: object) -> float:
+    """Return ``value`` as a float if it is finite and at least zero (a context length of 0 is a
+    real case: an empty conversation), else raise ValueError naming the parameter."""
+    x = _finite(name, value)
+    if x < 0:
+        raise ValueError(f"{name} must be zero or more; got {value!r}")
+    return x
+
+
+def fraction(name: str, value: object) -> float:
+    """Return ``value`` if it lies in (0, 1], such as an efficiency, else raise ValueError."""
+    x = positive(name, value)
+    if x > 1:
+        raise ValueError(f"{name} is a fraction and must be at most 1; got {value!r}")
+    return x
+
+
+#: Anything larger is not a physical quantity in this book (10^30 bytes, FLOP/s or tokens).
+ABSURD = 1e30
+
+
+def _finite(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise ValueError(f"{name} must be a number; got {value!r}")
+    x = float(value)
+    if math.isnan(x) or math.isinf(x):
+        raise ValueError(f"{name} must be a finite number; got {value!r}")
+    if abs(x) > ABSURD:
+        raise ValueError(f"{name} is absurdly large ({value!r}); the limit is {ABSURD:g}")
+    return x
