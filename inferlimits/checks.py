@@ -139,7 +139,8 @@ def verdict(computed: float, stated: Stated, tolerance: float = DEFAULT_TOLERANC
 
 
 def _show(x: float) -> str:
-    return f"{x:,.6g}" if abs(x) < 1e21 else f"{x:.6g}"
+    """Six significant figures, or every integer digit for large values (1,073,741,824)."""
+    return f"{x:,.0f}" if 1e6 <= abs(x) < 1e21 else f"{x:,.6g}"
 
 
 def check(claim: str, computed: float, stated: str, *, tolerance: float = DEFAULT_TOLERANCE) -> None:

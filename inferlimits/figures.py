@@ -26,7 +26,7 @@ ROOFLINE_INTENSITIES = (0.5, 1, 2, 5, 10, 20, 50, 100, 150, 200, 300, 500, 1000,
 
 
 def _base_layout(title: str, x_title: str, y_title: str, log: bool = True) -> dict:
-    axis = dict(type="log") if log else {}
+    axis = dict(type="log", dtick=1) if log else {}
     return dict(
         title=dict(text=title, x=0.02, xanchor="left"),
         template="plotly_white", font=FONT, height=520, margin=dict(l=70, r=20, t=60, b=60),
@@ -54,7 +54,7 @@ def roofline_state(names: Sequence[str], selected: str, intensity_flop_per_byte:
         "marker_x": [[p[0]] for p in points],
         "marker_y": [[p[1]] for p in points],
         "marker_text": [[p[2]] for p in points],
-        "title": f"Roofline of the {selected}: intensity {intensity_flop_per_byte:g} FLOP/byte",
+        "title": f"Roofline of the {selected}",
     }
 
 
@@ -121,20 +121,21 @@ def roofline_static(names: Sequence[str], selected: str, intensity_flop_per_byte
     accelerators and a slider over precomputed intensities."""
     fig = roofline_figure(names, selected, intensity_flop_per_byte)
     markers = marker_traces(names)
-    buttons = [dict(label=n, method="update",
-                    args=[{"visible": roofline_state(names, n, intensity_flop_per_byte)["visible"]},
-                          {"title.text": f"Roofline of the {n}"}]) for n in names]
+    buttons = []
+    for n in names:
+        s = roofline_state(names, n, intensity_flop_per_byte)
+        buttons.append(dict(label=n, method="update", args=[{"visible": s["visible"]}, {"title.text": s["title"]}]))
     steps = []
     for v in intensities:
         s = roofline_state(names, selected, v)
         steps.append(dict(label=f"{v:g}", method="restyle",
                           args=[{"x": s["marker_x"], "y": s["marker_y"], "text": s["marker_text"]}, markers]))
     fig.update_layout(
-        updatemenus=[dict(buttons=buttons, active=list(names).index(selected), x=0.0, y=1.12,
-                          xanchor="left", yanchor="bottom", direction="down")],
+        updatemenus=[dict(buttons=buttons, active=list(names).index(selected), x=1.0, y=1.02,
+                          xanchor="right", yanchor="bottom", direction="down")],
         sliders=[dict(steps=steps, active=_nearest(intensities, intensity_flop_per_byte),
                       currentvalue=dict(prefix="intensity (FLOP/byte): "), pad=dict(t=50))],
-        height=620, margin=dict(t=110),
+        height=620, margin=dict(t=100),
     )
     return fig
 

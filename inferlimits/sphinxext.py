@@ -1,10 +1,22 @@
-"""Sphinx extension for the book: serve plotly.js from the site itself, once, from the plotly
-package installed with the book (no CDN). Every figure's HTML expects the global ``Plotly``."""
+"""Sphinx extension for the book.
+
+- Serve plotly.js from the site itself, from the plotly package installed with the book (no CDN);
+  every figure's HTML expects the global ``Plotly``.
+- Serve MathJax from the site itself, from the npm package ``mathjax`` that ``make setup``
+  installs into ``.venv/npm`` (config value ``inferlimits_mathjax_dir``).
+- Re-execute every chapter when the package or its data change: jupyter-cache and Sphinx only
+  notice changes to a notebook itself, and a chapter's numbers come from the package.
+- Drop the ipywidgets state that execution records: the hosted book has no kernel, shows each
+  control panel's static figure instead, and would otherwise embed megabytes of widget code.
+"""
 from __future__ import annotations
 
+import hashlib
 import shutil
 from importlib import resources
 from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent
 
 PLOTLY_JS = "plotly.min.js"
 
@@ -13,14 +25,67 @@ def _plotly_js() -> Path:
     return Path(str(resources.files("plotly").joinpath("package_data", PLOTLY_JS)))
 
 
+def _mathjax_dir(app) -> Path:
+    found = Path(app.srcdir) / app.config.inferlimits_mathjax_dir
+    if not (found / "tex-chtml.js").exists():
+        raise FileNotFoundError(f"MathJax not found in {found}; run 'make setup', which installs the npm "
+                                "package mathjax there (the site must not load it from a CDN)")
+    return found
+
+
+def _check_assets(app) -> None:
+    if app.builder.format == "html":
+        _mathjax_dir(app)
+
+
 def _copy_assets(app, exception) -> None:
+    if exception is None:
+        _stamp(app).write_text(package_digest())
     if exception is None and app.builder.format == "html":
         static = Path(app.outdir) / "_static"
         static.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(_plotly_js(), static / PLOTLY_JS)
+        shutil.copytree(_mathjax_dir(app), static / "mathjax", dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("sre", "*-full*", "*speech*"))
+
+
+def package_digest() -> str:
+    """A hash of the package's code and data, which every chapter's outputs depend on."""
+    h = hashlib.sha256()
+    for f in sorted(p for p in PACKAGE.rglob("*") if p.suffix in (".py", ".toml")):
+        h.update(f.relative_to(PACKAGE).as_posix().encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
+def _stamp(app) -> Path:
+    return Path(app.outdir).parent / ".inferlimits-digest"
+
+
+def _invalidate_if_package_changed(app) -> None:
+    stamp = _stamp(app)
+    app.inferlimits_stale = not stamp.exists() or stamp.read_text() != package_digest()
+    if app.inferlimits_stale:
+        shutil.rmtree(Path(app.outdir).parent / ".jupyter_cache", ignore_errors=True)
+
+
+def _outdated(app, env, added, changed, removed):
+    if getattr(app, "inferlimits_stale", False):
+        return [d for d in env.found_docs if d not in added and d not in changed]
+    return []
+
+
+def _drop_widget_state(app, doctree) -> None:
+    js_files = getattr(app.env, "nb_metadata", {}).get(app.env.docname, {}).get("js_files", {})
+    for key in [k for k in js_files if k.startswith("ipywidgets")]:
+        del js_files[key]
 
 
 def setup(app):
+    app.add_config_value("inferlimits_mathjax_dir", ".venv/npm/node_modules/mathjax/es5", "html")
+    app.connect("builder-inited", _check_assets)
+    app.connect("builder-inited", _invalidate_if_package_changed, priority=400)  # before myst-nb opens the cache
+    app.connect("env-get-outdated", _outdated)
     app.add_js_file(PLOTLY_JS, priority=100)
+    app.connect("doctree-read", _drop_widget_state)
     app.connect("build-finished", _copy_assets)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,44 @@
+# Two commands do everything on a fresh machine:
+#   make book   create .venv, install the pinned requirements, execute every chapter, write the HTML
+#   make test   the same set-up and build, then every test (unit, property, nbval, coverage, build)
+# Others: make outputs (re-execute chapters in place after a deliberate change), make serve,
+# make bench, make clean.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-$(shell cat requirements.txt pyproject.toml package-requirements.txt | cksum | cut -d' ' -f1)
+JOBS   ?= 2
+
+.PHONY: setup book test outputs serve bench clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml package-requirements.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	npm install --prefix $(VENV)/npm --no-audit --no-fund --silent $(shell cat package-requirements.txt)
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+book: $(STAMP)
+	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+	@echo
+	@echo "The book is built. Open $(CURDIR)/_build/html/index.html, or run 'make serve'."
+
+test: book
+	$(PY) -m pytest -n $(JOBS) --dist loadfile tests chapters --nbval --nbval-current-env
+
+outputs: $(STAMP)
+	$(PY) -m inferlimits.execute chapters/*.ipynb
+
+serve: book
+	@echo "Serving http://127.0.0.1:8000/ (Ctrl-C to stop)"
+	$(PY) -m http.server 8000 --bind 127.0.0.1 --directory _build/html
+
+bench: book
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf _build .jupyter_cache

@@ -1,0 +1,37 @@
+"""The book's pages, as listed in ``_toc.yml``: what the coverage test and the tests walk."""
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _files(entries: list) -> list[str]:
+    out = []
+    for e in entries or []:
+        if "file" in e:
+            out.append(e["file"])
+        out += _files(e.get("sections", []))
+    return out
+
+
+def toc_pages(root: Path = ROOT) -> list[Path]:
+    """Every page in ``_toc.yml``, root first, as paths to existing .ipynb or .md files."""
+    import yaml
+
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    names = [toc["root"]]
+    for part in toc.get("parts", []):
+        names += _files(part.get("chapters", []))
+    names += _files(toc.get("chapters", []))
+    pages = []
+    for name in names:
+        found = [root / f"{name}{ext}" for ext in (".ipynb", ".md") if (root / f"{name}{ext}").exists()]
+        if not found:
+            raise FileNotFoundError(f"_toc.yml lists {name!r}, but neither {name}.ipynb nor {name}.md exists")
+        pages.append(found[0])
+    return pages
+
+
+def notebooks(root: Path = ROOT) -> list[Path]:
+    return [p for p in toc_pages(root) if p.suffix == ".ipynb"]
