@@ -4,11 +4,10 @@ Every figure keeps its unit in its name: FLOP/s, bytes per second, bytes.
 """
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
+from . import datafiles
 from .units import GB, GIB, TERA
 
 
@@ -68,8 +67,7 @@ def _from_row(name: str, row: dict) -> Accelerator:
 @cache
 def accelerators() -> dict[str, Accelerator]:
     """All accelerators in the data file, in file order, keyed by name."""
-    text = resources.files("inferlimits.data").joinpath("accelerators.toml").read_text("utf-8")
-    table = tomllib.loads(text)["accelerators"]
+    table = datafiles.load("accelerators.toml")["accelerators"]
     return {name: _from_row(name, row) for name, row in table.items()}
 
 

@@ -1,10 +1,10 @@
 """Measured rates from ``data/measurements.toml``: what one setup reached, with its source."""
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+
+from . import datafiles
 
 
 @dataclass(frozen=True)
@@ -13,7 +13,6 @@ class Measurement:
     model: str
     accelerator: str
     tokens_per_s: float
-    batch: int
     weight_precision: str
     setup: str
     source: str
@@ -21,8 +20,7 @@ class Measurement:
 
 @cache
 def measurements() -> dict[str, Measurement]:
-    text = resources.files("inferlimits.data").joinpath("measurements.toml").read_text("utf-8")
-    return {k: Measurement(key=k, **row) for k, row in tomllib.loads(text)["measurements"].items()}
+    return {k: Measurement(key=k, **row) for k, row in datafiles.load("measurements.toml")["measurements"].items()}
 
 
 def measurement(key: str) -> Measurement:

@@ -6,11 +6,10 @@ QKV biases, and mixture-of-experts (MoE) layers with total and active counts.
 """
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, fields
 from functools import cache
-from importlib import resources
 
+from . import datafiles
 from .units import bytes_per_element, non_negative
 
 
@@ -25,8 +24,8 @@ class Config:
     intermediate_size: int
     num_hidden_layers: int
     num_attention_heads: int
-    num_key_value_heads: int
     vocab_size: int
+    num_key_value_heads: int | None = None  # not used by MLA
     tie_word_embeddings: bool = False
     head_dim: int | None = None
     attention_bias: bool = False
@@ -78,14 +77,16 @@ class Config:
 
 @dataclass(frozen=True)
 class Model:
+    """A model: its config and the parameter counts its publisher states (for comparison only)."""
+
     name: str
     family: str
     source: str
     config: Config
-    published_params: int
+    published_params: float
     published_params_exact: bool
     published_params_source: str
-    published_active_params: int | None = None
+    published_active_params: float | None = None
 
 
 _CONFIG_FIELDS = {f.name for f in fields(Config)}
@@ -98,18 +99,19 @@ def _from_row(name: str, row: dict) -> Model:
         family=row["family"],
         source=row["source"],
         config=Config(**cfg),
-        published_params=int(row["published_params"]),
-        published_params_exact=bool(row["published_params_exact"]),
+        published_params=(row["published_params"] if "published_params" in row
+                          else row["published_params_billions"] * 1e9),
+        published_params_exact="published_params" in row,
         published_params_source=row["published_params_source"],
-        published_active_params=row.get("published_active_params"),
+        published_active_params=(row["published_active_params_billions"] * 1e9
+                                 if "published_active_params_billions" in row else None),
     )
 
 
 @cache
 def models() -> dict[str, Model]:
     """All models in the data file, in file order, keyed by name."""
-    text = resources.files("inferlimits.data").joinpath("models.toml").read_text("utf-8")
-    return {name: _from_row(name, row) for name, row in tomllib.loads(text)["models"].items()}
+    return {name: _from_row(name, row) for name, row in datafiles.load("models.toml")["models"].items()}
 
 
 def model(name: str) -> Model:
@@ -146,6 +148,8 @@ def _gated_mlp(hidden: int, inner: int) -> int:
 def mlp_params_per_layer(c: Config, layer: int, active_only: bool = False) -> int:
     """Weights of one layer's MLP; for an MoE layer, all experts or (``active_only``) the
     shared experts, the ones a token is routed to, and the router."""
+    if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < c.num_hidden_layers:
+        raise ValueError(f"layer must be a whole number from 0 to {c.num_hidden_layers - 1}; got {layer!r}")
     if not c.layer_is_moe(layer):
         return _gated_mlp(c.hidden_size, c.intermediate_size)
     router = c.n_routed_experts * c.hidden_size + (c.n_routed_experts if c.topk_method == "noaux_tc" else 0)
@@ -185,7 +189,7 @@ def kv_bytes_per_token(c: Config, kv_precision: str = "BF16") -> float:
     Standard and grouped-query attention: K = 2 x layers x kv_heads x head_dim x bytes.
     MLA: K = layers x (kv_lora_rank + qk_rope_head_dim) x bytes (one latent and one shared RoPE key).
     """
-    b = bytes_per_element(kv_precision)
+    b = bytes_per_element(kv_precision, "kv_precision")
     if c.uses_mla:
         return c.num_hidden_layers * (c.kv_lora_rank + c.qk_rope_head_dim) * b
     return 2 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim_qk * b
@@ -199,4 +203,4 @@ def cached_tokens(c: Config, context_tokens: float) -> float:
 
 def weight_bytes(c: Config, weight_precision: str = "BF16") -> float:
     """Bytes of all stored weights, W = parameters x bytes per weight."""
-    return param_count(c) * bytes_per_element(weight_precision)
+    return param_count(c) * bytes_per_element(weight_precision, "weight_precision")

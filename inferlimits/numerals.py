@@ -135,15 +135,29 @@ def _blank(text: str, pattern: re.Pattern) -> str:
     return pattern.sub(lambda m: " " * len(m.group(0)), text)
 
 
-def coverage_problems(nb: NotebookNumbers) -> list[str]:
-    """Everything wrong with a notebook's numbers: unchecked numerals, stated numbers missing from
-    the text, stale allow-list entries, non-literal stated values."""
-    problems = list(nb.problems)
-    text = nb.markdown
+def _prose(markdown: str) -> str:
+    """The markdown with everything that is not prose blanked out, positions kept."""
+    text = markdown
     for pattern in NOT_PROSE + [LIST_MARKER]:
         text = _blank(text, pattern)
     for name in names():
         text = text.replace(name, " " * len(name))
+    return text
+
+
+def quantity_spans(markdown: str) -> list[tuple[int, int]]:
+    """Where the numerals that are quantities stand in ``markdown``: not in names, labels, links,
+    list markers or formula structure."""
+    text = _blank_formula_structure(_blank(_prose(markdown), IDENTIFIER))
+    return [m.span() for m in NUMERAL.finditer(text)]
+
+
+def coverage_problems(nb: NotebookNumbers) -> list[str]:
+    """Everything wrong with a notebook's numbers: unchecked numerals, stated numbers missing from
+    the text or stated a different number of times than checked, stale allow-list entries,
+    non-literal stated values."""
+    problems = list(nb.problems)
+    text = _prose(nb.markdown)
     covered: list[tuple[int, int]] = []
     # longest first, so "4,096 tokens" claims its place before a bare "4,096" counts the rest
     for stated in sorted(set(nb.stated), key=len, reverse=True):
@@ -162,10 +176,9 @@ def coverage_problems(nb: NotebookNumbers) -> list[str]:
         if not found:
             problems.append(f"allow-list entry {entry!r} is stale: the text no longer contains it")
         covered += found
-    text = _blank_formula_structure(_blank(text, IDENTIFIER))
-    for m in NUMERAL.finditer(text):
-        if not any(a <= m.start() and m.end() <= b for a, b in covered):
-            line = nb.markdown.count("\n", 0, m.start()) + 1
-            context = nb.markdown[max(0, m.start() - 40): m.end() + 40].replace("\n", " ")
-            problems.append(f"numeral {m.group(0)!r} (markdown line {line}) is not stated by any check: …{context}…")
+    for start, end in quantity_spans(nb.markdown):
+        if not any(a <= start and end <= b for a, b in covered):
+            line = nb.markdown.count("\n", 0, start) + 1
+            context = nb.markdown[max(0, start - 40): end + 40].replace("\n", " ")
+            problems.append(f"numeral {nb.markdown[start:end]!r} (markdown line {line}) is not stated by any check: …{context}…")
     return problems

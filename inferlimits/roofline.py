@@ -6,6 +6,8 @@ I = F / M (FLOP per byte); the chip's balance point, or ridge, is P / BW.
 """
 from __future__ import annotations
 
+import math
+
 from .units import non_negative, positive
 
 MEMORY_BOUND = "memory-bound"
@@ -34,6 +36,14 @@ def matmul_bytes(m: float, k: float, n: float, bytes_per_element: float) -> floa
     (m x k + k x n + m x n) x bytes per element."""
     m, k, n = positive("m", m), positive("k", k), positive("n", n)
     return (m * k + k * n + m * n) * positive("bytes_per_element", bytes_per_element)
+
+
+def square_matmul_side_at_ridge(balance_flop_per_byte: float, bytes_per_element: float) -> int:
+    """Smallest side n of a square product (m = k = n) that is compute-bound: its intensity
+    2n^3 / (3n^2 x b) = 2n / (3b) reaches the balance point when n >= 3b x balance / 2."""
+    need = 1.5 * positive("bytes_per_element", bytes_per_element) * positive("balance_flop_per_byte", balance_flop_per_byte)
+    n = math.ceil(need)
+    return n if arithmetic_intensity_flop_per_byte(matmul_flops(n, n, n), matmul_bytes(n, n, n, bytes_per_element)) >= balance_flop_per_byte else n + 1
 
 
 def attainable_flop_per_s(intensity_flop_per_byte: float, peak_flop_per_s: float,

@@ -68,9 +68,9 @@ def model_configs() -> Markdown:
         extras = [x for x in ("QKV bias" if c.qkv_bias else "", "tied embeddings" if c.tie_word_embeddings else "",
                               f"sliding window {c.sliding_window:,}" if c.sliding_window else "") if x]
         rows.append([m.name, c.num_hidden_layers, _g(c.hidden_size), _g(c.intermediate_size), _g(c.vocab_size),
-                     attention, experts, ", ".join(extras) or "–"])
+                     attention, experts, _g(c.max_position_embeddings), ", ".join(extras) or "–"])
     return _table(["model", "layers", "hidden", "FFN", "vocab", "attention (query / KV heads)", "MLP",
-                   "other"], rows, "lrrrrlll")
+                   "max context", "other"], rows, "lrrrrllrl")
 
 
 def model_derived(kv_precision: str = "BF16") -> Markdown:
@@ -81,11 +81,12 @@ def model_derived(kv_precision: str = "BF16") -> Markdown:
         total, active = param_count(c), active_param_count(c)
         published = _g(m.published_params) if m.published_params_exact else f"{m.published_params / 1e9:g} billion"
         k = kv_bytes_per_token(c, kv_precision)
+        active_published = (f"{m.published_active_params / 1e9:g} billion" if m.published_active_params else "–")
         rows.append([m.name, _g(total), published,
-                     _g(active - embedding_params(c)) if c.is_moe else "all",
+                     _g(active - embedding_params(c)) if c.is_moe else "all", active_published,
                      _g(k), f"{k / KIB:,.1f}"])
     return _table(["model", "parameters (derived)", "published", "active per token, without the embedding table",
-                   f"KV bytes per token ({kv_precision})", "KiB"], rows)
+                   "published active", f"KV bytes per token ({kv_precision})", "KiB"], rows)
 
 
 def kv_bytes_derivation(kv_precision: str = "BF16") -> Markdown:

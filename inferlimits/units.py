@@ -29,13 +29,14 @@ BYTES_PER_ELEMENT: dict[str, float] = {
 }
 
 
-def bytes_per_element(precision: str) -> float:
-    """Bytes per stored number for a precision name such as "BF16", "FP8" or "INT4"."""
+def bytes_per_element(precision: str, name: str = "precision") -> float:
+    """Bytes per stored number for a precision such as "BF16", "FP8" or "INT4"; ``name`` is the
+    caller's parameter, for the error message."""
     try:
         return BYTES_PER_ELEMENT[precision]
     except (KeyError, TypeError):
         known = ", ".join(BYTES_PER_ELEMENT)
-        raise ValueError(f"precision must be one of {known}; got {precision!r}") from None
+        raise ValueError(f"{name} must be one of {known}; got {precision!r}") from None
 
 
 def positive(name: str, value: object) -> float:

@@ -1,0 +1,271 @@
+"""Every public numeric function of the arithmetic rejects bad numbers with a ValueError that
+names the parameter.
+
+``VALID`` holds one set of valid keyword arguments per public function (defined in ``units``,
+``roofline``, ``generation``, ``kvcache``, ``models`` or ``hardware``) that takes a number. Each
+numeric parameter in turn is replaced by zero, a negative number, NaN, infinity, an absurdly
+large number, a boolean, a string and None; each must raise ValueError whose message contains
+the parameter's name as a word. ``test_every_public_numeric_function_is_in_the_table`` fails
+when a new public numeric function, or a new parameter of one, appears without an entry here.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+import re
+
+import pytest
+
+from inferlimits.hardware import accelerator
+from inferlimits.models import model
+
+MODULES = ["units", "roofline", "generation", "kvcache", "models", "hardware"]
+
+LLAMA = model("Llama-3.1-8B").config
+MISTRAL = model("Mistral-7B-v0.1").config
+DEEPSEEK = model("DeepSeek-V3").config  # an MoE model, so ``layer`` actually selects an MLP
+
+#: One valid call per public numeric function, every parameter given by keyword (defaults too,
+#: so that they are checked as well).
+VALID: dict[str, dict[str, object]] = {
+    # units: the validators themselves. ``name`` is the parameter they are told they check; their
+    # messages must carry it (see ``MESSAGE_NAME`` below).
+    "units.positive": dict(name="widget_count", value=3.0),
+    "units.non_negative": dict(name="widget_count", value=3.0),
+    "units.fraction": dict(name="widget_count", value=0.5),
+    # roofline
+    "roofline.balance_point_flop_per_byte": dict(peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12),
+    "roofline.arithmetic_intensity_flop_per_byte": dict(flops=1e9, bytes_moved=1e6),
+    "roofline.matmul_flops": dict(m=1, k=4096, n=4096),
+    "roofline.matmul_bytes": dict(m=1, k=4096, n=4096, bytes_per_element=2.0),
+    "roofline.square_matmul_side_at_ridge": dict(balance_flop_per_byte=281.25, bytes_per_element=2.0),
+    "roofline.attainable_flop_per_s": dict(intensity_flop_per_byte=100.0, peak_flop_per_s=2.25e15,
+                                           bandwidth_bytes_per_s=8e12),
+    "roofline.step_time_s": dict(flops=1e12, bytes_moved=1e9, peak_flop_per_s=2.25e15,
+                                 bandwidth_bytes_per_s=8e12),
+    "roofline.bound": dict(intensity_flop_per_byte=100.0, peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12),
+    # generation
+    "generation.attention_flops_per_token": dict(c=MISTRAL, context_tokens=8192),
+    "generation.decode_flops_per_token": dict(c=LLAMA, context_tokens=8192),
+    "generation.prefill_flops": dict(c=LLAMA, prompt_tokens=1024),
+    "generation.decode_bytes_per_step": dict(weight_bytes=16e9, batch=8, kv_bytes_per_token=131_072,
+                                             context_tokens=8192),
+    "generation.memory_ceiling_tokens_per_s": dict(bandwidth_bytes_per_s=8e12, weight_bytes=16e9, batch=8,
+                                                   kv_bytes_per_token=131_072, context_tokens=8192,
+                                                   efficiency=0.8),
+    "generation.math_ceiling_tokens_per_s": dict(peak_flop_per_s=2.25e15, flops_per_token=16e9),
+    "generation.decode_step_time_s": dict(peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12,
+                                          weight_bytes=16e9, flops_per_token=16e9, batch=8,
+                                          kv_bytes_per_token=131_072, context_tokens=8192),
+    "generation.decode_intensity_flop_per_byte": dict(weight_bytes=16e9, flops_per_token=16e9, batch=8,
+                                                      kv_bytes_per_token=131_072, context_tokens=8192),
+    "generation.time_to_first_token_s": dict(c=LLAMA, prompt_tokens=1024, peak_flop_per_s=2.25e15,
+                                             bandwidth_bytes_per_s=8e12, weight_bytes=16e9,
+                                             kv_bytes_per_token=131_072),
+    "generation.regime": dict(measured_tokens_per_s=400.0, memory_ceiling=498.0, math_ceiling=140_000.0,
+                              near=0.5),
+    # kvcache
+    "kvcache.kv_cache_bytes": dict(kv_bytes_per_token=131_072, batch=8, context_tokens=8192),
+    "kvcache.batch_where_cache_equals_weights": dict(weight_bytes=16e9, kv_bytes_per_token=131_072,
+                                                     context_tokens=8192),
+    "kvcache.memory_left_for_cache_bytes": dict(capacity_bytes=180e9, weight_bytes=16e9, usable_fraction=0.9),
+    "kvcache.max_sequences": dict(capacity_bytes=180e9, weight_bytes=16e9, kv_bytes_per_token=131_072,
+                                  context_tokens=8192, usable_fraction=0.9),
+    # models
+    "models.cached_tokens": dict(c=MISTRAL, context_tokens=8192),
+    "models.mlp_params_per_layer": dict(c=DEEPSEEK, layer=5, active_only=False),
+}
+
+#: Where zero is a real case, so only negative, NaN, infinite, absurd and non-numbers are bad.
+ZERO_ALLOWED: set[tuple[str, str]] = {
+    # non_negative exists to accept zero
+    ("units.non_negative", "value"),
+    # a step may be pure memory traffic or pure math, though not both zero
+    ("roofline.step_time_s", "flops"),
+    ("roofline.step_time_s", "bytes_moved"),
+    # an empty context (the first generated token) attends over nothing
+    ("generation.attention_flops_per_token", "context_tokens"),
+    ("generation.decode_flops_per_token", "context_tokens"),
+    ("models.cached_tokens", "context_tokens"),
+    ("kvcache.kv_cache_bytes", "context_tokens"),
+    # decode with no cache (L = 0) or a cache not counted (K = 0) reduces to the weights-only case
+    ("generation.decode_bytes_per_step", "kv_bytes_per_token"),
+    ("generation.decode_bytes_per_step", "context_tokens"),
+    ("generation.memory_ceiling_tokens_per_s", "kv_bytes_per_token"),
+    ("generation.memory_ceiling_tokens_per_s", "context_tokens"),
+    ("generation.decode_step_time_s", "kv_bytes_per_token"),
+    ("generation.decode_step_time_s", "context_tokens"),
+    ("generation.decode_intensity_flop_per_byte", "kv_bytes_per_token"),
+    ("generation.decode_intensity_flop_per_byte", "context_tokens"),
+    # layer indices count from zero
+    ("models.mlp_params_per_layer", "layer"),
+}
+
+#: The name a message must carry when it is not the parameter's own: the validators name the
+#: quantity they were asked to check.
+MESSAGE_NAME: dict[tuple[str, str], str] = {
+    ("units.positive", "value"): "widget_count",
+    ("units.non_negative", "value"): "widget_count",
+    ("units.fraction", "value"): "widget_count",
+}
+
+BAD_NUMBERS = [
+    pytest.param(-1.0, id="negative"),
+    pytest.param(-math.inf, id="-inf"),
+    pytest.param(math.nan, id="nan"),
+    pytest.param(math.inf, id="+inf"),
+    pytest.param(1e300, id="huge"),
+]
+ZERO = pytest.param(0, id="zero")
+NOT_NUMBERS = [
+    pytest.param(True, id="True"),
+    pytest.param(False, id="False"),
+    pytest.param("1", id="str"),
+    pytest.param("1e3", id="str-float"),
+    pytest.param(None, id="None"),
+]
+
+
+# ---- introspection ------------------------------------------------------------------------------
+
+_NUMERIC_ANNOTATION = re.compile(r"\b(float|int|Real|Number|object)\b")
+
+
+def _is_numeric(p: inspect.Parameter) -> bool:
+    """A parameter that takes a number: annotated float/int/Real/object, or not annotated at all
+    (conservatively)."""
+    ann = p.annotation
+    if ann is inspect.Parameter.empty:
+        return True
+    text = ann if isinstance(ann, str) else getattr(ann, "__name__", str(ann))
+    return bool(_NUMERIC_ANNOTATION.search(text))
+
+
+def _public_functions() -> dict[str, object]:
+    found = {}
+    for name in MODULES:
+        mod = importlib.import_module(f"inferlimits.{name}")
+        for fname, fn in inspect.getmembers(mod, inspect.isfunction):
+            if not fname.startswith("_") and fn.__module__ == mod.__name__:
+                found[f"{name}.{fname}"] = fn
+    return found
+
+
+FUNCTIONS = _public_functions()
+
+
+def _numeric_params(key: str) -> list[str]:
+    return [p.name for p in inspect.signature(FUNCTIONS[key]).parameters.values() if _is_numeric(p)]
+
+
+NUMERIC_FUNCTIONS = {key for key in FUNCTIONS if _numeric_params(key)}
+
+
+def _cases(values, *, zero: bool):
+    cases = []
+    for key in sorted(VALID):
+        if key not in FUNCTIONS:
+            continue  # reported by the table tests
+        for param in _numeric_params(key):
+            if zero and (key, param) in ZERO_ALLOWED:
+                continue
+            for v in values:
+                cases.append(pytest.param(key, param, v.values[0], id=f"{key}-{param}-{v.id}"))
+    return cases
+
+
+def _call(key: str, **overrides):
+    return FUNCTIONS[key](**{**VALID[key], **overrides})
+
+
+def _name_pattern(key: str, param: str) -> str:
+    """The parameter's name as a whole word (so that ``m`` does not match the ``m`` of 'must')."""
+    return rf"\b{re.escape(MESSAGE_NAME.get((key, param), param))}\b"
+
+
+# ---- the table is complete and valid ------------------------------------------------------------
+
+def test_every_public_numeric_function_is_in_the_table():
+    missing = sorted(NUMERIC_FUNCTIONS - set(VALID))
+    assert not missing, f"public numeric functions without an entry in VALID: {missing}"
+
+
+def test_the_table_names_only_existing_numeric_functions():
+    stale = sorted(set(VALID) - NUMERIC_FUNCTIONS)
+    assert not stale, f"VALID entries for functions that are gone or take no number: {stale}"
+
+
+@pytest.mark.parametrize("key", sorted(VALID))
+def test_each_entry_gives_every_parameter(key):
+    if key not in FUNCTIONS:
+        pytest.skip("stale entry, reported above")
+    params = set(inspect.signature(FUNCTIONS[key]).parameters)
+    assert set(VALID[key]) == params
+
+
+def test_zero_allowed_and_message_names_refer_to_real_parameters():
+    for key, param in ZERO_ALLOWED | set(MESSAGE_NAME):
+        assert key in VALID and param in _numeric_params(key), (key, param)
+
+
+@pytest.mark.parametrize("key", sorted(VALID))
+def test_each_entry_is_a_valid_call(key):
+    if key not in FUNCTIONS:
+        pytest.skip("stale entry, reported above")
+    result = _call(key)
+    if isinstance(result, (int, float)):
+        assert math.isfinite(result) and result >= 0
+
+
+# ---- bad numbers --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("key,param,bad", _cases(BAD_NUMBERS, zero=False))
+def test_rejects_negative_nan_infinite_and_absurd(key, param, bad):
+    with pytest.raises(ValueError, match=_name_pattern(key, param)):
+        _call(key, **{param: bad})
+
+
+@pytest.mark.parametrize("key,param,bad", _cases([ZERO], zero=True))
+def test_rejects_zero_where_zero_is_meaningless(key, param, bad):
+    with pytest.raises(ValueError, match=_name_pattern(key, param)):
+        _call(key, **{param: bad})
+
+
+@pytest.mark.parametrize("key,param", sorted(ZERO_ALLOWED))
+def test_accepts_zero_where_zero_is_meaningful(key, param):
+    result = _call(key, **{param: 0})
+    assert math.isfinite(result) and result >= 0
+
+
+@pytest.mark.parametrize("key,param,bad", _cases(NOT_NUMBERS, zero=False))
+def test_rejects_booleans_strings_and_none(key, param, bad):
+    with pytest.raises(ValueError, match=_name_pattern(key, param)):
+        _call(key, **{param: bad})
+
+
+def test_step_time_rejects_a_step_that_does_nothing():
+    with pytest.raises(ValueError, match=r"\bflops\b"):
+        _call("roofline.step_time_s", flops=0, bytes_moved=0)
+
+
+def test_fraction_rejects_more_than_one():
+    for key, param in [("units.fraction", "value"), ("generation.memory_ceiling_tokens_per_s", "efficiency"),
+                       ("generation.regime", "near"), ("kvcache.max_sequences", "usable_fraction"),
+                       ("kvcache.memory_left_for_cache_bytes", "usable_fraction")]:
+        with pytest.raises(ValueError, match=_name_pattern(key, param)):
+            _call(key, **{param: 1.5})
+
+
+# ---- names --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["B300", "b200 (hgx)", "H100", "", " H100 SXM", None, 42])
+def test_unknown_accelerator_names_raise_naming_accelerator(name):
+    with pytest.raises(ValueError, match=r"\baccelerator\b"):
+        accelerator(name)
+
+
+@pytest.mark.parametrize("name", ["Llama-3.1-405B", "llama-3.1-8b", "Llama-3.1-8B ", "", None, 8])
+def test_unknown_model_names_raise_naming_model(name):
+    with pytest.raises(ValueError, match=r"\bmodel\b"):
+        model(name)
