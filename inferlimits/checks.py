@@ -74,9 +74,9 @@ def _normalize(text: str) -> str:
 
 def _marker(prefix: str) -> str:
     """The mode an approximate or exact marker right before the number sets."""
-    p = prefix.lower()
+    p = prefix.lower().rstrip()
     for mode, markers in (("approximate", APPROXIMATE), ("exact", EXACT)):
-        if any(p.endswith(m) or p.endswith(m.strip()) for m in markers):
+        if any(p.endswith(m.strip()) for m in markers):
             return mode
     return "plain"
 

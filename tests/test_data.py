@@ -1,0 +1,48 @@
+"""The data files: every row sourced, units stated, and the derived parameter counts equal to
+the published ones (exactly, or to the precision the publisher rounds to)."""
+from __future__ import annotations
+
+import pytest
+
+from inferlimits.hardware import accelerators
+from inferlimits.measurements import measurements
+from inferlimits.models import active_param_count, embedding_params, models, param_count
+
+
+@pytest.mark.parametrize("a", accelerators().values(), ids=lambda a: a.name)
+def test_accelerator_rows_have_sources_and_units(a):
+    assert len(a.source.split()) >= 3 and a.notes
+    assert a.capacity_unit in ("GB", "GiB")
+    assert a.sparse_bf16_flops_per_s > a.dense_bf16_flops_per_s, "dense and sparse swapped?"
+    assert (a.measured_matmul_flops_per_s is None) == (a.measured_source is None)
+    if a.measured_matmul_flops_per_s:
+        assert a.measured_matmul_flops_per_s < a.dense_bf16_flops_per_s
+
+
+@pytest.mark.parametrize("m", models().values(), ids=lambda m: m.name)
+def test_model_rows_have_sources(m):
+    assert len(m.source.split()) >= 3 and len(m.published_params_source.split()) >= 3
+
+
+@pytest.mark.parametrize("m", [m for m in models().values() if m.published_params_exact], ids=lambda m: m.name)
+def test_derived_count_equals_the_exact_published_count(m):
+    assert param_count(m.config) == m.published_params
+
+
+@pytest.mark.parametrize("m", [m for m in models().values() if not m.published_params_exact], ids=lambda m: m.name)
+def test_derived_counts_round_to_the_published_billions(m):
+    c = m.config
+    assert round(param_count(c) / 1e9) == round(m.published_params / 1e9)
+    # "activated" counts leave out the input embedding table: a token reads one row of it
+    assert round((active_param_count(c) - embedding_params(c)) / 1e9) == round(m.published_active_params / 1e9)
+
+
+def test_dense_models_have_no_separate_active_count():
+    for m in models().values():
+        if not m.config.is_moe:
+            assert active_param_count(m.config) == param_count(m.config)
+
+
+def test_measurements_name_known_models_and_accelerators():
+    for x in measurements().values():
+        assert x.model in models() and x.accelerator in accelerators() and x.tokens_per_s > 0
