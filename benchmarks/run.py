@@ -1,0 +1,80 @@
+"""Measure the book's budgets (DESIGN.md): build times, kernel-side redraw latency, page weight,
+notebook sizes. Reports, never asserts; writes benchmarks/results.json and prints a table.
+
+    .venv/bin/python benchmarks/run.py            # all
+    .venv/bin/python benchmarks/run.py --no-build # skip the two timed builds
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = [str(ROOT / ".venv" / "bin" / "jupyter-book"), "build", str(ROOT), "-W", "-n", "--keep-going", "-q"]
+
+
+def timed_build(clean: bool) -> float:
+    if clean:
+        shutil.rmtree(ROOT / "_build", ignore_errors=True)
+    t = time.perf_counter()
+    subprocess.run(BUILD, check=True, capture_output=True, cwd=ROOT)
+    return time.perf_counter() - t
+
+
+def redraw_latency_ms(repeats: int = 200) -> dict[str, float]:
+    """Median time from a control's value change to the FigureWidget holding the new data."""
+    from inferlimits import hardware, widgets
+
+    names = list(hardware.accelerators())
+    panel = widgets.roofline_panel(names, "B200 (HGX)", 1.0)
+    gpu, slider = panel.controls
+    out = {}
+    for label, control, values in [("roofline: intensity slider", slider, [0.5, 5, 50, 500, 5000]),
+                                   ("roofline: accelerator dropdown", gpu, names)]:
+        samples = []
+        for i in range(repeats):
+            v = values[i % len(values)]
+            if control.value == v:
+                continue
+            t = time.perf_counter()
+            control.value = v
+            samples.append((time.perf_counter() - t) * 1000)
+        out[label] = statistics.median(samples)
+    return out
+
+
+def page_weights_kb() -> dict[str, float]:
+    """Bytes of each chapter page plus what only it loads (figures are inline); the shared assets
+    under _static (plotly.js, MathJax, theme) load once per site and are reported apart."""
+    html = ROOT / "_build" / "html"
+    pages = {p.relative_to(html).as_posix(): p.stat().st_size / 1000 for p in sorted((html / "chapters").glob("*.html"))}
+    pages["(shared) _static/plotly.min.js"] = (html / "_static" / "plotly.min.js").stat().st_size / 1000
+    return pages
+
+
+def notebook_sizes_kb() -> dict[str, float]:
+    return {p.name: p.stat().st_size / 1000 for p in sorted((ROOT / "chapters").glob("*.ipynb"))}
+
+
+def main() -> None:
+    results = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+                          f"Python {platform.python_version()}", "date": time.strftime("%Y-%m-%d")}
+    if "--no-build" not in sys.argv:
+        results["clean build s (budget 90)"] = round(timed_build(clean=True), 1)
+        results["rebuild, nothing changed, s (budget 10)"] = round(timed_build(clean=False), 1)
+    results["redraw median ms (budget 16)"] = {k: round(v, 2) for k, v in redraw_latency_ms().items()}
+    results["page kB (budget 1,500 per chapter page)"] = {k: round(v, 1) for k, v in page_weights_kb().items()}
+    results["notebook kB (budget 300)"] = {k: round(v, 1) for k, v in notebook_sizes_kb().items()}
+    (ROOT / "benchmarks" / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
