@@ -30,10 +30,11 @@ def timed_build(clean: bool) -> float:
 
 def redraw_latency_ms(repeats: int = 200) -> dict[str, float]:
     """Median time from a control's value change to the FigureWidget holding the new data."""
-    from inferlimits import hardware, widgets
+    from inferlimits import hardware
+    from inferlimits.figures import roofline
 
     names = list(hardware.accelerators())
-    panel = widgets.roofline_panel(names, "B200 (HGX)", 1.0)
+    panel = roofline.panel(names, "B200 (HGX)", 1.0)
     gpu, slider = panel.controls
     out = {}
     for label, control, values in [("roofline: intensity slider", slider, [0.5, 5, 50, 500, 5000]),

@@ -1,0 +1,31 @@
+"""Figure specs, one module per family (``roofline``, ...). Each module has a ``spec`` function
+of plain values returning ``{"data": [...], "layout": {...}}`` and a ``panel`` helper that makes
+it interactive in both modes (see ``inferlimits.interactive``). This module holds the shared
+style."""
+from __future__ import annotations
+
+import math
+
+FONT = dict(family="Helvetica, Arial, sans-serif", size=14)
+ACCENT = "#c0392b"
+INK = "#1f4e79"
+FAINT = "#c8c8c8"
+PALETTE = ["#1f4e79", "#c0392b", "#2e8b57", "#d68910", "#7d3c98", "#566573", "#17a589"]
+
+
+def base_layout(title: str, x_title: str, y_title: str, x_log: bool = False, y_log: bool = False,
+                x_range: tuple[float, float] | None = None, y_range: tuple[float, float] | None = None,
+                legend: bool = False) -> dict:
+    """Shared look; fixed axis ranges (given in data units) so nothing jumps while sliding."""
+    def axis(title, log, rng):
+        a = dict(title=title, type="log" if log else "linear")
+        if log:
+            a["dtick"] = 1
+        if rng:
+            a["range"] = [math.log10(v) for v in rng] if log else list(rng)
+        return a
+
+    return dict(title=dict(text=title, x=0.02, xanchor="left"), template="plotly_white", font=FONT,
+                height=560, margin=dict(l=70, r=20, t=60, b=60), showlegend=legend,
+                legend=dict(orientation="h", y=-0.25),
+                xaxis=axis(x_title, x_log, x_range), yaxis=axis(y_title, y_log, y_range))

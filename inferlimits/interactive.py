@@ -1,0 +1,170 @@
+"""Interactive figures in two modes, from one *spec* function.
+
+A spec takes plain control values as keywords and returns ``{"data": [trace dicts], "layout":
+{...}}``. It always returns the same traces in the same order; only their data change. From it:
+
+- ``static_figure`` precomputes states for plotly's own dropdown and slider, for a page with no
+  kernel: one group of traces per dropdown value (the dropdown shows one group), and one restyle
+  per slider value (each step rewrites the traces that the slider moves, in every group);
+- ``panel`` builds ipywidgets controls over a ``go.FigureWidget`` that is updated in place (trace
+  data and a few layout keys, never re-created), and carries the static figure as ``text/html``
+  so that the hosted book, which drops the widget view, still shows a working figure.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import ipywidgets as W
+import plotly.graph_objects as go
+
+from .display import figure_html
+
+Spec = Callable[..., dict]
+DATA_KEYS = ("x", "y", "text", "visible", "name", "customdata")
+LAYOUT_KEYS = ("title", "annotations", "shapes")
+
+
+@dataclass(frozen=True)
+class Control:
+    """One control of a figure: ``name`` is the spec's keyword.
+
+    ``kind`` is "dropdown" (choose among ``options``), "slider" or "logslider" (live: any value
+    from the smallest to the largest option, in steps of ``step``, on a log scale for
+    "logslider"; static: the listed ``options``). ``integer`` sliders give whole numbers."""
+
+    name: str
+    label: str
+    options: Sequence
+    kind: str = "dropdown"
+    step: float | None = None
+    integer: bool = False
+
+    def __post_init__(self):
+        if self.kind not in ("dropdown", "slider", "logslider"):
+            raise ValueError(f"kind must be dropdown, slider or logslider; got {self.kind!r}")
+        if not self.options:
+            raise ValueError(f"options of control {self.name!r} must not be empty")
+
+    def widget(self, value) -> W.Widget:
+        """The live ipywidget for this control, starting at ``value``."""
+        style = {"description_width": "initial"}
+        if self.kind == "dropdown":
+            return W.Dropdown(options=list(self.options), value=value, description=self.label, style=style)
+        lo, hi = min(self.options), max(self.options)
+        if self.kind == "logslider":
+            return W.FloatLogSlider(value=value, base=10, min=math.log10(lo), max=math.log10(hi),
+                                    step=self.step or 0.05, description=self.label, readout_format=".3g", style=style)
+        cls = W.IntSlider if self.integer else W.FloatSlider
+        return cls(value=value, min=lo, max=hi, step=self.step or (1 if self.integer else (hi - lo) / 100),
+                   description=self.label, style=style, continuous_update=True)
+
+
+def _data(trace: dict) -> dict:
+    return {k: trace.get(k) for k in DATA_KEYS if k in trace}
+
+
+def _label(value) -> str:
+    return f"{value:,g}" if isinstance(value, (int, float)) else str(value)
+
+
+def static_figure(spec: Spec, values: dict, dropdown: Control | None = None,
+                  slider: Control | None = None) -> go.Figure:
+    """The spec's figure at ``values`` with plotly's own dropdown and slider over precomputed states."""
+    groups = list(dropdown.options) if dropdown else [None]
+    chosen = values[dropdown.name] if dropdown else None
+
+    def at(group, step=None):
+        v = dict(values)
+        if dropdown:
+            v[dropdown.name] = group
+        if slider and step is not None:
+            v[slider.name] = step
+        return spec(**v)
+
+    base = {g: at(g) for g in groups}
+    n = len(base[groups[0]]["data"])
+    if any(len(s["data"]) != n for s in base.values()):
+        raise ValueError("a spec must return the same number of traces for every control value")
+    fig = go.Figure()
+    for g in groups:
+        for t in base[g]["data"]:
+            fig.add_trace({**t, "visible": (g == chosen) and t.get("visible", True)})
+    fig.update_layout(base[chosen]["layout"])
+    menus, sliders = [], []
+    if dropdown:
+        buttons = []
+        for g in groups:
+            visible = [(h == g) and t.get("visible", True) for h in groups for t in base[h]["data"]]
+            layout = {k: base[g]["layout"].get(k) for k in LAYOUT_KEYS if k in base[g]["layout"]}
+            buttons.append(dict(label=_label(g), method="update", args=[{"visible": visible}, layout]))
+        menus.append(dict(buttons=buttons, active=groups.index(chosen), x=1.0, y=1.02, xanchor="right",
+                          yanchor="bottom", direction="down"))
+    if slider:
+        states = {(g, b): at(g, b)["data"] for g in groups for b in slider.options}
+        moving = sorted({gi * n + ti for gi, g in enumerate(groups) for b in slider.options
+                         for ti in range(n) if _data(states[g, b][ti]) != _data(base[g]["data"][ti])})
+        keys = sorted({k for (g, b), data in states.items() for i in moving if i // n == groups.index(g)
+                       for k in ("x", "y", "text", "customdata") if k in data[i % n]})
+        steps = []
+        for b in slider.options:
+            restyle = {k: [states[groups[i // n], b][i % n].get(k) for i in moving] for k in keys}
+            steps.append(dict(label=_label(b), method="restyle", args=[restyle, moving]))
+        active = min(range(len(slider.options)), key=lambda i: _distance(slider.options[i], values[slider.name]))
+        sliders.append(dict(steps=steps, active=active, currentvalue=dict(prefix=f"{slider.label}: "),
+                            pad=dict(t=50)))
+    fig.update_layout(updatemenus=menus, sliders=sliders)
+    if menus:
+        fig.update_layout(margin=dict(t=100))
+    return fig
+
+
+def _distance(a, b) -> float:
+    if a > 0 and b > 0:
+        return abs(math.log(a) - math.log(b))
+    return abs(a - b)
+
+
+class Panel(W.VBox):
+    """Live controls above a FigureWidget, with the static figure for pages without a kernel."""
+
+    def __init__(self, spec: Spec, values: dict, controls: Sequence[Control], static: go.Figure, div_id: str):
+        self.spec, self.values = spec, dict(values)
+        self.controls = [c.widget(values[c.name]) for c in controls]
+        self.figure = go.FigureWidget(spec(**values))
+        for control, widget in zip(controls, self.controls):
+            widget.observe(lambda change, name=control.name: self._set(name, change["new"]), names="value")
+        super().__init__([W.HBox(self.controls, layout=W.Layout(flex_flow="row wrap")), self.figure])
+        self._static_html = figure_html(static, div_id)
+        self._div_id = div_id
+
+    def _set(self, name, value) -> None:
+        self.values[name] = value
+        self.redraw()
+
+    def redraw(self) -> None:
+        """Recompute the spec and update the figure's traces and layout in place."""
+        s = self.spec(**self.values)
+        with self.figure.batch_update():
+            for trace, new in zip(self.figure.data, s["data"]):
+                trace.update(_data(new))
+            self.figure.layout.update({k: s["layout"][k] for k in LAYOUT_KEYS if k in s["layout"]})
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = dict(super()._repr_mimebundle_(**kwargs) or {})
+        bundle["text/html"] = self._static_html
+        bundle["text/plain"] = f"<control panel {self._div_id}: live with a kernel, static without one>"
+        return bundle
+
+
+def panel(spec: Spec, values: dict, controls: Sequence[Control], div_id: str,
+          static_dropdown: str | None = None, static_slider: str | None = None) -> Panel:
+    """Live panel over ``controls``; its static twin uses the controls named ``static_dropdown``
+    and ``static_slider`` (plotly allows one of each without combining states)."""
+    by_name = {c.name: c for c in controls}
+    for name in (static_dropdown, static_slider):
+        if name is not None and name not in by_name:
+            raise ValueError(f"static control {name!r} is not one of {list(by_name)}")
+    static = static_figure(spec, values, by_name.get(static_dropdown), by_name.get(static_slider))
+    return Panel(spec, values, controls, static, div_id)
