@@ -10,7 +10,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat requirements.txt pyproject.toml package-requirements.txt | cksum | cut -d' ' -f1)
 JOBS   ?= 2
 
-.PHONY: setup book test outputs serve bench clean
+.PHONY: setup book test chromium outputs serve bench clean
 
 setup: $(STAMP)
 
@@ -27,8 +27,12 @@ book: $(STAMP)
 	@echo
 	@echo "The book is built. Open $(CURDIR)/_build/html/index.html, or run 'make serve'."
 
-test: book
+test: book chromium
 	$(PY) -m pytest -n $(JOBS) --dist loadfile tests chapters --nbval --nbval-current-env
+
+# Debian's chromium for the browser tests (as root, as on CI); playwright never downloads one.
+chromium:
+	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 
 outputs: $(STAMP)
 	$(PY) -m inferlimits.execute chapters/*.ipynb

@@ -7,20 +7,28 @@ K KV-cache bytes per token per sequence, L tokens in each sequence's cache, BW b
 """
 from __future__ import annotations
 
-from .models import Config, active_param_count, cached_tokens
+import math
+
+from .models import Config, active_param_count, cached_tokens, embedding_params
 from .roofline import COMPUTE_BOUND, MEMORY_BOUND, step_time_s
-from .units import fraction, non_negative, positive
+from .units import bytes_per_element, fraction, non_negative, positive
 
 OVERHEAD_BOUND = "far below both ceilings (overhead-bound)"
 
 
 # ---- FLOPs ----------------------------------------------------------------------------------
 
+def _attention_flop_coefficient(c: Config) -> float:
+    """a = layers x heads x (d_qk + d_v): attention's FLOPs per (query, key) pair are 2a, half for
+    the score q.k and half for weighting the value."""
+    return float(c.num_hidden_layers * c.num_attention_heads * (c.head_dim_qk + c.head_dim_v))
+
+
 def attention_flops_per_token(c: Config, context_tokens: float) -> float:
     """Attention's own math for one new token that looks back over L cached tokens:
     2 x layers x heads x (d_qk + d_v) x L (scores q.k, then the weighted sum of values)."""
     L = cached_tokens(c, context_tokens)
-    return 2.0 * c.num_hidden_layers * c.num_attention_heads * (c.head_dim_qk + c.head_dim_v) * L
+    return 2.0 * _attention_flop_coefficient(c) * L
 
 
 def decode_flops_per_token(c: Config, context_tokens: float = 0.0) -> float:
@@ -28,17 +36,56 @@ def decode_flops_per_token(c: Config, context_tokens: float = 0.0) -> float:
     return 2.0 * active_param_count(c) + attention_flops_per_token(c, context_tokens)
 
 
+def prefill_attention_flops(c: Config, prompt_tokens: float) -> float:
+    """Causal attention over a prompt of S tokens, where token i looks at i tokens:
+    layers x heads x (d_qk + d_v) x S x (S + 1), the term that grows with S squared.
+    (A sliding window, as in Mistral-7B-v0.1, would cap it; it is not modelled here.)"""
+    S = positive("prompt_tokens", prompt_tokens)
+    return _attention_flop_coefficient(c) * S * (S + 1)
+
+
 def prefill_flops(c: Config, prompt_tokens: float) -> float:
     """FLOPs to read a prompt of S tokens: 2 x active parameters x S for the matrix products,
-    plus causal attention, where token i looks at i tokens:
-    layers x heads x (d_qk + d_v) x S x (S + 1), the term that grows with S squared."""
+    plus causal attention, layers x heads x (d_qk + d_v) x S x (S + 1)."""
     S = positive("prompt_tokens", prompt_tokens)
-    linear = 2.0 * active_param_count(c) * S
-    attention = c.num_hidden_layers * c.num_attention_heads * (c.head_dim_qk + c.head_dim_v) * S * (S + 1)
-    return linear + attention
+    return 2.0 * active_param_count(c) * S + prefill_attention_flops(c, S)
+
+
+def prefill_attention_share(c: Config, prompt_tokens: float) -> float:
+    """Attention's share of the prefill FLOPs for a prompt of S tokens:
+    a x S x (S + 1) / (2 x N x S + a x S x (S + 1)) = a(S + 1) / (2N + a(S + 1)),
+    with a = layers x heads x (d_qk + d_v) and N the active parameters."""
+    return prefill_attention_flops(c, prompt_tokens) / prefill_flops(c, prompt_tokens)
+
+
+def prompt_tokens_at_attention_share(c: Config, share: float) -> float:
+    """The prompt length S at which attention's share of prefill FLOPs reaches ``share`` (f),
+    from a(S + 1) / (2N + a(S + 1)) = f:  S = 2N x f / (a x (1 - f)) - 1.
+
+    Raises ValueError when f is 1 or more (never reached) or below the share a one-token prompt
+    already has."""
+    f = fraction("share", share)
+    if f >= 1:
+        raise ValueError(f"share must be below 1: attention never does all of the work; got {share!r}")
+    a = _attention_flop_coefficient(c)
+    S = 2.0 * active_param_count(c) * f / (a * (1.0 - f)) - 1.0
+    if S < 1:
+        raise ValueError(f"share {share!r} is below attention's share of a one-token prompt "
+                         f"({prefill_attention_share(c, 1):.3g})")
+    return S
 
 
 # ---- decode ceilings ------------------------------------------------------------------------
+
+def weight_bytes_read_per_token(c: Config, weight_precision: str = "BF16") -> float:
+    """Weight bytes one token actually reads at batch 1: every weight it passes through (the
+    active ones, for a mixture of experts), except that an untied input embedding table gives
+    only the token's own row: (N_active - V x h + h) x bytes per weight. A tied table is read in
+    full anyway, as the output head. The book's round ceilings use all stored weights instead."""
+    b = bytes_per_element(weight_precision, "weight_precision")
+    skipped = 0 if c.tie_word_embeddings else embedding_params(c) - c.hidden_size
+    return (active_param_count(c) - skipped) * b
+
 
 def decode_bytes_per_step(weight_bytes: float, batch: float = 1, kv_bytes_per_token: float = 0.0,
                           context_tokens: float = 0.0) -> float:
@@ -86,13 +133,46 @@ def decode_intensity_flop_per_byte(weight_bytes: float, flops_per_token: float, 
 
 # ---- prefill -----------------------------------------------------------------------------------
 
+def prefill_bytes_moved(weight_bytes: float, kv_bytes_per_token: float, prompt_tokens: float) -> float:
+    """Bytes a one-pass prefill moves: the weights once, shared by every prompt token, and the
+    S tokens of cache it writes, W + S x K (activations are left out: a few MB)."""
+    return (positive("weight_bytes", weight_bytes)
+            + positive("prompt_tokens", prompt_tokens) * positive("kv_bytes_per_token", kv_bytes_per_token))
+
+
+def prefill_intensity_flop_per_byte(c: Config, prompt_tokens: float, weight_bytes: float,
+                                    kv_bytes_per_token: float) -> float:
+    """Prefill's arithmetic intensity: prefill FLOPs / (W + S x K). With b bytes per weight and a
+    short prompt this is about 2N x S / (N x b) = 2S / b, so S FLOP per byte at BF16."""
+    return prefill_flops(c, prompt_tokens) / prefill_bytes_moved(weight_bytes, kv_bytes_per_token, prompt_tokens)
+
+
+def prefill_crossover_prompt_tokens(c: Config, peak_flop_per_s: float, bandwidth_bytes_per_s: float,
+                                    weight_bytes: float, kv_bytes_per_token: float) -> float:
+    """The prompt length S* at which prefill turns compute-bound: its intensity reaches the
+    balance point R = P / BW, that is prefill FLOPs / P = (W + S x K) / BW. With
+    a = layers x heads x (d_qk + d_v) and N the active parameters this is the quadratic
+
+        a S^2 + (2N + a - R K) S - R W = 0,   S* = 2 R W / (beta + sqrt(beta^2 + 4 a R W)),
+
+    beta = 2N + a - R K (the positive root, in a form without cancellation). For short prompts
+    S* is about R x b / 2 with b bytes per weight: the balance point itself at BF16."""
+    R = (positive("peak_flop_per_s", peak_flop_per_s)
+         / positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s))
+    W = positive("weight_bytes", weight_bytes)
+    K = positive("kv_bytes_per_token", kv_bytes_per_token)
+    a = _attention_flop_coefficient(c)
+    beta = 2.0 * active_param_count(c) + a - R * K
+    return 2.0 * R * W / (beta + math.sqrt(beta * beta + 4.0 * a * R * W))
+
+
 def time_to_first_token_s(c: Config, prompt_tokens: float, peak_flop_per_s: float,
                           bandwidth_bytes_per_s: float, weight_bytes: float,
                           kv_bytes_per_token: float) -> float:
     """Ideal time to first token: max(prefill FLOPs / P, (W + S x K) / BW), the prompt read in
     one pass that fetches the weights once and writes S tokens of cache."""
     S = positive("prompt_tokens", prompt_tokens)
-    moved = positive("weight_bytes", weight_bytes) + S * positive("kv_bytes_per_token", kv_bytes_per_token)
+    moved = prefill_bytes_moved(weight_bytes, kv_bytes_per_token, S)
     return step_time_s(prefill_flops(c, S), moved, peak_flop_per_s, bandwidth_bytes_per_s)
 
 

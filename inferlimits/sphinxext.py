@@ -6,6 +6,9 @@
   installs into ``.venv/npm`` (config value ``inferlimits_mathjax_dir``).
 - Re-execute every chapter when the package or its data change: jupyter-cache and Sphinx only
   notice changes to a notebook itself, and a chapter's numbers come from the package.
+- Tidy what upstream packages put in every page: sphinx-thebe adds its inline settings script
+  twice (a "THEBE_JS_URL has already been declared" console error), and pydata-sphinx-theme logs
+  an error when no default colour mode is set.
 - Drop the ipywidgets state that execution records: the hosted book has no kernel, shows each
   control panel's static figure instead, and would otherwise embed megabytes of widget code.
 """
@@ -80,7 +83,26 @@ def _drop_widget_state(app, doctree) -> None:
         del js_files[key]
 
 
+def _dedupe_scripts(app, pagename, templatename, context, doctree) -> None:
+    seen, unique = set(), []
+    for script in context.get("script_files", []):
+        # the same inline script arrives once with filename None and once with ""
+        key = (getattr(script, "filename", script) or "",
+               tuple(sorted((k, str(v)) for k, v in getattr(script, "attributes", {}).items())))
+        if key not in seen:
+            seen.add(key)
+            unique.append(script)
+    # in place: the list is the builder's own, to which later handlers (MathJax) still append
+    context["script_files"][:] = unique
+
+
+def _default_mode(app, config) -> None:
+    config.html_context.setdefault("default_mode", "light")
+
+
 def setup(app):
+    app.connect("config-inited", _default_mode)
+    app.connect("html-page-context", _dedupe_scripts, priority=100)
     app.add_config_value("inferlimits_mathjax_dir", ".venv/npm/node_modules/mathjax/es5", "html")
     app.connect("builder-inited", _check_assets)
     app.connect("builder-inited", _invalidate_if_package_changed, priority=400)  # before myst-nb opens the cache

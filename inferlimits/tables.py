@@ -104,3 +104,83 @@ def kv_bytes_derivation(kv_precision: str = "BF16") -> Markdown:
         k = kv_bytes_per_token(c, kv_precision)
         rows.append([m.name, terms, f"{_g(k)} B = {k / KIB:,.1f} KiB"])
     return _table(["model", f"K per token ({kv_precision})", "result"], rows, "llr")
+
+
+# ---- batching and the KV cache (chapters 4 and 5) ---------------------------------------------
+
+def gpu_hour_prices(model_name: str) -> Markdown:
+    """The assumed price per GPU-hour of each priced accelerator, and what a million tokens of
+    ``model_name`` (BF16 weights, weights only) cost on it with one user and at the batch where the
+    math ceiling starts to bind."""
+    from .economics import aggregate_tokens_per_s, cost_per_million_tokens_usd, gpu_hour_prices as prices
+    from .generation import decode_flops_per_token
+    from .kvcache import batch_where_math_binds
+    from .models import model, weight_bytes
+
+    c = model(model_name).config
+    w, f = weight_bytes(c), decode_flops_per_token(c)
+    rows = []
+    for name, price in prices().items():
+        a = accelerator(name)
+        p, bw = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
+        knee = batch_where_math_binds(p, bw, w, f)
+        one = aggregate_tokens_per_s(p, bw, w, f, 1)
+        full = aggregate_tokens_per_s(p, bw, w, f, knee)
+        rows.append([name, f"{price.usd_per_gpu_hour:.2f}", _g(one), f"{cost_per_million_tokens_usd(price.usd_per_gpu_hour, one):.2f}",
+                     _g(knee), _g(full), f"{cost_per_million_tokens_usd(price.usd_per_gpu_hour, full):.4f}", price.what])
+    return _table(["accelerator", "assumed USD per GPU-hour", "one user: tokens/s", "USD per million tokens",
+                   "batch where math binds", "tokens/s there", "USD per million tokens", "what the price is"],
+                  rows, "lrrrrrrl")
+
+
+def sequences_that_fit(pairs: Sequence[tuple[str, str]], contexts: Sequence[int], kv_precision: str = "BF16",
+                       usable_fraction: float = 0.95) -> Markdown:
+    """For each (model, accelerator) pair: capacity in GB and GiB, the usable part, the weights, the
+    budget left for the caches (GB and GiB kept apart), and how many whole sequences of each context
+    length fit in it (a sliding window caps what each sequence keeps)."""
+    from .kvcache import max_sequences, memory_left_for_cache_bytes
+    from .models import cached_tokens, model, weight_bytes
+
+    rows = []
+    for model_name, accelerator_name in pairs:
+        c, a = model(model_name).config, accelerator(accelerator_name)
+        w, k = weight_bytes(c), kv_bytes_per_token(c, kv_precision)
+        left = memory_left_for_cache_bytes(a.capacity_bytes, w, usable_fraction)
+        fits = [_g(max_sequences(a.capacity_bytes, w, k, cached_tokens(c, L), usable_fraction)) if left else "–"
+                for L in contexts]
+        rows.append([model_name, accelerator_name, f"{a.capacity_marketed:g} {a.capacity_unit}",
+                     _g(a.capacity_bytes / GB, 1), _g(a.capacity_bytes / GIB, 1), _g(w / GB, 1),
+                     _g(left / GB, 1), _g(left / GIB, 1), *fits])
+    return _table(["model", "accelerator", "capacity as marketed", "GB", "GiB", "weights GB",
+                   f"left for caches ({usable_fraction:.0%} usable) GB", "GiB",
+                   *[f"sequences at {L:,} tokens" for L in contexts]], rows, "llrrrrrr" + "r" * len(contexts))
+
+
+def ceiling_by_context(model_name: str, accelerator_name: str, contexts: Sequence[int], batches: Sequence[int],
+                       kv_precision: str = "BF16") -> Markdown:
+    """The memory ceiling B x BW / (W + B x K x L) and its two limits at several context lengths:
+    the cache of one sequence, the batch where the caches weigh as much as the weights, the
+    large-batch limit BW / (K x L), the ceiling (the lower of memory and math) at each batch, and
+    the batch where math would start to bind."""
+    import math
+
+    from .economics import aggregate_tokens_per_s
+    from .generation import decode_flops_per_token
+    from .kvcache import batch_where_cache_equals_weights, batch_where_math_binds, cache_limited_tokens_per_s
+    from .models import cached_tokens, model, weight_bytes
+
+    c, a = model(model_name).config, accelerator(accelerator_name)
+    p, bw = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
+    w, k = weight_bytes(c), kv_bytes_per_token(c, kv_precision)
+    rows = []
+    for L in contexts:
+        kept, f = cached_tokens(c, L), decode_flops_per_token(c, L)
+        even = _g(batch_where_cache_equals_weights(w, k, kept), 1) if kept else "never"
+        limit = _g(cache_limited_tokens_per_s(bw, k, kept)) if kept else "none"
+        knee = batch_where_math_binds(p, bw, w, f, k, kept)
+        rows.append([_g(L), f"{k * kept / GB:,.2f} / {k * kept / GIB:,.2f}", even, limit,
+                     *[_g(aggregate_tokens_per_s(p, bw, w, f, b, k, kept)) for b in batches],
+                     "never" if math.isinf(knee) else _g(knee)])
+    return _table(["context (tokens)", "cache per sequence GB / GiB", "batch where caches = weights",
+                   "large-batch limit, tokens/s", *[f"ceiling at batch {b:,}" for b in batches],
+                   "batch where math binds"], rows, "r" * (5 + len(batches)))

@@ -1,0 +1,161 @@
+"""Figures of batching (chapter 4): aggregate and per-user tokens/s against batch, the decode
+point climbing the roofline as the batch grows, and the cost of a million tokens against batch.
+Weights only: every sequence's KV cache is left out here (chapter 5 adds it)."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..economics import aggregate_tokens_per_s, cost_per_million_tokens_usd, per_user_tokens_per_s
+from ..generation import (decode_flops_per_token, decode_intensity_flop_per_byte, math_ceiling_tokens_per_s,
+                          memory_ceiling_tokens_per_s)
+from ..hardware import accelerator
+from ..interactive import Control, panel as _panel
+from ..kvcache import batch_where_math_binds
+from ..models import model, weight_bytes
+from ..roofline import attainable_flop_per_s, balance_point_flop_per_byte
+from ..units import TERA
+from . import ACCENT, FAINT, INK, PALETTE, base_layout
+from .roofline import INTENSITY_RANGE, TFLOPS_RANGE, roof
+
+BATCH_RANGE = (1, 1024)
+TOKENS_RANGE = (10.0, 1e6)           # tokens/s, fixed y axis
+COST_RANGE = (0.001, 100.0)          # USD per million tokens, fixed y axis
+BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)   # static slider stops
+PRICES = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0, 10.0)  # USD per GPU-hour
+CURVE = [2 ** (i / 6) for i in range(61)]  # 1 to 1024, six points per doubling
+
+
+def _setup(model_name: str, accelerator_name: str):
+    c = model(model_name).config
+    a = accelerator(accelerator_name)
+    return a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s, weight_bytes(c), decode_flops_per_token(c)
+
+
+def throughput_spec(model_name: str, accelerator_name: str, batch: float) -> dict:
+    """Aggregate and per-user decode tokens/s against batch, with the roofline's overlap (max of
+    math and memory time) and without it (their sum); markers at ``batch``."""
+    p, bw, w, f = _setup(model_name, accelerator_name)
+    b = max(1, round(batch))
+
+    def rate(fn, overlap, x):
+        return fn(p, bw, w, f, x, overlap=overlap)
+
+    mem = [memory_ceiling_tokens_per_s(bw, w, x) for x in CURVE]
+    mth = math_ceiling_tokens_per_s(p, f)
+    agg, one = rate(aggregate_tokens_per_s, True, b), rate(per_user_tokens_per_s, True, b)
+    hover = "batch %{x:.0f} → %{y:,.0f} tokens/s<extra>%{fullData.name}</extra>"
+    data = [
+        dict(type="scatter", x=CURVE, y=mem, mode="lines", line=dict(color=FAINT, width=2, dash="dash"),
+             name="memory ceiling, weights only (B × BW / W)", hovertemplate=hover),
+        dict(type="scatter", x=list(BATCH_RANGE), y=[mth, mth], mode="lines", line=dict(color=FAINT, width=2, dash="dot"),
+             name="math ceiling (P / F)", hovertemplate=hover),
+        dict(type="scatter", x=CURVE, y=[rate(aggregate_tokens_per_s, True, x) for x in CURVE], mode="lines",
+             line=dict(color=ACCENT, width=3), name="aggregate, math and memory overlapped", hovertemplate=hover),
+        dict(type="scatter", x=CURVE, y=[rate(aggregate_tokens_per_s, False, x) for x in CURVE], mode="lines",
+             line=dict(color=ACCENT, width=2, dash="dash"), name="aggregate, no overlap", hovertemplate=hover),
+        dict(type="scatter", x=CURVE, y=[rate(per_user_tokens_per_s, True, x) for x in CURVE], mode="lines",
+             line=dict(color=INK, width=3), name="each user, overlapped", hovertemplate=hover),
+        dict(type="scatter", x=CURVE, y=[rate(per_user_tokens_per_s, False, x) for x in CURVE], mode="lines",
+             line=dict(color=INK, width=2, dash="dash"), name="each user, no overlap", hovertemplate=hover),
+        dict(type="scatter", x=[b, b], y=[agg, one], mode="markers+text", marker=dict(size=12, color=[ACCENT, INK]),
+             text=[f"batch {b:,}: {agg:,.0f} tokens/s in all", f"{one:,.0f} tokens/s each"],
+             textposition=["top left", "bottom right"], name="chosen batch", hoverinfo="skip"),
+    ]
+    layout = base_layout(f"{model_name} on the {accelerator_name}: decode tokens/s against batch (weights only)",
+                         "batch (sequences decoded together)", "tokens per second", x_log=True, y_log=True,
+                         x_range=BATCH_RANGE, y_range=TOKENS_RANGE, legend=True)
+    layout["height"] = 640
+    return {"data": data, "layout": layout}
+
+
+def roofline_spec(model_name: str, accelerator_name: str, batch: float) -> dict:
+    """The accelerator's roof with the decode step of ``batch`` sequences on it (weights only), and
+    the points of every power-of-two batch faintly."""
+    p, bw, w, f = _setup(model_name, accelerator_name)
+    b = max(1, round(batch))
+    x, y, ridge = roof(accelerator_name)
+
+    def point(n):
+        i = decode_intensity_flop_per_byte(w, f, n)
+        return i, attainable_flop_per_s(i, p, bw) / TERA
+
+    trail = [point(n) for n in BATCHES]
+    i, at = point(b)
+    data = [
+        dict(type="scatter", x=x, y=y, mode="lines", line=dict(color=ACCENT, width=3), name=accelerator_name,
+             hovertemplate="%{x:.3g} FLOP/byte → %{y:.4g} TFLOP/s<extra></extra>"),
+        dict(type="scatter", x=[ridge, ridge], y=[TFLOPS_RANGE[0], y[1]], mode="lines+text",
+             line=dict(color=ACCENT, width=1, dash="dot"), text=["", f"ridge {ridge:.0f}"],
+             textposition="top left", hoverinfo="skip", name="ridge"),
+        dict(type="scatter", x=[t[0] for t in trail], y=[t[1] for t in trail], mode="markers+text",
+             marker=dict(size=7, color=FAINT), text=[f"{n:,}" for n in BATCHES], textposition="top left",
+             textfont=dict(color="#888888", size=11), name="batches 1 to 1,024", hoverinfo="skip"),
+        dict(type="scatter", x=[i], y=[at], mode="markers+text", marker=dict(size=14, color=INK),
+             textposition="bottom right", name="decode step",
+             text=[f"batch {b:,}: {i:,.0f} FLOP/byte, {at * TERA / p:.1%} of peak math"],
+             hovertemplate="%{x:.3g} FLOP/byte → %{y:.4g} TFLOP/s<extra></extra>"),
+    ]
+    layout = base_layout(f"Decode of {model_name} on the {accelerator_name} roofline (weights only)",
+                         "arithmetic intensity (FLOP per byte moved)", "attainable math rate (dense BF16 TFLOP/s)",
+                         x_log=True, y_log=True, x_range=INTENSITY_RANGE, y_range=TFLOPS_RANGE)
+    return {"data": data, "layout": layout}
+
+
+def cost_spec(model_name: str, accelerator_name: str, usd_per_gpu_hour: float) -> dict:
+    """USD per million generated tokens against batch at a price per GPU-hour, with and without
+    overlap of math and memory time; markers at batch 1 and where math starts to bind."""
+    p, bw, w, f = _setup(model_name, accelerator_name)
+
+    def cost(x, overlap=True):
+        return cost_per_million_tokens_usd(usd_per_gpu_hour, aggregate_tokens_per_s(p, bw, w, f, x, overlap=overlap))
+
+    knee = batch_where_math_binds(p, bw, w, f)
+    hover = "batch %{x:.0f} → USD %{y:.4g} per million tokens<extra>%{fullData.name}</extra>"
+    data = [
+        dict(type="scatter", x=CURVE, y=[cost(x) for x in CURVE], mode="lines", line=dict(color=PALETTE[2], width=3),
+             name="overlapped (the roofline's bound)", hovertemplate=hover),
+        dict(type="scatter", x=CURVE, y=[cost(x, False) for x in CURVE], mode="lines",
+             line=dict(color=PALETTE[2], width=2, dash="dash"), name="no overlap", hovertemplate=hover),
+        dict(type="scatter", x=[1, knee], y=[cost(1), cost(knee)], mode="markers+text",
+             marker=dict(size=12, color=INK), textposition=["top right", "bottom left"], name="marks",
+             text=[f"one user at USD {usd_per_gpu_hour:.2f}/h: USD {cost(1):.2f}",
+                   f"batch {knee:,.0f}: USD {cost(knee):.4f}"], hoverinfo="skip"),
+    ]
+    layout = base_layout(f"Cost of generated tokens, {model_name} on the {accelerator_name} (weights only)", "batch (sequences decoded together)", "USD per million generated tokens",
+                         x_log=True, y_log=True, x_range=BATCH_RANGE, y_range=COST_RANGE, legend=True)
+    return {"data": data, "layout": layout}
+
+
+def _values_and_controls(models: Sequence[str], accelerators: Sequence[str], model_name: str,
+                         accelerator_name: str):
+    values = dict(model_name=model_name, accelerator_name=accelerator_name)
+    controls = [Control("accelerator_name", "accelerator", list(accelerators)),
+                Control("model_name", "model", list(models))]
+    return values, controls
+
+
+def throughput_panel(models: Sequence[str], accelerators: Sequence[str], model_name: str, accelerator_name: str,
+                     batch: float, div_id: str = "fig-batch-throughput"):
+    """Accelerator dropdown and batch slider (both modes), model dropdown (with a kernel)."""
+    values, controls = _values_and_controls(models, accelerators, model_name, accelerator_name)
+    controls.append(Control("batch", "batch", BATCHES, kind="logslider", step=0.05))
+    return _panel(throughput_spec, {**values, "batch": batch}, controls, div_id,
+                  static_dropdown="accelerator_name", static_slider="batch")
+
+
+def roofline_panel(models: Sequence[str], accelerators: Sequence[str], model_name: str, accelerator_name: str,
+                   batch: float, div_id: str = "fig-batch-roofline"):
+    """Accelerator dropdown and batch slider (both modes), model dropdown (with a kernel)."""
+    values, controls = _values_and_controls(models, accelerators, model_name, accelerator_name)
+    controls.append(Control("batch", "batch", BATCHES, kind="logslider", step=0.05))
+    return _panel(roofline_spec, {**values, "batch": batch}, controls, div_id,
+                  static_dropdown="accelerator_name", static_slider="batch")
+
+
+def cost_panel(models: Sequence[str], accelerators: Sequence[str], model_name: str, accelerator_name: str,
+               usd_per_gpu_hour: float, div_id: str = "fig-batch-cost"):
+    """Accelerator dropdown and price slider (both modes), model dropdown (with a kernel)."""
+    values, controls = _values_and_controls(models, accelerators, model_name, accelerator_name)
+    controls.append(Control("usd_per_gpu_hour", "USD per GPU-hour", PRICES, kind="slider", step=0.1))
+    return _panel(cost_spec, {**values, "usd_per_gpu_hour": usd_per_gpu_hour}, controls, div_id,
+                  static_dropdown="accelerator_name", static_slider="usd_per_gpu_hour")

@@ -1,0 +1,115 @@
+"""Decode figures: the tokens/s ceiling against model size (one line per accelerator, a weight
+precision and a bandwidth efficiency), and the decode point on the roofline."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..generation import decode_flops_per_token, decode_intensity_flop_per_byte, memory_ceiling_tokens_per_s
+from ..hardware import accelerator
+from ..interactive import Control, panel as _panel
+from ..kvcache import memory_left_for_cache_bytes
+from ..models import model, param_count, weight_bytes
+from ..roofline import attainable_flop_per_s, balance_point_flop_per_byte
+from ..units import TERA
+from . import FAINT, INK, PALETTE, base_layout
+from . import roofline
+
+PRECISIONS = ("BF16", "FP8", "INT4")
+EFFICIENCIES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+PARAMS_RANGE = (5.0, 120.0)          # billions of parameters, fixed x axis
+TOKENS_RANGE = (3.0, 5_000.0)        # tokens/s, fixed y axis
+
+
+def _fits(accelerator_name: str, weights: float) -> bool:
+    """Whether the weights alone fit in one accelerator's memory."""
+    a = accelerator(accelerator_name)
+    return memory_left_for_cache_bytes(a.capacity_bytes, weights) > 0
+
+
+def ceiling_spec(names: Sequence[str], model_names: Sequence[str], weight_precision: str,
+                 efficiency: float) -> dict:
+    """Batch-1 decode ceilings, e x BW / W, of each model on each accelerator, for the models whose
+    weights fit in the accelerator's memory."""
+    ordered = sorted(model_names, key=lambda m: param_count(model(m).config))
+    data = []
+    for i, n in enumerate(names):
+        a = accelerator(n)
+        xs, ys, labels = [], [], []
+        for m in ordered:
+            c = model(m).config
+            w = weight_bytes(c, weight_precision)
+            if not _fits(n, w):
+                continue
+            xs.append(param_count(c) / 1e9)
+            ys.append(memory_ceiling_tokens_per_s(a.bandwidth_bytes_per_s, w, efficiency=efficiency))
+            labels.append(m)
+        data.append(dict(type="scatter", x=xs, y=ys, text=labels, mode="lines+markers", name=n,
+                         line=dict(color=PALETTE[i % len(PALETTE)], width=2), marker=dict(size=8),
+                         hovertemplate=f"{n}<br>%{{text}}: %{{y:,.0f}} tokens/s<extra></extra>"))
+    data.append(dict(type="scatter", x=[PARAMS_RANGE[0] * 1.05], y=[TOKENS_RANGE[0] * 1.3], mode="text",
+                     text=[f"{weight_precision} weights, {efficiency:.0%} of peak bandwidth"],
+                     textposition="top right", hoverinfo="skip", showlegend=False, name="setting"))
+    layout = base_layout("Batch-1 decode ceiling: bandwidth ÷ weight bytes",
+                         "parameters (billions)", "tokens/s, at most", x_log=True, y_log=True,
+                         x_range=PARAMS_RANGE, y_range=TOKENS_RANGE, legend=True)
+    layout["xaxis"].update(dtick=None, tickvals=[5, 7, 8, 10, 20, 30, 50, 70, 100])
+    layout["annotations"] = [dict(x=param_count(model(m).config) / 1e9, y=1.0, xref="x", yref="paper",
+                                  text=m, textangle=-90, showarrow=False, xanchor="center", yanchor="top",
+                                  font=dict(size=10, color="#566573"))
+                             for m in ordered]
+    layout["shapes"] = [dict(type="line", x0=param_count(model(m).config) / 1e9,
+                             x1=param_count(model(m).config) / 1e9, y0=0, y1=1, xref="x", yref="paper",
+                             line=dict(color=FAINT, width=1, dash="dot"))
+                        for m in ordered]
+    return {"data": data, "layout": layout}
+
+
+def ceiling_panel(names: Sequence[str], model_names: Sequence[str], weight_precision: str = "BF16",
+                  efficiency: float = 1.0, div_id: str = "fig-decode-ceiling"):
+    """Weight-precision dropdown and bandwidth-efficiency slider over the ceiling figure."""
+    controls = [Control("weight_precision", "weight precision", PRECISIONS),
+                Control("efficiency", "share of peak bandwidth", EFFICIENCIES, kind="slider", step=0.05)]
+    values = dict(names=list(names), model_names=list(model_names), weight_precision=weight_precision,
+                  efficiency=efficiency)
+    return _panel(ceiling_spec, values, controls, div_id, static_dropdown="weight_precision",
+                  static_slider="efficiency")
+
+
+def roofline_spec(names: Sequence[str], accelerator_name: str, model_name: str, efficiency: float) -> dict:
+    """The roofline of ``accelerator_name`` with one decode point per weight precision: intensity
+    2N / (N x b) at batch 1, and the math rate it reaches at ``efficiency`` of peak bandwidth."""
+    a = accelerator(accelerator_name)
+    c = model(model_name).config
+    f = decode_flops_per_token(c)
+    ridge = balance_point_flop_per_byte(a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s)
+    base = roofline.spec(names, accelerator_name, 1.0)
+    data = base["data"][:3]  # the grey roofs, this accelerator's roof, its ridge
+    xs, ys, labels = [], [], []
+    for p in PRECISIONS:
+        i = decode_intensity_flop_per_byte(weight_bytes(c, p), f)
+        rate = efficiency * attainable_flop_per_s(i, a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s)
+        xs.append(i)
+        ys.append(rate / TERA)
+        labels.append(f"{p}: {rate / f:,.0f} tokens/s, {rate / a.dense_bf16_flops_per_s:.2%} of peak math")
+    data.append(dict(type="scatter", x=xs, y=ys, text=labels, mode="markers+text", textposition="middle right",
+                     marker=dict(size=12, color=INK, symbol=["circle", "square", "diamond"]), name="decode, batch 1",
+                     hovertemplate="%{x:.3g} FLOP/byte → %{y:.4g} TFLOP/s<extra></extra>"))
+    data.append(dict(type="scatter", x=[ridge], y=[roofline.TFLOPS_RANGE[0] * 2],
+                     text=[f"the ridge is {ridge:.0f}× further right"], mode="text", textposition="top left",
+                     hoverinfo="skip", name="distance to the ridge"))
+    layout = dict(base["layout"])
+    layout["title"] = dict(base["layout"]["title"], text=f"Decoding {model_name} on the {accelerator_name} roofline")
+    return {"data": data, "layout": layout}
+
+
+def roofline_panel(names: Sequence[str], accelerator_name: str, model_names: Sequence[str],
+                   model_name: str, efficiency: float = 1.0, div_id: str = "fig-decode-roofline"):
+    """Accelerator dropdown and efficiency slider (and, with a kernel, a model dropdown) over the
+    decode points on the roofline."""
+    controls = [Control("accelerator_name", "accelerator", list(names)),
+                Control("model_name", "model", list(model_names)),
+                Control("efficiency", "share of peak bandwidth", EFFICIENCIES, kind="slider", step=0.05)]
+    values = dict(names=list(names), accelerator_name=accelerator_name, model_name=model_name,
+                  efficiency=efficiency)
+    return _panel(roofline_spec, values, controls, div_id, static_dropdown="accelerator_name",
+                  static_slider="efficiency")

@@ -1,0 +1,121 @@
+"""The prefill figure: on the left, the prefill point walking along the roofline as the prompt
+grows; on the right, the time to first token against prompt length, split into its math,
+attention and memory parts, with the crossover prompt length and the length at which attention
+takes a tenth of the math."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..generation import (prefill_attention_flops, prefill_bytes_moved, prefill_crossover_prompt_tokens,
+                          prefill_flops, prefill_intensity_flop_per_byte, prompt_tokens_at_attention_share,
+                          time_to_first_token_s)
+from ..hardware import accelerator
+from ..interactive import Control, panel as _panel
+from ..models import kv_bytes_per_token, model, weight_bytes
+from ..roofline import attainable_flop_per_s, bound
+from ..units import TERA
+from . import ACCENT, FAINT, INK, PALETTE, base_layout
+from . import roofline
+
+PRECISIONS = ("BF16", "FP8", "INT4")
+PROMPTS = tuple(2 ** k for k in range(4, 18))        # 16 .. 131,072 tokens: the static slider's stops
+INTENSITY_RANGE = (1.0, 1e6)                          # FLOP per byte, left panel
+TFLOPS_RANGE = (1.0, 5_000.0)                         # TFLOP/s, left panel
+SECONDS_RANGE = (1e-4, 1e3)                           # time to first token, right panel
+ATTENTION_SHARE = 0.1                                 # "attention starts to matter": a tenth of the FLOPs
+CURVE = [16 * 2 ** (k / 4) for k in range(4 * 13 + 1)]  # 16 .. 131,072, four points per doubling
+
+
+def _seconds(t: float) -> str:
+    return f"{t * 1e3:,.1f} ms" if t < 1 else f"{t:,.2f} s"
+
+
+def spec(names: Sequence[str], accelerator_name: str, model_name: str, weight_precision: str,
+         prompt_tokens: float) -> dict:
+    """Prefill of ``prompt_tokens`` on ``accelerator_name``: its point on the roofline, and the time
+    to first token over the whole range of prompt lengths."""
+    a = accelerator(accelerator_name)
+    c = model(model_name).config
+    P, BW = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
+    W, K = weight_bytes(c, weight_precision), kv_bytes_per_token(c)
+    crossover = prefill_crossover_prompt_tokens(c, P, BW, W, K)
+    attention_from = prompt_tokens_at_attention_share(c, ATTENTION_SHARE)
+
+    # left: the roofs, the path prefill walks as the prompt grows, and where this prompt sits
+    fx, fy = [], []
+    for n in names:
+        x, y, _ = roofline.roof(n)
+        fx += [INTENSITY_RANGE[0], x[1], INTENSITY_RANGE[1], None]
+        fy += [INTENSITY_RANGE[0] * accelerator(n).bandwidth_bytes_per_s / TERA, y[1], y[1], None]
+    _, ry, ridge = roofline.roof(accelerator_name)
+    path_x = [prefill_intensity_flop_per_byte(c, s, W, K) for s in PROMPTS]
+    path_y = [attainable_flop_per_s(i, P, BW) / TERA for i in path_x]
+    here = prefill_intensity_flop_per_byte(c, prompt_tokens, W, K)
+    wall = bound(here, P, BW)
+    at = attainable_flop_per_s(here, P, BW)
+    ttft = time_to_first_token_s(c, prompt_tokens, P, BW, W, K)
+    left = [
+        dict(type="scatter", x=fx, y=fy, mode="lines", line=dict(color=FAINT, width=1), hoverinfo="skip",
+             name="other accelerators", showlegend=False),
+        dict(type="scatter", x=[INTENSITY_RANGE[0], ridge, INTENSITY_RANGE[1]],
+             y=[INTENSITY_RANGE[0] * BW / TERA, ry[1], ry[1]], mode="lines", line=dict(color=ACCENT, width=3),
+             name=f"{accelerator_name} roof", showlegend=False),
+        dict(type="scatter", x=path_x, y=path_y, mode="markers", marker=dict(size=6, color=FAINT),
+             name="prompts of 16 to 131,072 tokens", showlegend=False,
+             text=[f"{s:,} tokens" for s in PROMPTS], hovertemplate="%{text}: %{x:,.0f} FLOP/byte<extra></extra>"),
+        dict(type="scatter", x=[here], y=[at / TERA], mode="markers+text", marker=dict(size=14, color=INK),
+             text=[f"{wall}: {at / P:.0%} of peak"], textposition="bottom right", name="this prompt",
+             showlegend=False, hovertemplate="%{x:,.0f} FLOP/byte → %{y:,.0f} TFLOP/s<extra></extra>"),
+    ]
+
+    # right: time to first token and its parts
+    ttft_curve = [time_to_first_token_s(c, s, P, BW, W, K) for s in CURVE]
+    math_curve = [prefill_flops(c, s) / P for s in CURVE]
+    attention_curve = [prefill_attention_flops(c, s) / P for s in CURVE]
+    memory_curve = [prefill_bytes_moved(W, K, s) / BW for s in CURVE]
+    right = [
+        dict(type="scatter", x=CURVE, y=memory_curve, mode="lines", line=dict(color=PALETTE[0], width=2, dash="dash"),
+             name="memory time (W + S·K) / BW", xaxis="x2", yaxis="y2"),
+        dict(type="scatter", x=CURVE, y=math_curve, mode="lines", line=dict(color=PALETTE[2], width=2, dash="dash"),
+             name="math time, prefill FLOPs / P", xaxis="x2", yaxis="y2"),
+        dict(type="scatter", x=CURVE, y=attention_curve, mode="lines", line=dict(color=PALETTE[3], width=2, dash="dot"),
+             name="of which attention (grows with S²)", xaxis="x2", yaxis="y2"),
+        dict(type="scatter", x=CURVE, y=ttft_curve, mode="lines", line=dict(color=ACCENT, width=3),
+             name="time to first token, the larger of the two", xaxis="x2", yaxis="y2"),
+        dict(type="scatter", x=[crossover, crossover, None, attention_from, attention_from],
+             y=[SECONDS_RANGE[0], SECONDS_RANGE[1], None, SECONDS_RANGE[0], SECONDS_RANGE[1]],
+             mode="lines", line=dict(color="#566573", width=1, dash="dot"), hoverinfo="skip",
+             name="guides", showlegend=False, xaxis="x2", yaxis="y2"),
+        dict(type="scatter", x=[crossover, attention_from], y=[SECONDS_RANGE[1] / 3, SECONDS_RANGE[1] / 30],
+             text=[f"compute-bound from {crossover:,.0f}", f"attention a tenth from {attention_from:,.0f}"],
+             mode="text", textposition="middle left", hoverinfo="skip", name="guide labels", showlegend=False,
+             xaxis="x2", yaxis="y2"),
+        dict(type="scatter", x=[prompt_tokens], y=[ttft], mode="markers+text", marker=dict(size=14, color=INK),
+             text=[f"{prompt_tokens:,.0f} tokens: {_seconds(ttft)}"], textposition="top left",
+             name="this prompt", showlegend=False, xaxis="x2", yaxis="y2",
+             hovertemplate="%{x:,.0f} tokens → %{y:.3g} s<extra></extra>"),
+    ]
+
+    layout = base_layout(f"Prefill of {model_name} ({weight_precision} weights) on the {accelerator_name}",
+                         "arithmetic intensity (FLOP per byte)", "attainable dense BF16 TFLOP/s",
+                         x_log=True, y_log=True, x_range=INTENSITY_RANGE, y_range=TFLOPS_RANGE, legend=True)
+    layout["xaxis"]["domain"] = [0.0, 0.42]
+    layout["xaxis2"] = dict(title="prompt length S (tokens)", type="log", dtick=1, anchor="y2", domain=[0.54, 1.0],
+                            range=[0.9, 5.3])
+    layout["yaxis2"] = dict(title="seconds (ideal)", type="log", dtick=1, anchor="x2",
+                            range=[-4, 3])
+    layout["legend"] = dict(orientation="h", y=-0.2, x=0.54)
+    return {"data": left + right, "layout": layout}
+
+
+def panel(names: Sequence[str], accelerator_name: str, model_names: Sequence[str], model_name: str,
+          weight_precision: str = "BF16", prompt_tokens: float = 2048, div_id: str = "fig-prefill"):
+    """Accelerator dropdown and prompt-length slider (and, with a kernel, model and weight-precision
+    dropdowns) over the prefill figure."""
+    controls = [Control("accelerator_name", "accelerator", list(names)),
+                Control("model_name", "model", list(model_names)),
+                Control("weight_precision", "weight precision", PRECISIONS),
+                Control("prompt_tokens", "prompt tokens", PROMPTS, kind="logslider", step=0.05)]
+    values = dict(names=list(names), accelerator_name=accelerator_name, model_name=model_name,
+                  weight_precision=weight_precision, prompt_tokens=prompt_tokens)
+    return _panel(spec, values, controls, div_id, static_dropdown="accelerator_name", static_slider="prompt_tokens")
