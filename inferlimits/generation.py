@@ -8,6 +8,7 @@ K KV-cache bytes per token per sequence, L tokens in each sequence's cache, BW b
 from __future__ import annotations
 
 import math
+from functools import cache
 
 from .models import Config, active_param_count, cached_tokens, embedding_params
 from .roofline import COMPUTE_BOUND, MEMORY_BOUND, step_time_s
@@ -17,6 +18,12 @@ OVERHEAD_BOUND = "far below both ceilings (overhead-bound)"
 
 
 # ---- FLOPs ----------------------------------------------------------------------------------
+
+@cache
+def _active_params(c: Config) -> int:
+    """``active_param_count``, remembered per config (figures call it for every point)."""
+    return active_param_count(c)
+
 
 def _attention_flop_coefficient(c: Config) -> float:
     """a = layers x heads x (d_qk + d_v): attention's FLOPs per (query, key) pair are 2a, half for
@@ -33,7 +40,7 @@ def attention_flops_per_token(c: Config, context_tokens: float) -> float:
 
 def decode_flops_per_token(c: Config, context_tokens: float = 0.0) -> float:
     """F = 2 x active parameters (a multiply and an add per weight) + attention over the context."""
-    return 2.0 * active_param_count(c) + attention_flops_per_token(c, context_tokens)
+    return 2.0 * _active_params(c) + attention_flops_per_token(c, context_tokens)
 
 
 def prefill_attention_flops(c: Config, prompt_tokens: float) -> float:
@@ -48,7 +55,7 @@ def prefill_flops(c: Config, prompt_tokens: float) -> float:
     """FLOPs to read a prompt of S tokens: 2 x active parameters x S for the matrix products,
     plus causal attention, layers x heads x (d_qk + d_v) x S x (S + 1)."""
     S = positive("prompt_tokens", prompt_tokens)
-    return 2.0 * active_param_count(c) * S + prefill_attention_flops(c, S)
+    return 2.0 * _active_params(c) * S + prefill_attention_flops(c, S)
 
 
 def prefill_attention_share(c: Config, prompt_tokens: float) -> float:
@@ -68,7 +75,7 @@ def prompt_tokens_at_attention_share(c: Config, share: float) -> float:
     if f >= 1:
         raise ValueError(f"share must be below 1: attention never does all of the work; got {share!r}")
     a = _attention_flop_coefficient(c)
-    S = 2.0 * active_param_count(c) * f / (a * (1.0 - f)) - 1.0
+    S = 2.0 * _active_params(c) * f / (a * (1.0 - f)) - 1.0
     if S < 1:
         raise ValueError(f"share {share!r} is below attention's share of a one-token prompt "
                          f"({prefill_attention_share(c, 1):.3g})")
@@ -84,7 +91,7 @@ def weight_bytes_read_per_token(c: Config, weight_precision: str = "BF16") -> fl
     full anyway, as the output head. The book's round ceilings use all stored weights instead."""
     b = bytes_per_element(weight_precision, "weight_precision")
     skipped = 0 if c.tie_word_embeddings else embedding_params(c) - c.hidden_size
-    return (active_param_count(c) - skipped) * b
+    return (_active_params(c) - skipped) * b
 
 
 def decode_bytes_per_step(weight_bytes: float, batch: float = 1, kv_bytes_per_token: float = 0.0,
@@ -162,7 +169,7 @@ def prefill_crossover_prompt_tokens(c: Config, peak_flop_per_s: float, bandwidth
     W = positive("weight_bytes", weight_bytes)
     K = positive("kv_bytes_per_token", kv_bytes_per_token)
     a = _attention_flop_coefficient(c)
-    beta = 2.0 * active_param_count(c) + a - R * K
+    beta = 2.0 * _active_params(c) + a - R * K
     return 2.0 * R * W / (beta + math.sqrt(beta * beta + 4.0 * a * R * W))
 
 

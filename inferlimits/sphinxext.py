@@ -9,13 +9,19 @@
 - Tidy what upstream packages put in every page: sphinx-thebe adds its inline settings script
   twice (a "THEBE_JS_URL has already been declared" console error), and pydata-sphinx-theme logs
   an error when no default colour mode is set.
+- Launch buttons (Binder, Live Code with thebe, repository) for the repository the book is built
+  from: ``BOOK_REPOSITORY_URL``, else GitHub Actions' ``GITHUB_REPOSITORY``, else the git remote
+  ``origin``; with none of them (a local copy) the buttons are left out rather than pointing
+  nowhere. Only these buttons reach the network, and only when clicked.
 - Drop the ipywidgets state that execution records: the hosted book has no kernel, shows each
   control panel's static figure instead, and would otherwise embed megabytes of widget code.
 """
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+import subprocess
 from importlib import resources
 from pathlib import Path
 
@@ -100,8 +106,42 @@ def _default_mode(app, config) -> None:
     config.html_context.setdefault("default_mode", "light")
 
 
+def repository_url(env: dict | None = None, cwd: Path | None = None) -> str | None:
+    """The public repository the book is built from, or None for a local copy."""
+    env = os.environ if env is None else env
+    if env.get("BOOK_REPOSITORY_URL"):
+        return env["BOOK_REPOSITORY_URL"].rstrip("/")
+    if env.get("GITHUB_REPOSITORY"):
+        return f"https://github.com/{env['GITHUB_REPOSITORY']}"
+    try:
+        url = subprocess.run(["git", "remote", "get-url", "origin"], capture_output=True, text=True,
+                             cwd=cwd, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if url.startswith("git@github.com:"):
+        url = "https://github.com/" + url.split(":", 1)[1]
+    return url.removesuffix(".git") if url.startswith("https://github.com/") else None
+
+
+def launch_buttons(config, url: str | None, branch: str = "main") -> None:
+    """Configure the Binder, Live Code (thebe) and repository buttons for ``url``."""
+    if not url:
+        return
+    config.html_theme_options.update(
+        repository_url=url, repository_branch=branch, path_to_docs="", use_repository_button=True,
+        launch_buttons={"binderhub_url": "https://mybinder.org", "thebe": True, "notebook_interface": "jupyterlab"})
+    thebe = config.thebe_config if isinstance(getattr(config, "thebe_config", None), dict) else {}
+    thebe.update(repository_url=url, repository_branch=branch)
+    config.thebe_config = thebe
+
+
+def _launch(app, config) -> None:
+    launch_buttons(config, repository_url(cwd=Path(app.srcdir)), os.environ.get("BOOK_REPOSITORY_BRANCH", "main"))
+
+
 def setup(app):
     app.connect("config-inited", _default_mode)
+    app.connect("config-inited", _launch)
     app.connect("html-page-context", _dedupe_scripts, priority=100)
     app.add_config_value("inferlimits_mathjax_dir", ".venv/npm/node_modules/mathjax/es5", "html")
     app.connect("builder-inited", _check_assets)

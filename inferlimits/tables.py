@@ -184,3 +184,108 @@ def ceiling_by_context(model_name: str, accelerator_name: str, contexts: Sequenc
     return _table(["context (tokens)", "cache per sequence GB / GiB", "batch where caches = weights",
                    "large-batch limit, tokens/s", *[f"ceiling at batch {b:,}" for b in batches],
                    "batch where math binds"], rows, "r" * (5 + len(batches)))
+
+
+# ---- decode and prefill (chapters 2 and 3) ----------------------------------------------------
+
+def decode_ceilings(model_name: str, names: Sequence[str], precisions: Sequence[str] = ("BF16", "FP8", "INT4")) -> Markdown:
+    """Batch-1 decode ceilings of ``model_name`` on each accelerator: the memory ceiling BW / W at
+    each weight precision ("does not fit" where the weights alone exceed the memory), the math
+    ceiling P / F, and the largest share of peak math decode can use at the first precision."""
+    from .generation import decode_flops_per_token, math_ceiling_tokens_per_s, memory_ceiling_tokens_per_s
+    from .kvcache import memory_left_for_cache_bytes
+    from .models import model, weight_bytes
+
+    c = model(model_name).config
+    f = decode_flops_per_token(c)
+    rows = []
+    for n in names:
+        a = accelerator(n)
+        cells = []
+        for p in precisions:
+            w = weight_bytes(c, p)
+            fits = memory_left_for_cache_bytes(a.capacity_bytes, w) > 0
+            cells.append(_g(memory_ceiling_tokens_per_s(a.bandwidth_bytes_per_s, w)) if fits else "does not fit")
+        math_ceiling = math_ceiling_tokens_per_s(a.dense_bf16_flops_per_s, f)
+        share = memory_ceiling_tokens_per_s(a.bandwidth_bytes_per_s, weight_bytes(c, precisions[0])) / math_ceiling
+        rows.append([n, f"{a.bandwidth_tb_s:.3g}", *cells, _g(math_ceiling), f"{share:.2%}"])
+    return _table(["accelerator", "bandwidth TB/s", *[f"memory ceiling, {p} weights (tokens/s)" for p in precisions],
+                   "math ceiling (tokens/s)", f"largest share of peak math ({precisions[0]})"], rows)
+
+
+def prefill_crossovers(model_name: str, names: Sequence[str],
+                       precisions: Sequence[str] = ("BF16", "FP8", "INT4"), kv_precision: str = "BF16") -> Markdown:
+    """The prompt length at which prefill of ``model_name`` turns compute-bound on each
+    accelerator, at each weight precision (math at the dense BF16 rate), beside the balance point."""
+    from .generation import prefill_crossover_prompt_tokens
+    from .models import model, weight_bytes
+
+    c = model(model_name).config
+    k = kv_bytes_per_token(c, kv_precision)
+    rows = []
+    for n in names:
+        a = accelerator(n)
+        p, bw = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
+        rows.append([n, _g(balance_point_flop_per_byte(p, bw)),
+                     *[_g(prefill_crossover_prompt_tokens(c, p, bw, weight_bytes(c, q), k)) for q in precisions]])
+    return _table(["accelerator", "balance point (FLOP/byte)",
+                   *[f"compute-bound from (tokens), {q} weights" for q in precisions]], rows)
+
+
+def phase_comparison(model_name: str, accelerator_name: str, prompt_tokens: int, weight_precision: str = "BF16",
+                     lighter_precision: str = "FP8", kv_precision: str = "BF16") -> Markdown:
+    """Prefill of a ``prompt_tokens`` prompt beside one decode step after it (batch 1), each row
+    computed: FLOPs, bytes, intensity, which wall binds, the ideal time, and that time with twice
+    the math, twice the bandwidth, or lighter weights; the last row names the lever that helps."""
+    from .generation import (decode_bytes_per_step, decode_flops_per_token, decode_intensity_flop_per_byte,
+                             decode_step_time_s, prefill_bytes_moved, prefill_flops,
+                             prefill_intensity_flop_per_byte, time_to_first_token_s)
+    from .models import model, weight_bytes
+    from .roofline import bound
+
+    c, a = model(model_name).config, accelerator(accelerator_name)
+    p, bw = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
+    k, S = kv_bytes_per_token(c, kv_precision), prompt_tokens
+
+    def prefill(peak, bandwidth, precision):
+        return time_to_first_token_s(c, S, peak, bandwidth, weight_bytes(c, precision), k)
+
+    def decode(peak, bandwidth, precision):
+        return decode_step_time_s(peak, bandwidth, weight_bytes(c, precision), decode_flops_per_token(c, S),
+                                  1, k, S)
+
+    w = weight_bytes(c, weight_precision)
+    columns = {
+        "prefill": dict(flops=prefill_flops(c, S), moved=prefill_bytes_moved(w, k, S),
+                        intensity=prefill_intensity_flop_per_byte(c, S, w, k), time=prefill),
+        "decode": dict(flops=decode_flops_per_token(c, S), moved=decode_bytes_per_step(w, 1, k, S),
+                       intensity=decode_intensity_flop_per_byte(w, decode_flops_per_token(c, S), 1, k, S),
+                       time=decode),
+    }
+    ms = lambda t: f"{t * 1e3:,.2f} ms"  # noqa: E731
+    rows = [["what it does", f"reads the {S:,}-token prompt in one pass",
+             f"generates one token after it (batch 1, {S:,} tokens of cache)"],
+            ["each weight product", f"matrix × matrix ({S:,} rows)", "matrix × vector"],
+            ["FLOPs", *[f"{v['flops'] / 1e12:,.1f} trillion" if v["flops"] >= 1e12 else f"{v['flops'] / 1e9:,.1f} billion"
+                        for v in columns.values()]],
+            ["bytes moved", *[f"{v['moved'] / GB:,.2f} GB" for v in columns.values()]],
+            ["intensity (FLOP/byte)", *[_g(v["intensity"], 2 if v["intensity"] < 10 else 0) for v in columns.values()]],
+            [f"vs. the balance point, {_g(balance_point_flop_per_byte(p, bw))}",
+             *[bound(v["intensity"], p, bw) for v in columns.values()]],
+            ["ideal time (the metric it sets)", f"{ms(prefill(p, bw, weight_precision))} (time to first token)",
+             f"{ms(decode(p, bw, weight_precision))} (time per output token)"]]
+    levers = {"twice the peak math": (2 * p, bw, weight_precision),
+              "twice the bandwidth": (p, 2 * bw, weight_precision),
+              f"{lighter_precision} weights instead of {weight_precision}": (p, bw, lighter_precision)}
+    best = {}
+    for label, args in levers.items():
+        cells = []
+        for name, v in columns.items():
+            base, t = v["time"](p, bw, weight_precision), v["time"](*args)
+            cells.append(f"{ms(t)} ({base / t:.2f}× faster)" if base / t >= 1.005 else f"{ms(t)} (no faster)")
+            if base / t > best.get(name, ("", 0.0))[1]:
+                best[name] = (label, base / t)
+        rows.append([f"with {label}", *cells])
+    rows.append(["the lever that helps most", *[best[name][0] for name in columns]])
+    return _table(["", f"prefill of {model_name}, {weight_precision} weights, on the {accelerator_name}",
+                   "decode"], rows, "lrr")

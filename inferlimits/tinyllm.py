@@ -206,7 +206,9 @@ def forward(w: Weights, tokens: np.ndarray, cache: KVCache, start: int) -> np.nd
     causal = None
     if T > 1:  # new token i sees cached positions and new positions up to itself
         causal = np.where(np.arange(end)[None, :] <= positions[:, None], 0.0, -np.inf).astype(DTYPE)
-    x = w.embed[tokens]                                                   # (B, T, h)
+    # activations stay 2-D, (B x T, hidden), so that each projection is one matrix product that
+    # reads its weights once for the whole batch (a 3-D product would loop over the batch)
+    x = w.embed[tokens.reshape(-1)]
     for layer, K, V in zip(w.layers, cache.k, cache.v):
         a = rms_norm(x, layer.attn_norm)
         q = (a @ layer.wq).reshape(B, T, nh, hd).transpose(0, 2, 1, 3)  # (B, nh, T, hd)
@@ -220,10 +222,10 @@ def forward(w: Weights, tokens: np.ndarray, cache: KVCache, start: int) -> np.nd
             scores = scores.reshape(B, kvh, g, T, end) + causal
             scores = scores.reshape(B, kvh, g * T, end)
         o = softmax(scores) @ V[:B, :, :end]                              # (B, kvh, g*T, hd)
-        o = o.reshape(B, nh, T, hd).transpose(0, 2, 1, 3).reshape(B, T, nh * hd)
+        o = o.reshape(B, nh, T, hd).transpose(0, 2, 1, 3).reshape(B * T, nh * hd)
         x = x + o @ layer.wo
         x = x + gated_mlp(rms_norm(x, layer.mlp_norm), layer)
-    last = rms_norm(x[:, -1], w.final_norm)
+    last = rms_norm(x.reshape(B, T, -1)[:, -1], w.final_norm)
     return last @ (w.embed.T if w.lm_head is None else w.lm_head)
 
 

@@ -17,7 +17,7 @@ from . import roofline
 PRECISIONS = ("BF16", "FP8", "INT4")
 EFFICIENCIES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 PARAMS_RANGE = (5.0, 120.0)          # billions of parameters, fixed x axis
-TOKENS_RANGE = (3.0, 5_000.0)        # tokens/s, fixed y axis
+TOKENS_RANGE = (3.0, 10_000.0)        # tokens/s, fixed y axis
 
 
 def _fits(accelerator_name: str, weights: float) -> bool:
@@ -30,22 +30,31 @@ def ceiling_spec(names: Sequence[str], model_names: Sequence[str], weight_precis
                  efficiency: float) -> dict:
     """Batch-1 decode ceilings, e x BW / W, of each model on each accelerator, for the models whose
     weights fit in the accelerator's memory."""
-    ordered = sorted(model_names, key=lambda m: param_count(model(m).config))
+    sized = sorted((param_count(model(m).config), m) for m in model_names)
+    ordered = [m for _, m in sized]
+    billions = {m: n / 1e9 for n, m in sized}
+    weights = {m: weight_bytes(model(m).config, weight_precision) for m in ordered}
     data = []
     for i, n in enumerate(names):
         a = accelerator(n)
-        xs, ys, labels = [], [], []
-        for m in ordered:
-            c = model(m).config
-            w = weight_bytes(c, weight_precision)
-            if not _fits(n, w):
-                continue
-            xs.append(param_count(c) / 1e9)
-            ys.append(memory_ceiling_tokens_per_s(a.bandwidth_bytes_per_s, w, efficiency=efficiency))
-            labels.append(m)
-        data.append(dict(type="scatter", x=xs, y=ys, text=labels, mode="lines+markers", name=n,
+        fitting = [m for m in ordered if _fits(n, weights[m])]
+        data.append(dict(type="scatter", x=[billions[m] for m in fitting], text=fitting,
+                         y=[memory_ceiling_tokens_per_s(a.bandwidth_bytes_per_s, weights[m], efficiency=efficiency)
+                            for m in fitting],
+                         mode="lines+markers", name=n,
                          line=dict(color=PALETTE[i % len(PALETTE)], width=2), marker=dict(size=8),
                          hovertemplate=f"{n}<br>%{{text}}: %{{y:,.0f}} tokens/s<extra></extra>"))
+    gx, gy = [], []
+    for m in ordered:
+        gx += [billions[m], billions[m], None]
+        gy += [TOKENS_RANGE[0], TOKENS_RANGE[1], None]
+    data.append(dict(type="scatter", x=gx, y=gy, mode="lines", line=dict(color=FAINT, width=1, dash="dot"),
+                     hoverinfo="skip", showlegend=False, name="models"))
+    # model names near the top, staggered so that neighbours of similar size stay readable
+    data.append(dict(type="scatter", x=[billions[m] for m in ordered],
+                     y=[TOKENS_RANGE[1] / 1.5 ** (k % 3) for k in range(len(ordered))], text=ordered,
+                     mode="text", textposition="middle right", textfont=dict(size=11, color="#566573"),
+                     hoverinfo="skip", showlegend=False, name="model names"))
     data.append(dict(type="scatter", x=[PARAMS_RANGE[0] * 1.05], y=[TOKENS_RANGE[0] * 1.3], mode="text",
                      text=[f"{weight_precision} weights, {efficiency:.0%} of peak bandwidth"],
                      textposition="top right", hoverinfo="skip", showlegend=False, name="setting"))
@@ -53,14 +62,6 @@ def ceiling_spec(names: Sequence[str], model_names: Sequence[str], weight_precis
                          "parameters (billions)", "tokens/s, at most", x_log=True, y_log=True,
                          x_range=PARAMS_RANGE, y_range=TOKENS_RANGE, legend=True)
     layout["xaxis"].update(dtick=None, tickvals=[5, 7, 8, 10, 20, 30, 50, 70, 100])
-    layout["annotations"] = [dict(x=param_count(model(m).config) / 1e9, y=1.0, xref="x", yref="paper",
-                                  text=m, textangle=-90, showarrow=False, xanchor="center", yanchor="top",
-                                  font=dict(size=10, color="#566573"))
-                             for m in ordered]
-    layout["shapes"] = [dict(type="line", x0=param_count(model(m).config) / 1e9,
-                             x1=param_count(model(m).config) / 1e9, y0=0, y1=1, xref="x", yref="paper",
-                             line=dict(color=FAINT, width=1, dash="dot"))
-                        for m in ordered]
     return {"data": data, "layout": layout}
 
 

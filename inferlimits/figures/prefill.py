@@ -23,7 +23,7 @@ INTENSITY_RANGE = (1.0, 1e6)                          # FLOP per byte, left pane
 TFLOPS_RANGE = (1.0, 5_000.0)                         # TFLOP/s, left panel
 SECONDS_RANGE = (1e-4, 1e3)                           # time to first token, right panel
 ATTENTION_SHARE = 0.1                                 # "attention starts to matter": a tenth of the FLOPs
-CURVE = [16 * 2 ** (k / 4) for k in range(4 * 13 + 1)]  # 16 .. 131,072, four points per doubling
+CURVE = [16 * 2 ** (k / 3) for k in range(3 * 13 + 1)]  # 16 .. 131,072, three points per doubling
 
 
 def _seconds(t: float) -> str:
@@ -83,13 +83,10 @@ def spec(names: Sequence[str], accelerator_name: str, model_name: str, weight_pr
         dict(type="scatter", x=CURVE, y=ttft_curve, mode="lines", line=dict(color=ACCENT, width=3),
              name="time to first token, the larger of the two", xaxis="x2", yaxis="y2"),
         dict(type="scatter", x=[crossover, crossover, None, attention_from, attention_from],
-             y=[SECONDS_RANGE[0], SECONDS_RANGE[1], None, SECONDS_RANGE[0], SECONDS_RANGE[1]],
-             mode="lines", line=dict(color="#566573", width=1, dash="dot"), hoverinfo="skip",
-             name="guides", showlegend=False, xaxis="x2", yaxis="y2"),
-        dict(type="scatter", x=[crossover, attention_from], y=[SECONDS_RANGE[1] / 3, SECONDS_RANGE[1] / 30],
-             text=[f"compute-bound from {crossover:,.0f}", f"attention a tenth from {attention_from:,.0f}"],
-             mode="text", textposition="middle left", hoverinfo="skip", name="guide labels", showlegend=False,
-             xaxis="x2", yaxis="y2"),
+             y=[SECONDS_RANGE[0], SECONDS_RANGE[1] / 3, None, SECONDS_RANGE[0], SECONDS_RANGE[1] / 30],
+             text=["", f"compute-bound from {crossover:,.0f}", "", "", f"attention a tenth from {attention_from:,.0f}"],
+             mode="lines+text", textposition="middle left", line=dict(color="#566573", width=1, dash="dot"),
+             hoverinfo="skip", name="guides", showlegend=False, xaxis="x2", yaxis="y2"),
         dict(type="scatter", x=[prompt_tokens], y=[ttft], mode="markers+text", marker=dict(size=14, color=INK),
              text=[f"{prompt_tokens:,.0f} tokens: {_seconds(ttft)}"], textposition="top left",
              name="this prompt", showlegend=False, xaxis="x2", yaxis="y2",
