@@ -1,7 +1,8 @@
 # Two commands do everything on a fresh machine:
 #   make book   create .venv, install the pinned requirements, execute every chapter, write the HTML
 #   make test   the same set-up and build, then every test (unit, property, nbval, coverage, build)
-# Others: make outputs (re-execute chapters in place after a deliberate change), make serve,
+# Others: make outputs (re-execute chapters in place after a deliberate change), make figures
+# (slide-ready SVG/PNG exports into figures/), make pdf (the whole book as one PDF), make serve,
 # make bench, make clean.
 
 PYTHON ?= python3
@@ -10,7 +11,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat requirements.txt pyproject.toml package-requirements.txt | cksum | cut -d' ' -f1)
 JOBS   ?= 2
 
-.PHONY: setup book test chromium outputs serve bench clean
+.PHONY: setup book test chromium outputs figures pdf serve bench clean
 
 setup: $(STAMP)
 
@@ -36,6 +37,12 @@ chromium:
 
 outputs: $(STAMP)
 	$(PY) -m inferlimits.execute chapters/*.ipynb
+
+figures: $(STAMP)
+	$(PY) -m inferlimits.export
+
+pdf: book chromium
+	$(PY) -m inferlimits.pdf
 
 serve: book
 	@echo "Serving http://127.0.0.1:8000/ (Ctrl-C to stop)"

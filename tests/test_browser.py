@@ -4,22 +4,18 @@ console errors or outside requests, every figure is drawn, and moving each figur
 dropdown changes what is drawn. A screenshot of each page goes to test-output/screenshots/."""
 from __future__ import annotations
 
-import functools
-import http.server
 import shutil
-import threading
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 
 from inferlimits.book import ROOT, toc_pages
+from inferlimits.serve import CHROMIUM_FLAGS, serve
 
 HTML = ROOT / "_build" / "html"
 SHOTS = ROOT / "test-output" / "screenshots"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 playwright = pytest.importorskip("playwright.sync_api")
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed "
@@ -30,18 +26,14 @@ pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chro
 def site():
     if not (HTML / "index.html").exists():
         pytest.fail("the book is not built: run `make book`")
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(HTML))
-    handler.log_message = lambda *a, **k: None
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+    with serve(HTML) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
 def browser():
     with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS, headless=True)
         yield b
         b.close()
 
