@@ -1,8 +1,24 @@
 """The one place the package reads its data files (``inferlimits/data/*.toml``)."""
 from __future__ import annotations
 
+import functools
 import tomllib
 from importlib import resources
+
+_CACHED: list = []
+
+
+def cached(fn):
+    """``functools.cache`` for a loader built on these files; ``clear_caches`` forgets them all
+    (the tests that change a data file use it)."""
+    fn = functools.cache(fn)
+    _CACHED.append(fn)
+    return fn
+
+
+def clear_caches() -> None:
+    for fn in _CACHED:
+        fn.cache_clear()
 
 
 def read(name: str) -> str:

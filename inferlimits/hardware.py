@@ -5,7 +5,6 @@ Every figure keeps its unit in its name: FLOP/s, bytes per second, bytes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 
 from . import datafiles
 from .units import GB, GIB, TERA
@@ -64,7 +63,7 @@ def _from_row(name: str, row: dict) -> Accelerator:
     )
 
 
-@cache
+@datafiles.cached
 def accelerators() -> dict[str, Accelerator]:
     """All accelerators in the data file, in file order, keyed by name."""
     table = datafiles.load("accelerators.toml")["accelerators"]

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 
 from . import datafiles
 
@@ -18,7 +17,7 @@ class Measurement:
     source: str
 
 
-@cache
+@datafiles.cached
 def measurements() -> dict[str, Measurement]:
     return {k: Measurement(key=k, **row) for k, row in datafiles.load("measurements.toml")["measurements"].items()}
 

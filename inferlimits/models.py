@@ -7,7 +7,6 @@ QKV biases, and mixture-of-experts (MoE) layers with total and active counts.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from functools import cache
 
 from . import datafiles
 from .units import bytes_per_element, non_negative
@@ -108,7 +107,7 @@ def _from_row(name: str, row: dict) -> Model:
     )
 
 
-@cache
+@datafiles.cached
 def models() -> dict[str, Model]:
     """All models in the data file, in file order, keyed by name."""
     return {name: _from_row(name, row) for name, row in datafiles.load("models.toml")["models"].items()}

@@ -148,10 +148,10 @@ def _prose(markdown: str) -> str:
     return text
 
 
-def quantity_spans(markdown: str) -> list[tuple[int, int]]:
+def quantity_spans(markdown: str, prose: str | None = None) -> list[tuple[int, int]]:
     """Where the numerals that are quantities stand in ``markdown``: not in names, labels, links,
-    list markers or formula structure."""
-    text = _blank_formula_structure(_blank(_prose(markdown), IDENTIFIER))
+    list markers or formula structure (``prose`` is ``_prose(markdown)`` if already made)."""
+    text = _blank_formula_structure(_blank(prose if prose is not None else _prose(markdown), IDENTIFIER))
     return [m.span() for m in NUMERAL.finditer(text)]
 
 
@@ -161,11 +161,15 @@ def coverage_problems(nb: NotebookNumbers) -> list[str]:
     non-literal stated values."""
     problems = list(nb.problems)
     text = _prose(nb.markdown)
-    covered: list[tuple[int, int]] = []
+    covered = bytearray(len(text))  # 1 where a check's stated number (or an allowed entry) stands
+
+    def claim(spans):
+        for a, b in spans:
+            covered[a:b] = b"\x01" * (b - a)
+
     # longest first, so "4,096 tokens" claims its place before a bare "4,096" counts the rest
     for stated in sorted(set(nb.stated), key=len, reverse=True):
-        found = [(a, b) for a, b in _spans(text, stated)
-                 if not any(c <= a and b <= d for c, d in covered)]
+        found = [(a, b) for a, b in _spans(text, stated) if not all(covered[a:b])]
         checks = nb.stated.count(stated)
         if not found:
             problems.append(f"stated {stated!r} is checked but does not appear in the text")
@@ -173,14 +177,14 @@ def coverage_problems(nb: NotebookNumbers) -> list[str]:
             problems.append(f"stated {stated!r} appears {len(found)} time(s) in the text but is checked "
                             f"{checks} time(s): give each place its own check, with words around the number "
                             "to tell them apart")
-        covered += found
+        claim(found)
     for entry in nb.allowed:
         found = _spans(text, entry)
         if not found:
             problems.append(f"allow-list entry {entry!r} is stale: the text no longer contains it")
-        covered += found
-    for start, end in quantity_spans(nb.markdown):
-        if not any(a <= start and end <= b for a, b in covered):
+        claim(found)
+    for start, end in quantity_spans(nb.markdown, text):
+        if not all(covered[start:end]):
             line = nb.markdown.count("\n", 0, start) + 1
             context = nb.markdown[max(0, start - 40): end + 40].replace("\n", " ")
             problems.append(f"numeral {nb.markdown[start:end]!r} (markdown line {line}) is not stated by any check: …{context}…")

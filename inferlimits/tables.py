@@ -127,17 +127,17 @@ def gpu_hour_prices(model_name: str) -> Markdown:
         one = aggregate_tokens_per_s(p, bw, w, f, 1)
         full = aggregate_tokens_per_s(p, bw, w, f, knee)
         rows.append([name, f"{price.usd_per_gpu_hour:.2f}", _g(one), f"{cost_per_million_tokens_usd(price.usd_per_gpu_hour, one):.2f}",
-                     _g(knee), _g(full), f"{cost_per_million_tokens_usd(price.usd_per_gpu_hour, full):.4f}", price.what])
-    return _table(["accelerator", "assumed USD per GPU-hour", "one user: tokens/s", "USD per million tokens",
-                   "batch where math binds", "tokens/s there", "USD per million tokens", "what the price is"],
-                  rows, "lrrrrrrl")
+                     _g(knee), _g(full), f"{cost_per_million_tokens_usd(price.usd_per_gpu_hour, full):.4f}"])
+    return _table(["accelerator", "USD per GPU-hour (assumed)", "one user: tokens/s", "USD per million tokens",
+                   "batch where math binds", "tokens/s there", "USD per million tokens"], rows, "lrrrrrr")
 
 
 def sequences_that_fit(pairs: Sequence[tuple[str, str]], contexts: Sequence[int], kv_precision: str = "BF16",
                        usable_fraction: float = 0.95) -> Markdown:
     """For each (model, accelerator) pair: capacity in GB and GiB, the usable part, the weights, the
     budget left for the caches (GB and GiB kept apart), and how many whole sequences of each context
-    length fit in it (a sliding window caps what each sequence keeps)."""
+    length fit in it (a sliding window caps what each sequence keeps; contexts longer than the
+    model supports are marked)."""
     from .kvcache import max_sequences, memory_left_for_cache_bytes
     from .models import cached_tokens, model, weight_bytes
 
@@ -146,8 +146,9 @@ def sequences_that_fit(pairs: Sequence[tuple[str, str]], contexts: Sequence[int]
         c, a = model(model_name).config, accelerator(accelerator_name)
         w, k = weight_bytes(c), kv_bytes_per_token(c, kv_precision)
         left = memory_left_for_cache_bytes(a.capacity_bytes, w, usable_fraction)
-        fits = [_g(max_sequences(a.capacity_bytes, w, k, cached_tokens(c, L), usable_fraction)) if left else "–"
-                for L in contexts]
+        fits = [("longer than it supports" if c.max_position_embeddings and L > c.max_position_embeddings
+                 else _g(max_sequences(a.capacity_bytes, w, k, cached_tokens(c, L), usable_fraction)) if left
+                 else "weights do not fit") for L in contexts]
         rows.append([model_name, accelerator_name, f"{a.capacity_marketed:g} {a.capacity_unit}",
                      _g(a.capacity_bytes / GB, 1), _g(a.capacity_bytes / GIB, 1), _g(w / GB, 1),
                      _g(left / GB, 1), _g(left / GIB, 1), *fits])
@@ -178,12 +179,11 @@ def ceiling_by_context(model_name: str, accelerator_name: str, contexts: Sequenc
         even = _g(batch_where_cache_equals_weights(w, k, kept), 1) if kept else "never"
         limit = _g(cache_limited_tokens_per_s(bw, k, kept)) if kept else "none"
         knee = batch_where_math_binds(p, bw, w, f, k, kept)
-        rows.append([_g(L), f"{k * kept / GB:,.2f} / {k * kept / GIB:,.2f}", even, limit,
+        rows.append([_g(L), f"{k * kept / GB:,.2f} ({k * kept / GIB:,.2f})", even, limit,
                      *[_g(aggregate_tokens_per_s(p, bw, w, f, b, k, kept)) for b in batches],
                      "never" if math.isinf(knee) else _g(knee)])
-    return _table(["context (tokens)", "cache per sequence GB / GiB", "batch where caches = weights",
-                   "large-batch limit, tokens/s", *[f"ceiling at batch {b:,}" for b in batches],
-                   "batch where math binds"], rows, "r" * (5 + len(batches)))
+    return _table(["context L", "one cache, GB (GiB)", "B where caches = weights", "limit BW / KL",
+                   *[f"B = {b:,}" for b in batches], "B where math binds"], rows, "r" * (5 + len(batches)))
 
 
 # ---- decode and prefill (chapters 2 and 3) ----------------------------------------------------
@@ -209,8 +209,8 @@ def decode_ceilings(model_name: str, names: Sequence[str], precisions: Sequence[
         math_ceiling = math_ceiling_tokens_per_s(a.dense_bf16_flops_per_s, f)
         share = memory_ceiling_tokens_per_s(a.bandwidth_bytes_per_s, weight_bytes(c, precisions[0])) / math_ceiling
         rows.append([n, f"{a.bandwidth_tb_s:.3g}", *cells, _g(math_ceiling), f"{share:.2%}"])
-    return _table(["accelerator", "bandwidth TB/s", *[f"memory ceiling, {p} weights (tokens/s)" for p in precisions],
-                   "math ceiling (tokens/s)", f"largest share of peak math ({precisions[0]})"], rows)
+    return _table(["accelerator", "TB/s", *[f"{p} weights" for p in precisions],
+                   "math ceiling", f"share of peak math ({precisions[0]})"], rows)
 
 
 def prefill_crossovers(model_name: str, names: Sequence[str],
@@ -289,3 +289,106 @@ def phase_comparison(model_name: str, accelerator_name: str, prompt_tokens: int,
     rows.append(["the lever that helps most", *[best[name][0] for name in columns]])
     return _table(["", f"prefill of {model_name}, {weight_precision} weights, on the {accelerator_name}",
                    "decode"], rows, "lrr")
+
+
+# ---- the worked example (chapter 8) -------------------------------------------------------------
+
+def worked_example_claims() -> Markdown:
+    """Every numeric claim of the worked example beside its recomputation and the verdict, generated
+    from ``data/worked_example_claims.toml`` and the package (``worked_example.judge``)."""
+    from .worked_example import shown, verdicts
+
+    rows = []
+    for v in verdicts():
+        cl = v.claim
+        what = cl.what + (f", {cl.context_tokens:,} tokens" if cl.context_tokens else "")
+        rows.append(["opening" if cl.point == 0 else cl.point, f"{what}: “{cl.wording}”",
+                     shown(v), f"**{v.kind}**", v.why])
+    return _table(["point", "the document says", "recomputed", "verdict", "why"], rows, "llrll")
+
+
+def worked_example_memory() -> Markdown:
+    """The memory plan of the worked example in GB and in GiB, beside the document's figures."""
+    from .worked_example import Setting, claim
+
+    s = Setting()
+    cap = s.a.capacity_bytes
+    lines = [("capacity", cap, "gpu_memory"), (f"usable ({s.usable:.0%})", s.usable * cap, "usable"),
+             ("weights, BF16", s.w, "plan_weights"), ("left for KV caches", s.left, "remaining")]
+    rows = [[label, _g(x / GB, 1), _g(x / GIB, 1), f"“{claim(key).wording}”"] for label, x, key in lines]
+    return _table(["", "GB (10⁹ bytes)", "GiB (2³⁰ bytes)", "the document"], rows, "lrrr")
+
+
+def worked_example_sequences(kv_cases: Sequence[tuple[str, str, float]]) -> Markdown:
+    """How many whole sequences fit in the memory left (95% usable) at each context the document
+    names, for each cache accounting (label, KV precision, factor on the cache), beside the
+    document's count."""
+    from .kvcache import max_sequences
+    from .worked_example import Setting, claims
+
+    s = Setting()
+    rows = []
+    for cl in (c for c in claims().values() if c.recompute == "kv_sequence"):
+        L = cl.context_tokens
+        counted = next((c for c in claims().values() if c.recompute == "sequences" and c.context_tokens == L), None)
+        fits = [_g(max_sequences(s.a.capacity_bytes, s.w, factor * kv_bytes_per_token(s.c, precision), L, s.usable))
+                for _, precision, factor in kv_cases]
+        rows.append([_g(L), f"{s.k * L / GB:,.2f}", *fits, f"“{counted.wording}”" if counted else "–"])
+    return _table(["context (tokens)", "cache per sequence, BF16 (GB)", *[label for label, _, _ in kv_cases],
+                   "the document"], rows, "r" * (3 + len(kv_cases)))
+
+
+def l2_caches(model_name: str) -> Markdown:
+    """Every accelerator row that gives an on-chip L2 size, in both units, and how many times the
+    model's BF16 weights exceed it."""
+    from .models import model, weight_bytes
+    from .units import MB, MIB
+    from .worked_example import l2_cache_table
+
+    w = weight_bytes(model(model_name).config)
+    rows = [[name, marketed, _g(b / MB, 1), _g(b / MIB, 1), _g(w / b), where]
+            for name, b, marketed, where in l2_cache_table()]
+    return _table(["accelerator", "L2 as marketed (real unit)", "MB", "MiB", f"{model_name} BF16 weights ÷ L2",
+                   "source"], rows, "llrrrl")
+
+
+# ---- the overhead regime and the index card (chapters 6 and 7) --------------------------------
+
+def eager_kernel_counts(model_name: str) -> Markdown:
+    """The assumed kernels of one eager decode step of ``model_name`` (``data/overhead.toml``): each
+    part of a decoder layer, the layer's total, the layers, the kernels outside them, the step's total."""
+    from .models import model
+    from .overhead import eager_launches_per_step, launch_assumptions
+
+    a, c = launch_assumptions(), model(model_name).config
+    rows = [[g.part.replace("_", " "), g.count, g.what] for g in a.per_layer]
+    rows += [["**one layer**", f"**{a.kernels_per_layer}**", "the sum of the parts above"],
+             [f"× {c.num_hidden_layers} layers", _g(c.num_hidden_layers * a.kernels_per_layer),
+              f"{model_name} has {c.num_hidden_layers} decoder layers (num_hidden_layers in its config)"],
+             ["outside the layers", a.outside_layers, a.outside_what],
+             ["**one decode step**", f"**{_g(eager_launches_per_step(c))}**", "kernel launches per generated token at batch 1"]]
+    return _table(["part", "kernels (assumed)", "what they are"], rows, "lrl")
+
+
+def index_card(card) -> Markdown:
+    """The printed index card: each step of the procedure, its formula, and its value for ``card``
+    (an ``indexcard.Card``)."""
+    from .indexcard import card_rows
+
+    return _table(["step", "formula", f"{card.model_name} on the {card.accelerator_name}"],
+                  [list(r) for r in card_rows(card)], "lll")
+
+
+def card_cases(cases) -> Markdown:
+    """Cards side by side: for each (label, card) its setup, both ceilings, the verdict and the
+    levers that help."""
+    rows = []
+    for label, card in cases:
+        setup = (f"{card.model_name}, {card.accelerator_name}, {card.weight_precision} weights, batch {card.batch:,g}, "
+                 f"context {card.context_tokens:,g}, prompt {card.prompt_tokens:,g}"
+                 + (f", measured {card.measured_tokens_per_s:,g} tokens/s" if card.measured_tokens_per_s else ""))
+        prefill = f"{card.prefill_wall} (from {card.prefill_crossover_tokens:,.0f} tokens)"
+        rows.append([label, setup, _g(card.memory_ceiling), _g(card.math_ceiling), card.verdict, prefill,
+                     ", ".join(card.helping()) or "–"])
+    return _table(["case", "setup", "memory ceiling (tokens/s)", "math ceiling (tokens/s)", "decode verdict",
+                   "prefill", "levers that help"], rows, "llrrlll")

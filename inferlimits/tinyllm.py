@@ -26,28 +26,65 @@ RMS_EPS = 1e-5
 
 #: The decoder the measuring chapter runs: Llama's proportions (head width 64, four query heads
 #: per key/value head, a gated MLP three times the hidden width, tied embeddings like the small
-#: Llama 3.2 models), scaled so that its weights, about 420 MB in float32, dwarf any CPU cache.
-TINY_LLAMA = Config(hidden_size=1024, intermediate_size=3072, num_hidden_layers=8, num_attention_heads=16,
+#: Llama 3.2 models), scaled so that its weights, about 323 MB in float32, dwarf a CPU's caches.
+TINY_LLAMA = Config(hidden_size=1024, intermediate_size=3072, num_hidden_layers=6, num_attention_heads=16,
                     num_key_value_heads=4, head_dim=64, vocab_size=8192, tie_word_embeddings=True)
 
 
 @dataclass(frozen=True)
 class Layer:
-    """One decoder layer's weights. Projections are stored (in, out), so ``x @ w`` applies them."""
+    """One decoder layer's weights. Projections are stored (in, out), so ``x @ w`` applies them.
+
+    As fast implementations do, the query, key and value projections sit side by side in one
+    matrix, and so do the gate and up projections: one matrix product each per step, with the
+    same weights as nine separate matrices (``from_parts``, ``parts``)."""
 
     attn_norm: np.ndarray   # (hidden,)
-    wq: np.ndarray          # (hidden, heads x head_dim)
-    wk: np.ndarray          # (hidden, kv_heads x head_dim)
-    wv: np.ndarray          # (hidden, kv_heads x head_dim)
+    wqkv: np.ndarray        # (hidden, (heads + 2 x kv_heads) x head_dim): query, key, value
     wo: np.ndarray          # (heads x head_dim, hidden)
     mlp_norm: np.ndarray    # (hidden,)
-    w_gate: np.ndarray      # (hidden, intermediate)
-    w_up: np.ndarray        # (hidden, intermediate)
+    w_gate_up: np.ndarray   # (hidden, 2 x intermediate): gate, then up
     w_down: np.ndarray      # (intermediate, hidden)
 
+    @classmethod
+    def from_parts(cls, attn_norm, wq, wk, wv, wo, mlp_norm, w_gate, w_up, w_down) -> Layer:
+        return cls(attn_norm, np.concatenate([wq, wk, wv], axis=1), wo, mlp_norm,
+                   np.concatenate([w_gate, w_up], axis=1), w_down)
+
+    @property
+    def _q_kv(self) -> tuple[int, int]:
+        q = self.wo.shape[0]
+        return q, (self.wqkv.shape[1] - q) // 2
+
+    @property
+    def wq(self) -> np.ndarray:
+        return self.wqkv[:, :self._q_kv[0]]
+
+    @property
+    def wk(self) -> np.ndarray:
+        q, kv = self._q_kv
+        return self.wqkv[:, q:q + kv]
+
+    @property
+    def wv(self) -> np.ndarray:
+        q, kv = self._q_kv
+        return self.wqkv[:, q + kv:]
+
+    @property
+    def w_gate(self) -> np.ndarray:
+        return self.w_gate_up[:, :self.w_down.shape[0]]
+
+    @property
+    def w_up(self) -> np.ndarray:
+        return self.w_gate_up[:, self.w_down.shape[0]:]
+
+    def parts(self) -> dict[str, np.ndarray]:
+        """The nine arrays of a Llama layer, by their usual names (views, not copies)."""
+        return dict(attn_norm=self.attn_norm, wq=self.wq, wk=self.wk, wv=self.wv, wo=self.wo,
+                    mlp_norm=self.mlp_norm, w_gate=self.w_gate, w_up=self.w_up, w_down=self.w_down)
+
     def arrays(self) -> list[np.ndarray]:
-        return [self.attn_norm, self.wq, self.wk, self.wv, self.wo, self.mlp_norm, self.w_gate,
-                self.w_up, self.w_down]
+        return [self.attn_norm, self.wqkv, self.wo, self.mlp_norm, self.w_gate_up, self.w_down]
 
 
 @dataclass(frozen=True)
@@ -99,9 +136,9 @@ def random_weights(c: Config = TINY_LLAMA, seed: int = 0) -> Weights:
         w *= DTYPE(np.sqrt(12.0 / fan_in))  # uniform with variance 1/fan_in
         return w
 
-    layers = tuple(Layer(attn_norm=np.ones(h, DTYPE), wq=proj(h, q_out), wk=proj(h, kv_out), wv=proj(h, kv_out),
-                         wo=proj(q_out, h), mlp_norm=np.ones(h, DTYPE), w_gate=proj(h, c.intermediate_size),
-                         w_up=proj(h, c.intermediate_size), w_down=proj(c.intermediate_size, h))
+    layers = tuple(Layer(attn_norm=np.ones(h, DTYPE), wqkv=proj(h, q_out + 2 * kv_out), wo=proj(q_out, h),
+                         mlp_norm=np.ones(h, DTYPE), w_gate_up=proj(h, 2 * c.intermediate_size),
+                         w_down=proj(c.intermediate_size, h))
                    for _ in range(c.num_hidden_layers))
     embed = proj(c.vocab_size, h) * DTYPE(np.sqrt(c.vocab_size))  # rows of unit-size entries
     lm_head = None if c.tie_word_embeddings else proj(h, c.vocab_size)
@@ -147,8 +184,22 @@ def query_head_groups(c: Config) -> list[list[int]]:
 
 
 def gated_mlp(x: np.ndarray, layer: Layer) -> np.ndarray:
-    """down(silu(gate(x)) x up(x))."""
-    return (silu(x @ layer.w_gate) * (x @ layer.w_up)) @ layer.w_down
+    """down(silu(gate(x)) x up(x)), with gate and up computed in one product."""
+    inner = layer.w_down.shape[0]
+    gate_up = x @ layer.w_gate_up
+    return (silu(gate_up[..., :inner]) * gate_up[..., inner:]) @ layer.w_down
+
+
+def attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float,
+           mask: np.ndarray | None = None) -> np.ndarray:
+    """Scaled dot-product attention for R independent rows (one per sequence and key/value
+    head): q (R, queries, d) against k and v (R, keys, d), softmax(q k^T x scale + mask) v.
+    numpy's matmul runs one small matrix product per row."""
+    scores = np.matmul(q, k.transpose(0, 2, 1))
+    scores *= DTYPE(scale)
+    if mask is not None:
+        scores += mask
+    return np.matmul(softmax(scores), v)
 
 
 # ---- decoding with a KV cache ------------------------------------------------------------------
@@ -202,7 +253,7 @@ def forward(w: Weights, tokens: np.ndarray, cache: KVCache, start: int) -> np.nd
     nh, kvh, hd = c.num_attention_heads, c.num_key_value_heads, c.head_dim_qk
     g = nh // kvh
     positions = np.arange(start, end)
-    scale = DTYPE(1.0 / np.sqrt(hd))
+    scale = 1.0 / np.sqrt(hd)
     causal = None
     if T > 1:  # new token i sees cached positions and new positions up to itself
         causal = np.where(np.arange(end)[None, :] <= positions[:, None], 0.0, -np.inf).astype(DTYPE)
@@ -211,17 +262,16 @@ def forward(w: Weights, tokens: np.ndarray, cache: KVCache, start: int) -> np.nd
     x = w.embed[tokens.reshape(-1)]
     for layer, K, V in zip(w.layers, cache.k, cache.v):
         a = rms_norm(x, layer.attn_norm)
-        q = (a @ layer.wq).reshape(B, T, nh, hd).transpose(0, 2, 1, 3)  # (B, nh, T, hd)
-        k = (a @ layer.wk).reshape(B, T, kvh, hd).transpose(0, 2, 1, 3)
-        v = (a @ layer.wv).reshape(B, T, kvh, hd).transpose(0, 2, 1, 3)
+        qkv = a @ layer.wqkv                                              # one product for q, k, v
+        q = qkv[:, :nh * hd].reshape(B, T, nh, hd).transpose(0, 2, 1, 3)  # (B, nh, T, hd)
+        k = qkv[:, nh * hd:(nh + kvh) * hd].reshape(B, T, kvh, hd).transpose(0, 2, 1, 3)
+        v = qkv[:, (nh + kvh) * hd:].reshape(B, T, kvh, hd).transpose(0, 2, 1, 3)
         K[:B, :, start:end] = rope(k, positions)
         V[:B, :, start:end] = v
-        q = rope(q, positions).reshape(B, kvh, g * T, hd)                 # group the query heads
-        scores = (q @ K[:B, :, :end].transpose(0, 1, 3, 2)) * scale       # (B, kvh, g*T, end)
-        if causal is not None:
-            scores = scores.reshape(B, kvh, g, T, end) + causal
-            scores = scores.reshape(B, kvh, g * T, end)
-        o = softmax(scores) @ V[:B, :, :end]                              # (B, kvh, g*T, hd)
+        q = rope(q, positions).reshape(B * kvh, g * T, hd)                # group the query heads
+        mask = None if causal is None else np.tile(causal, (g, 1))          # (g*T, end)
+        o = attend(q, K[:B, :, :end].reshape(B * kvh, end, hd), V[:B, :, :end].reshape(B * kvh, end, hd),
+                   scale, mask)                                             # (B*kvh, g*T, hd)
         o = o.reshape(B, nh, T, hd).transpose(0, 2, 1, 3).reshape(B * T, nh * hd)
         x = x + o @ layer.wo
         x = x + gated_mlp(rms_norm(x, layer.mlp_norm), layer)

@@ -70,11 +70,13 @@ ABSURD = 1e30
 
 
 def _finite(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise ValueError(f"{name} must be a number; got {value!r}")
+    kind = type(value)
+    if kind is not float and kind is not int:  # the common cases, checked cheaply first
+        if isinstance(value, bool) or not isinstance(value, Real):
+            raise ValueError(f"{name} must be a number; got {value!r}")
     x = float(value)
+    if -ABSURD <= x <= ABSURD:
+        return x
     if math.isnan(x) or math.isinf(x):
         raise ValueError(f"{name} must be a finite number; got {value!r}")
-    if abs(x) > ABSURD:
-        raise ValueError(f"{name} is absurdly large ({value!r}); the limit is {ABSURD:g}")
-    return x
+    raise ValueError(f"{name} is absurdly large ({value!r}); the limit is {ABSURD:g}")

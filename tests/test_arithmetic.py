@@ -499,8 +499,9 @@ def test_derived_param_count_matches_an_exact_published_count(name):
 def test_derived_param_count_is_near_a_rounded_published_count(name):
     m = model(name)
     assert param_count(m.config) == pytest.approx(m.published_params, rel=0.01)
-    assert active_param_count(m.config) == pytest.approx(m.published_active_params, rel=0.03)
-    assert active_param_count(m.config) < param_count(m.config)
+    if m.published_active_params is not None:  # an MoE model; a dense one states no separate active count
+        assert active_param_count(m.config) == pytest.approx(m.published_active_params, rel=0.03)
+        assert active_param_count(m.config) < param_count(m.config)
 
 
 @pytest.mark.parametrize("name", DENSE_MODELS)

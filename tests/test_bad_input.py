@@ -20,7 +20,8 @@ import pytest
 from inferlimits.hardware import accelerator
 from inferlimits.models import model
 
-MODULES = ["units", "roofline", "generation", "kvcache", "models", "hardware"]
+MODULES = ["units", "roofline", "generation", "kvcache", "models", "hardware", "economics", "overhead", "indexcard",
+           "worked_example"]
 
 LLAMA = model("Llama-3.1-8B").config
 MISTRAL = model("Mistral-7B-v0.1").config
@@ -65,6 +66,14 @@ VALID: dict[str, dict[str, object]] = {
                                              kv_bytes_per_token=131_072),
     "generation.regime": dict(measured_tokens_per_s=400.0, memory_ceiling=498.0, math_ceiling=140_000.0,
                               near=0.5),
+    "generation.prefill_attention_flops": dict(c=LLAMA, prompt_tokens=1024),
+    "generation.prefill_attention_share": dict(c=LLAMA, prompt_tokens=1024),
+    "generation.prompt_tokens_at_attention_share": dict(c=LLAMA, share=0.1),
+    "generation.prefill_bytes_moved": dict(weight_bytes=16e9, kv_bytes_per_token=131_072, prompt_tokens=1024),
+    "generation.prefill_intensity_flop_per_byte": dict(c=LLAMA, prompt_tokens=1024, weight_bytes=16e9,
+                                                       kv_bytes_per_token=131_072),
+    "generation.prefill_crossover_prompt_tokens": dict(c=LLAMA, peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12,
+                                                       weight_bytes=16e9, kv_bytes_per_token=131_072),
     # kvcache
     "kvcache.kv_cache_bytes": dict(kv_bytes_per_token=131_072, batch=8, context_tokens=8192),
     "kvcache.batch_where_cache_equals_weights": dict(weight_bytes=16e9, kv_bytes_per_token=131_072,
@@ -72,9 +81,49 @@ VALID: dict[str, dict[str, object]] = {
     "kvcache.memory_left_for_cache_bytes": dict(capacity_bytes=180e9, weight_bytes=16e9, usable_fraction=0.9),
     "kvcache.max_sequences": dict(capacity_bytes=180e9, weight_bytes=16e9, kv_bytes_per_token=131_072,
                                   context_tokens=8192, usable_fraction=0.9),
+    "kvcache.cache_limited_tokens_per_s": dict(bandwidth_bytes_per_s=8e12, kv_bytes_per_token=131_072,
+                                               context_tokens=8192, efficiency=0.8),
+    "kvcache.cache_share_of_step_bytes": dict(weight_bytes=16e9, kv_bytes_per_token=131_072, context_tokens=8192,
+                                              batch=8),
+    "kvcache.batch_where_math_binds": dict(peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12, weight_bytes=16e9,
+                                           flops_per_token=16e9, kv_bytes_per_token=131_072, context_tokens=256),
+    "kvcache.max_context_tokens": dict(capacity_bytes=180e9, weight_bytes=16e9, kv_bytes_per_token=131_072, batch=8,
+                                       usable_fraction=0.9),
+    "kvcache.kv_cache_reduction": dict(baseline_bytes_per_token=389_120, new_bytes_per_token=69_120),
+    "kvcache.bits_per_element_for_reduction": dict(baseline_bytes_per_token=389_120, elements_per_token=34_560,
+                                                   reduction=0.933),
+    # economics
+    "economics.decode_step_time_no_overlap_s": dict(peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12,
+                                                    weight_bytes=16e9, flops_per_token=16e9, batch=8,
+                                                    kv_bytes_per_token=131_072, context_tokens=8192),
+    "economics.per_user_tokens_per_s": dict(peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12, weight_bytes=16e9,
+                                            flops_per_token=16e9, batch=8, kv_bytes_per_token=131_072,
+                                            context_tokens=8192, overlap=False),
+    "economics.aggregate_tokens_per_s": dict(peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12, weight_bytes=16e9,
+                                             flops_per_token=16e9, batch=8, kv_bytes_per_token=131_072,
+                                             context_tokens=8192, overlap=True),
+    "economics.cost_per_million_tokens_usd": dict(usd_per_gpu_hour=5.0, tokens_per_s=498.0),
     # models
     "models.cached_tokens": dict(c=MISTRAL, context_tokens=8192),
     "models.mlp_params_per_layer": dict(c=DEEPSEEK, layer=5, active_only=False),
+    # overhead (chapter 6)
+    "overhead.launches_per_step": dict(c=LLAMA, kernels_per_layer=43, kernels_outside_layers=20),
+    "overhead.host_time_per_step_s": dict(launches_per_step=1396, seconds_per_launch=1e-5),
+    "overhead.overhead_ceiling_tokens_per_s": dict(launches_per_step=1396, seconds_per_launch=1e-5, batch=4),
+    "overhead.seconds_per_launch_to_explain": dict(measured_tokens_per_s=29.0, launches_per_step=1396, batch=1),
+    "overhead.launch_budget_per_step": dict(target_tokens_per_s=498.0, seconds_per_launch=1e-5, batch=1),
+    "overhead.serial_tokens_per_s": dict(host_seconds_per_step=0.014, device_seconds_per_step=0.002, batch=1),
+    "overhead.binding_wall": dict(memory_ceiling=498.0, math_ceiling=140_000.0, overhead_ceiling=72.0),
+    "overhead.fit_call_overhead": dict(calls=[8.0, 1.0], elements=[64.0, 64.0], seconds=[9e-6, 2e-6]),
+    "overhead.dispatch_sweep": dict(total_elements=64, elements_per_call=(1, 8), repeats=1),
+    "overhead.relation": dict(claim="a relation", measured=12.0, at_least=10.0),
+    # indexcard (chapter 7)
+    "indexcard.read_card": dict(accelerator_name="B200 (HGX)", model_name="Llama-3.1-8B", weight_precision="BF16",
+                                kv_precision="BF16", batch=8, context_tokens=8192, prompt_tokens=2048,
+                                measured_tokens_per_s=29.0, near=0.5),
+    # worked_example (chapter 8)
+    "worked_example.context_tokens_at_compute_time": dict(c=LLAMA, peak_flop_per_s=3.12e14, seconds=3e-4),
+    "worked_example.implied_bandwidth_bytes_per_s": dict(bytes_moved=66e9, seconds=0.046),
 }
 
 #: Where zero is a real case, so only negative, NaN, infinite, absurd and non-numbers are bad.
@@ -89,6 +138,18 @@ ZERO_ALLOWED: set[tuple[str, str]] = {
     ("generation.decode_flops_per_token", "context_tokens"),
     ("models.cached_tokens", "context_tokens"),
     ("kvcache.kv_cache_bytes", "context_tokens"),
+    # an empty context has no cache, so the cache's share of the bytes is zero
+    ("kvcache.cache_share_of_step_bytes", "context_tokens"),
+    # weights only (no cache counted): the batch where math binds is the balance point times W / F
+    ("kvcache.batch_where_math_binds", "kv_bytes_per_token"),
+    ("kvcache.batch_where_math_binds", "context_tokens"),
+    # decode with no cache reduces to the weights-only case
+    ("economics.decode_step_time_no_overlap_s", "kv_bytes_per_token"),
+    ("economics.decode_step_time_no_overlap_s", "context_tokens"),
+    ("economics.per_user_tokens_per_s", "kv_bytes_per_token"),
+    ("economics.per_user_tokens_per_s", "context_tokens"),
+    ("economics.aggregate_tokens_per_s", "kv_bytes_per_token"),
+    ("economics.aggregate_tokens_per_s", "context_tokens"),
     # decode with no cache (L = 0) or a cache not counted (K = 0) reduces to the weights-only case
     ("generation.decode_bytes_per_step", "kv_bytes_per_token"),
     ("generation.decode_bytes_per_step", "context_tokens"),
@@ -100,6 +161,10 @@ ZERO_ALLOWED: set[tuple[str, str]] = {
     ("generation.decode_intensity_flop_per_byte", "context_tokens"),
     # layer indices count from zero
     ("models.mlp_params_per_layer", "layer"),
+    # no kernels outside the layers; an empty context; no measured rate (0 means none given)
+    ("overhead.launches_per_step", "kernels_outside_layers"),
+    ("indexcard.read_card", "context_tokens"),
+    ("indexcard.read_card", "measured_tokens_per_s"),
 }
 
 #: The name a message must carry when it is not the parameter's own: the validators name the
@@ -235,7 +300,8 @@ def test_rejects_zero_where_zero_is_meaningless(key, param, bad):
 @pytest.mark.parametrize("key,param", sorted(ZERO_ALLOWED))
 def test_accepts_zero_where_zero_is_meaningful(key, param):
     result = _call(key, **{param: 0})
-    assert math.isfinite(result) and result >= 0
+    if isinstance(result, (int, float)):  # a function may return an object (an index card)
+        assert math.isfinite(result) and result >= 0
 
 
 @pytest.mark.parametrize("key,param,bad", _cases(NOT_NUMBERS, zero=False))
@@ -252,7 +318,10 @@ def test_step_time_rejects_a_step_that_does_nothing():
 def test_fraction_rejects_more_than_one():
     for key, param in [("units.fraction", "value"), ("generation.memory_ceiling_tokens_per_s", "efficiency"),
                        ("generation.regime", "near"), ("kvcache.max_sequences", "usable_fraction"),
-                       ("kvcache.memory_left_for_cache_bytes", "usable_fraction")]:
+                       ("kvcache.memory_left_for_cache_bytes", "usable_fraction"),
+                       ("kvcache.max_context_tokens", "usable_fraction"),
+                       ("kvcache.cache_limited_tokens_per_s", "efficiency"),
+                       ("kvcache.bits_per_element_for_reduction", "reduction")]:
         with pytest.raises(ValueError, match=_name_pattern(key, param)):
             _call(key, **{param: 1.5})
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from inferlimits import export
-from inferlimits.book import ROOT, toc_pages
+from inferlimits.book import toc_pages
 
 
 def test_exports_are_deterministic_and_committed_up_to_date():

@@ -3,16 +3,57 @@ figure in place (same FigureWidget, new data) and never raises. Each chapter's p
 in PANELS with the arguments its chapter uses."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import ipywidgets as W
 import pytest
 
 from inferlimits import hardware
-from inferlimits.figures import roofline
+from inferlimits.figures import batching, decode, prefill, roofline
+from inferlimits.figures import kvcache as kvfig
+from inferlimits.figures import indexcard as cardfig
+from inferlimits.figures import overhead as overheadfig
+from inferlimits.figures import worked_example as workedfig
+from inferlimits.figures import machine as machinefig
 
 NAMES = list(hardware.accelerators())
+# the accelerators and models chapters 2 and 3 draw
+DECODE_NAMES = ["A100 80GB SXM", "H100 SXM", "H200 SXM", "B200 (HGX)", "MI300X", "L40S", "RTX 4090"]
+DENSE_MODELS = ["Llama-3.1-8B", "Qwen2.5-7B", "Llama-3.1-70B", "Qwen2.5-32B", "Mistral-7B-v0.1"]
+# the accelerators and models chapters 4 and 5 draw
+BATCH_NAMES = ["A100 80GB SXM", "H100 SXM", "H200 SXM", "B200 (HGX)", "MI300X", "MI325X"]
+BATCH_MODELS = ["Llama-3.1-8B", "Qwen2.5-7B", "Mistral-7B-v0.1", "Qwen2.5-32B"]
+PRICED = ["B200 (HGX)", "H200 SXM", "H100 SXM", "A100 80GB SXM"]  # prices.toml order
+KV_NAMES = BATCH_NAMES + ["L40S"]
+KV_MODELS = BATCH_MODELS + ["Llama-3.1-70B"]
 
 PANELS = {
     "roofline": lambda: roofline.panel(NAMES, "B200 (HGX)", 1.0, div_id="fig-test"),
+    "decode-ceiling": lambda: decode.ceiling_panel(DECODE_NAMES, DENSE_MODELS, "BF16", 1.0, div_id="fig-test"),
+    "decode-roofline": lambda: decode.roofline_panel(NAMES, "B200 (HGX)", DENSE_MODELS, "Llama-3.1-8B", 1.0,
+                                                     div_id="fig-test"),
+    "prefill": lambda: prefill.panel(DECODE_NAMES, "B200 (HGX)", DENSE_MODELS[:4], "Llama-3.1-8B", "BF16", 2048,
+                                     div_id="fig-test"),
+    # chapters 4 and 5 (the lists the chapters pass)
+    "batch-throughput": lambda: batching.throughput_panel(BATCH_MODELS, BATCH_NAMES, "Llama-3.1-8B", "B200 (HGX)", 64,
+                                                          div_id="fig-test"),
+    "batch-roofline": lambda: batching.roofline_panel(BATCH_MODELS, BATCH_NAMES, "Llama-3.1-8B", "B200 (HGX)", 64,
+                                                      div_id="fig-test"),
+    "batch-cost": lambda: batching.cost_panel(BATCH_MODELS, PRICED, "Llama-3.1-8B", "B200 (HGX)", 5.0, div_id="fig-test"),
+    "kv-ceiling": lambda: kvfig.ceiling_panel(KV_MODELS, KV_NAMES, "Llama-3.1-8B", "B200 (HGX)", 64, div_id="fig-test"),
+    "kv-memory": lambda: kvfig.memory_panel(KV_MODELS, KV_NAMES, "Llama-3.1-8B", "B200 (HGX)", 16, div_id="fig-test"),
+    # chapters 6 and 7 (the lists the chapters pass)
+    "third-wall": lambda: overheadfig.third_wall_panel(DECODE_NAMES, "B200 (HGX)", DENSE_MODELS, "Llama-3.1-8B", 10.0,
+                                                       div_id="fig-test"),
+    "index-card": lambda: cardfig.panel(DECODE_NAMES, DENSE_MODELS, div_id="fig-test"),
+    # chapter 8
+    "worked-capacity": lambda: workedfig.capacity_panel(workedfig.CACHE_LABELS[0], 2048, 0.95, div_id="fig-test"),
+    "worked-step": lambda: workedfig.step_panel("100%", 1, div_id="fig-test"),
+    # chapter 9 (each change measures this machine again)
+    "machine-roofline": lambda: machinefig.roofline_panel(256, 2048, div_id="fig-test"),
+    "machine-products": lambda: machinefig.products_panel(8192, 256, div_id="fig-test"),
+    "machine-decode": lambda: machinefig.decode_panel(128, 64, div_id="fig-test"),
+    "machine-decode-long": lambda: machinefig.decode_panel(1024, 64, div_id="fig-test"),
 }
 
 
@@ -31,10 +72,11 @@ def _positions(control):
     return [lo, mid, hi, lo]
 
 
-@pytest.mark.parametrize("name", PANELS)
-def test_every_control_position_redraws_in_place(name):
+def exercise(name: str) -> int:
+    """Move every control of panel ``name`` to each end and the middle; return the moves made."""
     panel = PANELS[name]()
     fig = panel.figure
+    moves = 0
     for control in panel.controls:
         for value in _positions(control):
             if control.value == value:
@@ -43,6 +85,29 @@ def test_every_control_position_redraws_in_place(name):
             control.value = value
             assert panel.figure is fig, "the figure must be updated, not replaced"
             assert _snapshot(fig) != before, f"{control.description}={value} did not change the figure"
+            moves += 1
+    return moves
+
+
+@pytest.mark.parametrize("name", PANELS)
+def test_every_control_position_redraws_in_place(name):
+    assert exercise(name) >= 2
+
+
+def test_the_same_runs_inside_a_jupyter_kernel(tmp_path):
+    """With a real kernel the widgets open comms and the FigureWidget syncs its state."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    here = Path(__file__).resolve().parent
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        f"import sys; sys.path.insert(0, {str(here)!r})\n"
+        "import test_widgets as t\n"
+        "print({name: t.exercise(name) for name in t.PANELS})")]
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+    printed = nb.cells[0].outputs[0]["text"]
+    assert all(f"'{name}'" in printed for name in PANELS), printed
 
 
 @pytest.mark.parametrize("name", PANELS)

@@ -12,7 +12,7 @@ from ..hardware import accelerator
 from ..interactive import Control, panel as _panel
 from ..kvcache import batch_where_math_binds
 from ..models import model, weight_bytes
-from ..roofline import attainable_flop_per_s, balance_point_flop_per_byte
+from ..roofline import attainable_flop_per_s
 from ..units import TERA
 from . import ACCENT, FAINT, INK, PALETTE, base_layout
 from .roofline import INTENSITY_RANGE, TFLOPS_RANGE, roof
@@ -21,8 +21,22 @@ BATCH_RANGE = (1, 1024)
 TOKENS_RANGE = (10.0, 1e6)           # tokens/s, fixed y axis
 COST_RANGE = (0.001, 100.0)          # USD per million tokens, fixed y axis
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)   # static slider stops
-PRICES = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0, 10.0)  # USD per GPU-hour
-CURVE = [2 ** (i / 6) for i in range(61)]  # 1 to 1024, six points per doubling
+PRICES = (1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0)  # USD per GPU-hour, static slider stops
+CURVE = [round(2 ** (i / 4), 3) for i in range(41)]  # 1 to 1024, four points per doubling
+
+
+def legend_below_slider(layout: dict, height: int = 760) -> dict:
+    """Move a figure's legend below the static slider (which sits under the x axis) and make room."""
+    layout["legend"] = dict(orientation="h", x=0, y=-0.42, yanchor="top")
+    layout["margin"] = {**layout.get("margin", {}), "b": 210}
+    layout["height"] = height
+    return layout
+
+
+def rounded(values, digits: int = 4) -> list:
+    """Values rounded to ``digits`` significant figures (None kept), so that the precomputed states
+    of a static figure stay small on the page; no figure shows more precision than that."""
+    return [None if v is None else float(f"{v:.{digits}g}") for v in values]
 
 
 def _setup(model_name: str, accelerator_name: str):
@@ -40,7 +54,7 @@ def throughput_spec(model_name: str, accelerator_name: str, batch: float) -> dic
     def rate(fn, overlap, x):
         return fn(p, bw, w, f, x, overlap=overlap)
 
-    mem = [memory_ceiling_tokens_per_s(bw, w, x) for x in CURVE]
+    mem = rounded([memory_ceiling_tokens_per_s(bw, w, x) for x in CURVE])
     mth = math_ceiling_tokens_per_s(p, f)
     agg, one = rate(aggregate_tokens_per_s, True, b), rate(per_user_tokens_per_s, True, b)
     hover = "batch %{x:.0f} → %{y:,.0f} tokens/s<extra>%{fullData.name}</extra>"
@@ -49,23 +63,22 @@ def throughput_spec(model_name: str, accelerator_name: str, batch: float) -> dic
              name="memory ceiling, weights only (B × BW / W)", hovertemplate=hover),
         dict(type="scatter", x=list(BATCH_RANGE), y=[mth, mth], mode="lines", line=dict(color=FAINT, width=2, dash="dot"),
              name="math ceiling (P / F)", hovertemplate=hover),
-        dict(type="scatter", x=CURVE, y=[rate(aggregate_tokens_per_s, True, x) for x in CURVE], mode="lines",
+        dict(type="scatter", x=CURVE, y=rounded([rate(aggregate_tokens_per_s, True, x) for x in CURVE]), mode="lines",
              line=dict(color=ACCENT, width=3), name="aggregate, math and memory overlapped", hovertemplate=hover),
-        dict(type="scatter", x=CURVE, y=[rate(aggregate_tokens_per_s, False, x) for x in CURVE], mode="lines",
+        dict(type="scatter", x=CURVE, y=rounded([rate(aggregate_tokens_per_s, False, x) for x in CURVE]), mode="lines",
              line=dict(color=ACCENT, width=2, dash="dash"), name="aggregate, no overlap", hovertemplate=hover),
-        dict(type="scatter", x=CURVE, y=[rate(per_user_tokens_per_s, True, x) for x in CURVE], mode="lines",
+        dict(type="scatter", x=CURVE, y=rounded([rate(per_user_tokens_per_s, True, x) for x in CURVE]), mode="lines",
              line=dict(color=INK, width=3), name="each user, overlapped", hovertemplate=hover),
-        dict(type="scatter", x=CURVE, y=[rate(per_user_tokens_per_s, False, x) for x in CURVE], mode="lines",
+        dict(type="scatter", x=CURVE, y=rounded([rate(per_user_tokens_per_s, False, x) for x in CURVE]), mode="lines",
              line=dict(color=INK, width=2, dash="dash"), name="each user, no overlap", hovertemplate=hover),
         dict(type="scatter", x=[b, b], y=[agg, one], mode="markers+text", marker=dict(size=12, color=[ACCENT, INK]),
              text=[f"batch {b:,}: {agg:,.0f} tokens/s in all", f"{one:,.0f} tokens/s each"],
-             textposition=["top left", "bottom right"], name="chosen batch", hoverinfo="skip"),
+             textposition=["top left", "top right"], name="chosen batch", hoverinfo="skip"),
     ]
-    layout = base_layout(f"{model_name} on the {accelerator_name}: decode tokens/s against batch (weights only)",
+    layout = base_layout(f"{model_name} on the {accelerator_name}, weights only",
                          "batch (sequences decoded together)", "tokens per second", x_log=True, y_log=True,
                          x_range=BATCH_RANGE, y_range=TOKENS_RANGE, legend=True)
-    layout["height"] = 640
-    return {"data": data, "layout": layout}
+    return {"data": data, "layout": legend_below_slider(layout)}
 
 
 def roofline_spec(model_name: str, accelerator_name: str, batch: float) -> dict:
@@ -91,38 +104,36 @@ def roofline_spec(model_name: str, accelerator_name: str, batch: float) -> dict:
              marker=dict(size=7, color=FAINT), text=[f"{n:,}" for n in BATCHES], textposition="top left",
              textfont=dict(color="#888888", size=11), name="batches 1 to 1,024", hoverinfo="skip"),
         dict(type="scatter", x=[i], y=[at], mode="markers+text", marker=dict(size=14, color=INK),
-             textposition="bottom right", name="decode step",
-             text=[f"batch {b:,}: {i:,.0f} FLOP/byte, {at * TERA / p:.1%} of peak math"],
+             textposition="top left", name="decode step",
+             text=[f"batch {b:,}: {i:,.0f} FLOP/byte,<br>{at * TERA / p:.1%} of peak math"],
              hovertemplate="%{x:.3g} FLOP/byte → %{y:.4g} TFLOP/s<extra></extra>"),
     ]
-    layout = base_layout(f"Decode of {model_name} on the {accelerator_name} roofline (weights only)",
+    layout = base_layout(f"{model_name} decode on the {accelerator_name} roofline, weights only",
                          "arithmetic intensity (FLOP per byte moved)", "attainable math rate (dense BF16 TFLOP/s)",
                          x_log=True, y_log=True, x_range=INTENSITY_RANGE, y_range=TFLOPS_RANGE)
     return {"data": data, "layout": layout}
 
 
 def cost_spec(model_name: str, accelerator_name: str, usd_per_gpu_hour: float) -> dict:
-    """USD per million generated tokens against batch at a price per GPU-hour, with and without
-    overlap of math and memory time; markers at batch 1 and where math starts to bind."""
+    """USD per million generated tokens against batch at a price per GPU-hour (the roofline's
+    overlapped bound); markers at batch 1 and where math starts to bind."""
     p, bw, w, f = _setup(model_name, accelerator_name)
 
-    def cost(x, overlap=True):
-        return cost_per_million_tokens_usd(usd_per_gpu_hour, aggregate_tokens_per_s(p, bw, w, f, x, overlap=overlap))
+    def cost(x):
+        return cost_per_million_tokens_usd(usd_per_gpu_hour, aggregate_tokens_per_s(p, bw, w, f, x))
 
     knee = batch_where_math_binds(p, bw, w, f)
     hover = "batch %{x:.0f} → USD %{y:.4g} per million tokens<extra>%{fullData.name}</extra>"
     data = [
-        dict(type="scatter", x=CURVE, y=[cost(x) for x in CURVE], mode="lines", line=dict(color=PALETTE[2], width=3),
-             name="overlapped (the roofline's bound)", hovertemplate=hover),
-        dict(type="scatter", x=CURVE, y=[cost(x, False) for x in CURVE], mode="lines",
-             line=dict(color=PALETTE[2], width=2, dash="dash"), name="no overlap", hovertemplate=hover),
+        dict(type="scatter", x=CURVE, y=rounded([cost(x) for x in CURVE]), mode="lines",
+             line=dict(color=PALETTE[2], width=3), name="cost per million tokens", hovertemplate=hover),
         dict(type="scatter", x=[1, knee], y=[cost(1), cost(knee)], mode="markers+text",
              marker=dict(size=12, color=INK), textposition=["top right", "bottom left"], name="marks",
              text=[f"one user at USD {usd_per_gpu_hour:.2f}/h: USD {cost(1):.2f}",
                    f"batch {knee:,.0f}: USD {cost(knee):.4f}"], hoverinfo="skip"),
     ]
-    layout = base_layout(f"Cost of generated tokens, {model_name} on the {accelerator_name} (weights only)", "batch (sequences decoded together)", "USD per million generated tokens",
-                         x_log=True, y_log=True, x_range=BATCH_RANGE, y_range=COST_RANGE, legend=True)
+    layout = base_layout(f"Token cost, {model_name} on the {accelerator_name}, weights only", "batch (sequences decoded together)", "USD per million generated tokens",
+                         x_log=True, y_log=True, x_range=BATCH_RANGE, y_range=COST_RANGE, legend=False)
     return {"data": data, "layout": layout}
 
 

@@ -15,7 +15,9 @@ from . import FAINT, INK, PALETTE, base_layout
 from . import roofline
 
 PRECISIONS = ("BF16", "FP8", "INT4")
-EFFICIENCIES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+# the static slider starts at the datasheet bandwidth, on the left, and moves right towards
+# less efficient kernels
+EFFICIENCIES = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)
 PARAMS_RANGE = (5.0, 120.0)          # billions of parameters, fixed x axis
 TOKENS_RANGE = (3.0, 10_000.0)        # tokens/s, fixed y axis
 
@@ -52,16 +54,18 @@ def ceiling_spec(names: Sequence[str], model_names: Sequence[str], weight_precis
                      hoverinfo="skip", showlegend=False, name="models"))
     # model names near the top, staggered so that neighbours of similar size stay readable
     data.append(dict(type="scatter", x=[billions[m] for m in ordered],
-                     y=[TOKENS_RANGE[1] / 1.5 ** (k % 3) for k in range(len(ordered))], text=ordered,
+                     y=[TOKENS_RANGE[1] / 1.4 / 1.6 ** (k % 3) for k in range(len(ordered))], text=ordered,
                      mode="text", textposition="middle right", textfont=dict(size=11, color="#566573"),
                      hoverinfo="skip", showlegend=False, name="model names"))
     data.append(dict(type="scatter", x=[PARAMS_RANGE[0] * 1.05], y=[TOKENS_RANGE[0] * 1.3], mode="text",
                      text=[f"{weight_precision} weights, {efficiency:.0%} of peak bandwidth"],
                      textposition="top right", hoverinfo="skip", showlegend=False, name="setting"))
-    layout = base_layout("Batch-1 decode ceiling: bandwidth ÷ weight bytes",
+    layout = base_layout("Single-stream decode ceiling: bandwidth ÷ weight bytes",
                          "parameters (billions)", "tokens/s, at most", x_log=True, y_log=True,
                          x_range=PARAMS_RANGE, y_range=TOKENS_RANGE, legend=True)
     layout["xaxis"].update(dtick=None, tickvals=[5, 7, 8, 10, 20, 30, 50, 70, 100])
+    layout["legend"] = dict(orientation="v", x=1.02, y=0.5, xanchor="left", yanchor="middle")
+    layout["margin"] = dict(l=70, r=20, t=60, b=60)
     return {"data": data, "layout": layout}
 
 
@@ -93,10 +97,10 @@ def roofline_spec(names: Sequence[str], accelerator_name: str, model_name: str, 
         ys.append(rate / TERA)
         labels.append(f"{p}: {rate / f:,.0f} tokens/s, {rate / a.dense_bf16_flops_per_s:.2%} of peak math")
     data.append(dict(type="scatter", x=xs, y=ys, text=labels, mode="markers+text", textposition="middle right",
-                     marker=dict(size=12, color=INK, symbol=["circle", "square", "diamond"]), name="decode, batch 1",
+                     marker=dict(size=12, color=INK, symbol=["circle", "square", "diamond"]), name="single-stream decode",
                      hovertemplate="%{x:.3g} FLOP/byte → %{y:.4g} TFLOP/s<extra></extra>"))
     data.append(dict(type="scatter", x=[ridge], y=[roofline.TFLOPS_RANGE[0] * 2],
-                     text=[f"the ridge is {ridge:.0f}× further right"], mode="text", textposition="top left",
+                     text=[f"ridge: {ridge:.0f}× the BF16 intensity"], mode="text", textposition="top left",
                      hoverinfo="skip", name="distance to the ridge"))
     layout = dict(base["layout"])
     layout["title"] = dict(base["layout"]["title"], text=f"Decoding {model_name} on the {accelerator_name} roofline")

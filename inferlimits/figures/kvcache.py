@@ -14,14 +14,16 @@ from ..kvcache import (batch_where_cache_equals_weights, cache_limited_tokens_pe
 from ..models import cached_tokens, kv_bytes_per_token, model, weight_bytes
 from ..units import GB
 from . import ACCENT, FAINT, INK, PALETTE, base_layout
+from .batching import legend_below_slider, rounded
 
 CONTEXT_RANGE = (256, 131_072)          # tokens, fixed x axis of the memory figure
 MEMORY_RANGE = (0.0, 300.0)             # GB, fixed y axis
 BATCH_RANGE = (1, 1024)
-TOKENS_RANGE = (1.0, 1e6)               # tokens/s
-CONTEXT_CURVE = [256 * 2 ** (i / 6) for i in range(55)]   # 256 to 131,072, six points per doubling
-BATCH_CURVE = [2 ** (i / 6) for i in range(61)]           # 1 to 1,024
-BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)   # static slider stops
+TOKENS_RANGE = (10.0, 1e6)              # tokens/s
+CONTEXT_CURVE = [round(256 * 2 ** (i / 4)) for i in range(37)]   # 256 to 131,072, four points per doubling
+BATCH_CURVE = [round(2 ** (i / 4), 3) for i in range(41)]        # 1 to 1,024, four points per doubling
+BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)   # static slider stops of the ceiling figure
+MEMORY_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)        # and of the memory figure
 CONTEXTS = (0, 2048, 8192, 32_768, 131_072)               # the ceiling figure's curves
 KV_PRECISIONS = ("BF16", "FP8", "INT4")
 
@@ -53,7 +55,7 @@ def memory_spec(model_name: str, accelerator_name: str, batch: float, kv_precisi
     usable = a.capacity_bytes * usable_fraction
     limit = c.max_position_embeddings or CONTEXT_RANGE[1]
     xs = [x if x <= limit else None for x in CONTEXT_CURVE]
-    total = [None if x is None else (w + kv_cache_bytes(k, b, cached_tokens(c, x))) / GB for x in xs]
+    total = rounded([None if x is None else (w + kv_cache_bytes(k, b, cached_tokens(c, x))) / GB for x in xs])
     at, label = _fits_label(c, w, k, b, usable)
     data = [
         dict(type="scatter", x=CONTEXT_CURVE, y=[w / GB] * len(CONTEXT_CURVE), mode="lines", fill="tozeroy",
@@ -64,7 +66,7 @@ def memory_spec(model_name: str, accelerator_name: str, batch: float, kv_precisi
              hovertemplate="context %{x:,.0f} tokens → %{y:.1f} GB in all<extra></extra>"),
         dict(type="scatter", x=list(CONTEXT_RANGE), y=[usable / GB] * 2, mode="lines+text",
              line=dict(color=ACCENT, width=2, dash="dash"), name="usable memory",
-             text=["", f"usable: {usable_fraction:.0%} of {a.capacity_bytes / GB:,.1f} GB"], textposition="top left",
+             text=[f"usable: {usable_fraction:.0%} of {a.capacity_bytes / GB:,.1f} GB", ""], textposition="top right",
              hoverinfo="skip"),
         dict(type="scatter", x=[at], y=[usable / GB if at else None], mode="markers", marker=dict(size=12, color=ACCENT),
              name="memory full", hovertemplate="full at %{x:,.0f} tokens<extra></extra>"),
@@ -75,7 +77,9 @@ def memory_spec(model_name: str, accelerator_name: str, batch: float, kv_precisi
     layout = base_layout(f"{model_name}: weights and KV caches on the {accelerator_name}",
                          "context length (tokens per sequence)", "memory (GB, 10⁹ bytes)", x_log=True,
                          x_range=CONTEXT_RANGE, y_range=MEMORY_RANGE, legend=True)
-    layout["xaxis"]["dtick"] = 0.30103  # a gridline per doubling
+    ticks = [256 * 2 ** i for i in range(10)]
+    layout["xaxis"].update(tickmode="array", dtick=None, tickvals=ticks, ticktext=[f"{t // 1024}K" if t >= 1024 else str(t) for t in ticks])
+    legend_below_slider(layout)
     return {"data": data, "layout": layout}
 
 
@@ -101,7 +105,7 @@ def ceiling_spec(model_name: str, accelerator_name: str, batch: float, kv_precis
 
         name = "weights only" if L == 0 else f"{L:,} tokens of context"
         shown = L <= limit
-        data.append(dict(type="scatter", x=BATCH_CURVE, y=[ceiling(x) for x in BATCH_CURVE], mode="lines",
+        data.append(dict(type="scatter", x=BATCH_CURVE, y=rounded([ceiling(x) for x in BATCH_CURVE]), mode="lines",
                          line=dict(color=PALETTE[i], width=3), name=name, visible=shown,
                          hovertemplate="batch %{x:.0f} → %{y:,.0f} tokens/s<extra>%{fullData.name}</extra>"))
         if not shown:
@@ -128,16 +132,15 @@ def ceiling_spec(model_name: str, accelerator_name: str, batch: float, kv_precis
         dict(type="scatter", x=chosen[0], y=chosen[1], mode="markers+text", marker=dict(size=9, color=INK),
              text=chosen[2], textposition="middle right", name="chosen batch", hoverinfo="skip"),
     ]
-    layout = base_layout(f"{model_name} on the {accelerator_name}: decode ceiling against batch ({kv_precision} cache)",
+    layout = base_layout(f"{model_name} on the {accelerator_name}, {kv_precision} cache: decode ceiling",
                          "batch (sequences decoded together)", "tokens per second, all sequences together",
                          x_log=True, y_log=True, x_range=BATCH_RANGE, y_range=TOKENS_RANGE, legend=True)
-    layout["height"] = 640
-    return {"data": data, "layout": layout}
+    return {"data": data, "layout": legend_below_slider(layout)}
 
 
-def _controls(models: Sequence[str], accelerators: Sequence[str]) -> list[Control]:
+def _controls(models: Sequence[str], accelerators: Sequence[str], batches: Sequence[int]) -> list[Control]:
     return [Control("model_name", "model", list(models)),
-            Control("batch", "batch", BATCHES, kind="logslider", step=0.05),
+            Control("batch", "batch", batches, kind="logslider", step=0.05),
             Control("accelerator_name", "accelerator", list(accelerators)),
             Control("kv_precision", "KV precision", KV_PRECISIONS)]
 
@@ -146,7 +149,7 @@ def memory_panel(models: Sequence[str], accelerators: Sequence[str], model_name:
                  batch: float, kv_precision: str = "BF16", div_id: str = "fig-kv-memory"):
     """Model dropdown and batch slider (both modes); accelerator and KV precision (with a kernel)."""
     values = dict(model_name=model_name, accelerator_name=accelerator_name, batch=batch, kv_precision=kv_precision)
-    return _panel(memory_spec, values, _controls(models, accelerators), div_id,
+    return _panel(memory_spec, values, _controls(models, accelerators, MEMORY_BATCHES), div_id,
                   static_dropdown="model_name", static_slider="batch")
 
 
@@ -154,5 +157,5 @@ def ceiling_panel(models: Sequence[str], accelerators: Sequence[str], model_name
                   batch: float, kv_precision: str = "BF16", div_id: str = "fig-kv-ceiling"):
     """Model dropdown and batch slider (both modes); accelerator and KV precision (with a kernel)."""
     values = dict(model_name=model_name, accelerator_name=accelerator_name, batch=batch, kv_precision=kv_precision)
-    return _panel(ceiling_spec, values, _controls(models, accelerators), div_id,
+    return _panel(ceiling_spec, values, _controls(models, accelerators, BATCHES), div_id,
                   static_dropdown="model_name", static_slider="batch")

@@ -64,7 +64,8 @@ def spec(names: Sequence[str], accelerator_name: str, model_name: str, weight_pr
              name="prompts of 16 to 131,072 tokens", showlegend=False,
              text=[f"{s:,} tokens" for s in PROMPTS], hovertemplate="%{text}: %{x:,.0f} FLOP/byte<extra></extra>"),
         dict(type="scatter", x=[here], y=[at / TERA], mode="markers+text", marker=dict(size=14, color=INK),
-             text=[f"{wall}: {at / P:.0%} of peak"], textposition="bottom right", name="this prompt",
+             text=[f"{wall}: {at / P:.0%} of peak"], textposition="bottom center", cliponaxis=False,
+             name="this prompt",
              showlegend=False, hovertemplate="%{x:,.0f} FLOP/byte → %{y:,.0f} TFLOP/s<extra></extra>"),
     ]
 
@@ -85,23 +86,26 @@ def spec(names: Sequence[str], accelerator_name: str, model_name: str, weight_pr
         dict(type="scatter", x=[crossover, crossover, None, attention_from, attention_from],
              y=[SECONDS_RANGE[0], SECONDS_RANGE[1] / 3, None, SECONDS_RANGE[0], SECONDS_RANGE[1] / 30],
              text=["", f"compute-bound from {crossover:,.0f}", "", "", f"attention a tenth from {attention_from:,.0f}"],
-             mode="lines+text", textposition="middle left", line=dict(color="#566573", width=1, dash="dot"),
+             mode="lines+text", textposition="middle right", cliponaxis=False,
+             line=dict(color="#566573", width=1, dash="dot"),
              hoverinfo="skip", name="guides", showlegend=False, xaxis="x2", yaxis="y2"),
         dict(type="scatter", x=[prompt_tokens], y=[ttft], mode="markers+text", marker=dict(size=14, color=INK),
-             text=[f"{prompt_tokens:,.0f} tokens: {_seconds(ttft)}"], textposition="top left",
+             text=[f"{prompt_tokens:,.0f} tokens: {_seconds(ttft)}"], textposition="top center", cliponaxis=False,
              name="this prompt", showlegend=False, xaxis="x2", yaxis="y2",
              hovertemplate="%{x:,.0f} tokens → %{y:.3g} s<extra></extra>"),
     ]
 
     layout = base_layout(f"Prefill of {model_name} ({weight_precision} weights) on the {accelerator_name}",
-                         "arithmetic intensity (FLOP per byte)", "attainable dense BF16 TFLOP/s",
+                         "arithmetic intensity (FLOP per byte)", "attainable TFLOP/s",
                          x_log=True, y_log=True, x_range=INTENSITY_RANGE, y_range=TFLOPS_RANGE, legend=True)
-    layout["xaxis"]["domain"] = [0.0, 0.42]
-    layout["xaxis2"] = dict(title="prompt length S (tokens)", type="log", dtick=1, anchor="y2", domain=[0.54, 1.0],
-                            range=[0.9, 5.3])
-    layout["yaxis2"] = dict(title="seconds (ideal)", type="log", dtick=1, anchor="x2",
-                            range=[-4, 3])
-    layout["legend"] = dict(orientation="h", y=-0.2, x=0.54)
+    # two panels, one above the other: the roofline on top, the time to first token below
+    layout["height"] = 900
+    layout["yaxis"]["domain"] = [0.63, 1.0]
+    layout["xaxis2"] = dict(title="prompt length S (tokens)", type="log", dtick=1, anchor="y2", range=[0.9, 5.3])
+    layout["yaxis2"] = dict(title="seconds (ideal)", type="log", dtick=1, anchor="x2", range=[-4, 3],
+                            domain=[0.0, 0.4], exponentformat="power")
+    layout["legend"] = dict(orientation="h", x=0.0, y=0.455, xanchor="left", yanchor="middle")
+    layout["margin"] = dict(l=70, r=30, t=80, b=60)
     return {"data": left + right, "layout": layout}
 
 

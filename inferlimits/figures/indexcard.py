@@ -1,0 +1,84 @@
+"""The index card as one panel (chapter 7): both decode ceilings and a measured rate (tokens/s),
+where a decode step's time goes (ms), and the card's verdict and levers as text."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..indexcard import read_card, summary_lines
+from ..interactive import Control, panel as _panel
+from . import base_layout
+
+TOKENS_RANGE = (0.1, 1e7)             # tokens/s, fixed axis
+MS_RANGE = (1e-3, 1e5)                # ms per decode step, fixed axis
+PRECISIONS = ("BF16", "FP8", "INT4")
+BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+CONTEXTS = (128, 131_072)             # live slider range, tokens
+PROMPTS = (16, 32_768)                # live slider range, tokens
+MEASURED = ("none", 10, 29, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000)
+
+
+def _or_none(x: float) -> float | None:
+    return float(f"{x:.4g}") if x > 0 else None
+
+
+def spec(accelerator_name: str, model_name: str, weight_precision: str, kv_precision: str, batch: float,
+         context_tokens: float, prompt_tokens: float, measured: object) -> dict:
+    """The card for one setup, drawn: ceilings and measurement, time per step, verdict and levers."""
+    rate = 0.0 if measured == "none" else float(measured)
+    # whole sequences and tokens, whatever a live slider passes
+    card = read_card(accelerator_name, model_name, weight_precision, kv_precision, max(1, round(batch)),
+                     round(context_tokens), max(1, round(prompt_tokens)), rate)
+    lower = "memory" if card.memory_ceiling <= card.math_ceiling else "math"
+    rates = [card.memory_ceiling, card.math_ceiling, rate]
+    labels = [f"{card.memory_ceiling:,.0f}" + (" ← binds" if lower == "memory" else ""),
+              f"{card.math_ceiling:,.0f}" + (" ← binds" if lower == "math" else ""),
+              f"{rate:,.0f} ({card.share_of_ceiling:.0%})" if rate else "none given"]
+    ms = 1e3
+    step_ms = [card.weights_time_s * ms, card.cache_time_s * ms, card.math_time_s * ms,
+               card.batch / rate * ms if rate else 0.0]
+    data = [
+        dict(type="bar", orientation="h", x=[_or_none(r) for r in rates],
+             y=["memory ceiling", "math ceiling", "measured"], text=labels, textposition="outside",
+             marker=dict(color=["#1f4e79", "#2e8b57", "#c0392b"]), name="tokens/s", xaxis="x", yaxis="y",
+             hovertemplate="%{y}: %{x:,.4g} tokens/s<extra></extra>", cliponaxis=False),
+        dict(type="bar", orientation="h", x=[_or_none(t) for t in step_ms],
+             y=["reading the weights", "reading the caches", "math", "measured step"],
+             text=[f"{t:,.3g} ms" if t else "–" for t in step_ms], textposition="outside",
+             marker=dict(color=["#1f4e79", "#7d3c98", "#2e8b57", "#c0392b"]), name="ms per step",
+             xaxis="x2", yaxis="y2", hovertemplate="%{y}: %{x:,.4g} ms<extra></extra>", cliponaxis=False),
+        dict(type="scatter", x=[0], y=[1], mode="text", text=["<br>".join(summary_lines(card))],
+             textposition="bottom right", textfont=dict(size=13), xaxis="x3", yaxis="y3", hoverinfo="skip",
+             name="verdict", cliponaxis=False),
+    ]
+    layout = base_layout(f"Index card: {model_name} on the {accelerator_name}",
+                         "aggregate decode tokens per second", "", x_log=True, x_range=TOKENS_RANGE)
+    # three stacked panels: ceilings (top), time per step (middle), the card's answer as text (bottom)
+    layout["xaxis"].update(domain=[0.2, 0.9], anchor="y")
+    layout["yaxis"] = dict(domain=[0.8, 1.0], type="category", autorange="reversed", anchor="x")
+    axis2 = base_layout("", "time per decode step (ms)", "", x_log=True, x_range=MS_RANGE)["xaxis"]
+    layout["xaxis2"] = {**axis2, "domain": [0.2, 0.9], "anchor": "y2"}
+    layout["yaxis2"] = dict(domain=[0.47, 0.68], type="category", autorange="reversed", anchor="x2")
+    layout["xaxis3"] = dict(domain=[0.0, 1.0], range=[0, 1], visible=False, anchor="y3")
+    layout["yaxis3"] = dict(domain=[0.0, 0.35], range=[0, 1], visible=False, anchor="x3")
+    layout["height"] = 900
+    layout["margin"] = dict(l=20, r=20, t=70, b=40)
+    return {"data": data, "layout": layout}
+
+
+def panel(names: Sequence[str], model_names: Sequence[str], accelerator_name: str = "B200 (HGX)",
+          model_name: str = "Llama-3.1-8B", weight_precision: str = "BF16", kv_precision: str = "BF16",
+          batch: float = 1, context_tokens: float = 8192, prompt_tokens: float = 2048, measured: object = "none",
+          div_id: str = "fig-index-card"):
+    """Every input live with a kernel; without one, an accelerator dropdown and a batch slider."""
+    controls = [Control("accelerator_name", "accelerator", list(names)),
+                Control("model_name", "model", list(model_names)),
+                Control("weight_precision", "weights", PRECISIONS),
+                Control("kv_precision", "KV cache", PRECISIONS),
+                Control("batch", "batch (B)", BATCHES, kind="logslider"),
+                Control("context_tokens", "context (L)", CONTEXTS, kind="logslider"),
+                Control("prompt_tokens", "prompt (S)", PROMPTS, kind="logslider"),
+                Control("measured", "measured tokens/s", MEASURED)]
+    values = dict(accelerator_name=accelerator_name, model_name=model_name, weight_precision=weight_precision,
+                  kv_precision=kv_precision, batch=batch, context_tokens=context_tokens, prompt_tokens=prompt_tokens,
+                  measured=measured)
+    return _panel(spec, values, controls, div_id, static_dropdown="accelerator_name", static_slider="batch")

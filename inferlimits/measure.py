@@ -1,0 +1,464 @@
+"""Measuring this machine with numpy: its memory bandwidth, its matrix-multiply rate, the
+throughput of one weight matrix times 1, 2, 4, ... vectors, and the decode speed of a small
+Llama-shaped model (``tinyllm``).
+
+Every measurement is repeated and summarised by its median, which one slow repeat (another
+program waking up) cannot move much. Sweeps measure in rounds, each round visiting every setting
+once, so that a slow spell of the machine touches all settings alike instead of one of them.
+
+The functions whose names start with ``this_`` or end in ``_sweep`` remember their results for
+the rest of the session (the same arguments give the same measurement back), so that one
+chapter's cells and figures all show one set of measurements, and a figure redrawn with earlier
+settings does not measure again. Restart the kernel to measure afresh.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+from IPython.display import Markdown
+
+from . import tinyllm
+from .checks import CheckFailed
+from .generation import (decode_bytes_per_step, decode_flops_per_token, math_ceiling_tokens_per_s,
+                         memory_ceiling_tokens_per_s)
+from .models import Config, kv_bytes_per_token, weight_bytes
+from .roofline import balance_point_flop_per_byte, matmul_bytes, matmul_flops
+from .units import MIB, bytes_per_element, non_negative
+
+PRECISION = "FP32"  #: numpy on a CPU computes in float32: 4 bytes per number
+DTYPE = np.float32
+
+#: How often each measurement is repeated (the chapter states these numbers).
+BANDWIDTH_REPEATS = 7
+MATMUL_REPEATS = 5
+SWEEP_ROUNDS = 3
+DECODE_STEPS = 1   # tokens generated per context, batch and round
+DECODE_ROUNDS = 3
+
+
+def _whole(name: str, value: object, smallest: int = 1) -> int:
+    """``value`` as an int if it is a whole number of at least ``smallest``, else ValueError."""
+    x = non_negative(name, value)
+    if x != int(x) or x < smallest:
+        raise ValueError(f"{name} must be a whole number of at least {smallest}; got {value!r}")
+    return int(x)
+
+
+@dataclass(frozen=True)
+class Samples:
+    """One quantity measured several times (a rate, in base units: bytes/s, FLOP/s, tokens/s)."""
+
+    values: tuple[float, ...]
+
+    @property
+    def median(self) -> float:
+        return float(np.median(self.values))
+
+    @property
+    def low(self) -> float:
+        return min(self.values)
+
+    @property
+    def high(self) -> float:
+        return max(self.values)
+
+
+def _seconds(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def _repeat(fn: Callable[[], object], repeats: int) -> list[float]:
+    """Seconds per call for ``repeats`` calls, after one warm-up call that is not counted (it
+    pays for first touches of memory and for the library setting up its threads)."""
+    fn()
+    return [_seconds(fn) for _ in range(repeats)]
+
+
+# ---- the machine's two speeds ----------------------------------------------------------------
+
+def read_bandwidth_bytes_per_s(array_bytes: float = 256 * MIB, repeats: int = 7,
+                               threads: int | None = None) -> Samples:
+    """Streaming read bandwidth: read every byte of an array of ``array_bytes``, in chunks that
+    ``threads`` threads (default: one per core) read at once; bandwidth = bytes / seconds.
+
+    Reading means adding the bytes up as 64-bit integers, the cheapest arithmetic numpy offers
+    (a float32 sum does more work per byte, and on some processors that work, not memory, would
+    set its speed). Reading without writing is what a decode step does to its weights."""
+    n = _whole("array_bytes", array_bytes, 1024) // 8
+    repeats = _whole("repeats", repeats)
+    data = np.ones(n, np.uint64)  # written here, so that every page exists before the timing
+    with _Reader(data, threads) as read:
+        seconds = _repeat(read, repeats)
+    return Samples(tuple(data.nbytes / s for s in seconds))
+
+
+class _Reader:
+    """Reads every byte of a contiguous array when called: its 64-bit words are summed in chunks
+    by one thread per core (``threads``); a context manager that owns the threads."""
+
+    def __init__(self, data: np.ndarray, threads: int | None = None):
+        threads = _whole("threads", threads if threads is not None else os.cpu_count() or 1)
+        words = data.reshape(-1).view(np.uint64)
+        self.chunks = np.array_split(words, 4 * threads)  # small chunks: a thread that lags gets fewer
+        self.pool = ThreadPoolExecutor(threads)
+
+    def __call__(self) -> None:
+        list(self.pool.map(np.add.reduce, self.chunks))
+
+    def __enter__(self) -> _Reader:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.pool.shutdown()
+
+
+def matmul_flop_per_s(side: int = 2048, repeats: int = 5) -> Samples:
+    """Math rate of a large square float32 matrix product (side x side times side x side):
+    2 x side^3 FLOPs / seconds. Large products are as close to peak math as numpy gets."""
+    side = _whole("side", side, 16)
+    repeats = _whole("repeats", repeats)
+    rng = np.random.default_rng(0)
+    a, b = rng.random((side, side), dtype=DTYPE), rng.random((side, side), dtype=DTYPE)
+    out = np.empty((side, side), DTYPE)
+    seconds = _repeat(lambda: np.matmul(a, b, out=out), repeats)
+    return Samples(tuple(matmul_flops(side, side, side) / s for s in seconds))
+
+
+def processor_name() -> str:
+    """The processor's model name (from /proc/cpuinfo on Linux), else what ``platform`` reports."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown processor"
+
+
+@dataclass(frozen=True)
+class Machine:
+    """This machine's two measured speeds and what it is."""
+
+    processor: str
+    cores: int
+    date: str
+    bandwidth: Samples  # bytes/s
+    matmul: Samples     # FLOP/s
+    array_bytes: int
+    matmul_side: int
+
+    @property
+    def bandwidth_bytes_per_s(self) -> float:
+        return self.bandwidth.median
+
+    @property
+    def peak_flop_per_s(self) -> float:
+        """The measured math rate, which plays the role of the datasheet's peak."""
+        return self.matmul.median
+
+    @property
+    def balance_point_flop_per_byte(self) -> float:
+        return balance_point_flop_per_byte(self.peak_flop_per_s, self.bandwidth_bytes_per_s)
+
+    @property
+    def label(self) -> str:
+        """Which machine measured, and when: "AMD EPYC (2 cores), 2026-05-14"."""
+        return f"{self.processor} ({self.cores} cores), {self.date}"
+
+    def _repr_markdown_(self) -> str:
+        b, m = self.bandwidth, self.matmul
+        return "\n".join([
+            f"**Measured on {self.label}** (numpy {np.__version__}, float32)",
+            "",
+            "| measured | median | lowest to highest repeat |",
+            "|:--|--:|--:|",
+            f"| read bandwidth, {self.array_bytes / MIB:,.0f} MiB array | {b.median / 1e9:,.1f} GB/s "
+            f"| {b.low / 1e9:,.1f} to {b.high / 1e9:,.1f} GB/s |",
+            f"| matrix product, {self.matmul_side:,} × {self.matmul_side:,} | {m.median / 1e9:,.1f} GFLOP/s "
+            f"| {m.low / 1e9:,.1f} to {m.high / 1e9:,.1f} GFLOP/s |",
+            f"| balance point | {self.balance_point_flop_per_byte:,.1f} FLOP/byte | |",
+        ])
+
+
+@cache
+def this_bandwidth(array_bytes: int = 256 * MIB) -> Samples:
+    """This machine's read bandwidth (remembered for the session)."""
+    return read_bandwidth_bytes_per_s(array_bytes, repeats=BANDWIDTH_REPEATS)
+
+
+@cache
+def this_matmul(side: int = 2048) -> Samples:
+    """This machine's matrix-multiply rate (remembered for the session)."""
+    return matmul_flop_per_s(side, repeats=MATMUL_REPEATS)
+
+
+def this_machine(array_bytes: int = 256 * MIB, matmul_side: int = 2048) -> Machine:
+    """This machine's read bandwidth and matrix-multiply rate, with its name, core count and the
+    date (each measurement remembered for the session: see the module's notes)."""
+    return Machine(processor=processor_name(), cores=os.cpu_count() or 1,
+                   date=datetime.date.today().isoformat(), bandwidth=this_bandwidth(array_bytes),
+                   matmul=this_matmul(matmul_side), array_bytes=int(array_bytes), matmul_side=int(matmul_side))
+
+
+# ---- matrix-vector to matrix-matrix ----------------------------------------------------------
+
+@dataclass(frozen=True)
+class ProductPoint:
+    """A (batch x rows) by (rows x cols) float32 product, measured."""
+
+    batch: int
+    rows: int
+    cols: int
+    rate: Samples  # FLOP/s
+
+    @property
+    def flops(self) -> float:
+        return matmul_flops(self.batch, self.rows, self.cols)
+
+    @property
+    def bytes_moved(self) -> float:
+        return matmul_bytes(self.batch, self.rows, self.cols, bytes_per_element(PRECISION))
+
+    @property
+    def intensity_flop_per_byte(self) -> float:
+        return self.flops / self.bytes_moved
+
+    @property
+    def flop_per_s(self) -> float:
+        return self.rate.median
+
+    @property
+    def bandwidth_bytes_per_s(self) -> float:
+        """The memory traffic this product sustained: its bytes over its median time."""
+        return self.flop_per_s / self.intensity_flop_per_byte
+
+
+def powers_of_two(largest: int) -> tuple[int, ...]:
+    """1, 2, 4, ... up to ``largest``, which must be a power of two itself."""
+    largest = _whole("largest", largest)
+    if largest & (largest - 1):
+        raise ValueError(f"largest must be a power of two; got {largest}")
+    return tuple(2**i for i in range(largest.bit_length()))
+
+
+@dataclass(frozen=True)
+class ProductSweep:
+    """One weight matrix times growing batches, measured, with a plain read of the same matrix
+    timed in the same rounds (so that the two can be compared under the same conditions)."""
+
+    points: tuple[ProductPoint, ...]
+    read: Samples  # bytes/s of reading the weight matrix
+
+    def __iter__(self):
+        return iter(self.points)
+
+    def __len__(self) -> int:
+        return len(self.points)
+
+    @property
+    def read_bytes_per_s(self) -> float:
+        return self.read.median
+
+
+@cache
+def product_sweep(rows: int = 8192, cols: int = 8192, batches: tuple[int, ...] = powers_of_two(256),
+                  rounds: int = SWEEP_ROUNDS) -> ProductSweep:
+    """Multiply ``batches`` vectors at once by one rows x cols float32 weight matrix, for each
+    batch in turn, and read the matrix once more as a plain read, ``rounds`` times; the median
+    rate of each (remembered for the session)."""
+    rows, cols, rounds = _whole("rows", rows), _whole("cols", cols), _whole("rounds", rounds)
+    batches = tuple(_whole("batch", b) for b in batches)
+    rng = np.random.default_rng(0)
+    weights = rng.random((rows, cols), dtype=DTYPE)
+    inputs = {b: rng.random((b, rows), dtype=DTYPE) for b in batches}
+    outputs = {b: np.empty((b, cols), DTYPE) for b in batches}
+
+    def run(b: int) -> None:
+        np.matmul(inputs[b], weights, out=outputs[b])
+
+    with _Reader(weights) as read:
+        read()
+        for b in batches:
+            run(b)  # warm-up, not counted
+        seconds = {b: [] for b in batches}
+        reads = []
+        for _ in range(rounds):
+            reads.append(_seconds(read))
+            for b in batches:
+                seconds[b].append(_seconds(lambda: run(b)))
+    points = tuple(ProductPoint(b, rows, cols, Samples(tuple(matmul_flops(b, rows, cols) / s for s in seconds[b])))
+                   for b in batches)
+    return ProductSweep(points, Samples(tuple(weights.nbytes / s for s in reads)))
+
+
+# ---- the small decoder, really run -----------------------------------------------------------
+
+@cache
+def decoder_weights(c: Config = tinyllm.TINY_LLAMA, seed: int = 0) -> tinyllm.Weights:
+    """Random weights for the small decoder (made once per session: half a gigabyte of numbers)."""
+    return tinyllm.random_weights(c, seed)
+
+
+@dataclass(frozen=True)
+class DecodePoint:
+    """Tokens per second of B sequences decoding together at a context of L tokens, measured."""
+
+    config: Config
+    batch: int
+    context_tokens: int
+    rate: Samples  # tokens/s, all sequences together
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.rate.median
+
+    @property
+    def bytes_per_step(self) -> float:
+        """What the book's formula says a step reads: W + B x K x L."""
+        return decode_bytes_per_step(weight_bytes(self.config, PRECISION), self.batch,
+                                     kv_bytes_per_token(self.config, PRECISION), self.context_tokens)
+
+    @property
+    def flops_per_token(self) -> float:
+        return decode_flops_per_token(self.config, self.context_tokens)
+
+
+@cache
+def decode_sweep(c: Config = tinyllm.TINY_LLAMA, batches: tuple[int, ...] = powers_of_two(64),
+                 contexts: tuple[int, ...] = (128,), steps: int = DECODE_STEPS,
+                 rounds: int = DECODE_ROUNDS) -> tuple[DecodePoint, ...]:
+    """Generate ``steps`` tokens for B sequences whose caches already hold L tokens, for each
+    context L in ``contexts`` and batch B in ``batches`` in turn, ``rounds`` times; the median
+    tokens/s of each (context, batch), in that order (remembered for the session).
+
+    The caches are filled with random numbers instead of by reading a real prompt: a decode step
+    costs the same whatever the cached numbers are. One cache, sized for the largest batch and
+    context, serves every setting (a batch of B uses its first B sequences, a context of L its
+    first L positions), so that all settings can be measured in the same rounds."""
+    batches = tuple(_whole("batch", b) for b in batches)
+    contexts = tuple(_whole("context_tokens", L, 0) for L in contexts)
+    steps, rounds = _whole("steps", steps), _whole("rounds", rounds)
+    if not batches or not contexts:
+        raise ValueError("batches and contexts must each hold at least one value")
+    w = decoder_weights(c)
+    cache_ = tinyllm.KVCache(c, max(batches), max(contexts) + steps)
+    cache_.fill(max(contexts))
+    # a round visits each batch at every context back to back, so that the contexts of one batch
+    # are compared under the same conditions
+    settings = [(L, b) for b in batches for L in contexts]
+
+    def run(L: int, b: int, n: int) -> None:
+        tokens = np.zeros(b, dtype=np.int64)
+        for i in range(n):
+            tokens = tinyllm.decode_step(w, tokens, cache_, L + i)
+
+    run(max(contexts), max(batches), 1)  # warm-up, not counted (the cache is already written)
+    seconds = {s: [] for s in settings}
+    for _ in range(rounds):
+        for L, b in settings:
+            seconds[L, b].append(_seconds(lambda: run(L, b, steps)))
+    return tuple(DecodePoint(c, b, L, Samples(tuple(b * steps / s for s in seconds[L, b])))
+                 for L in contexts for b in batches)
+
+
+def at_context(points: Sequence[DecodePoint], context_tokens: int) -> tuple[DecodePoint, ...]:
+    """The points measured at one context."""
+    found = tuple(p for p in points if p.context_tokens == context_tokens)
+    if not found:
+        raise ValueError(f"context_tokens {context_tokens} was not measured; measured: "
+                         f"{sorted({p.context_tokens for p in points})}")
+    return found
+
+
+def paired_ratio(a: Samples, b: Samples) -> float:
+    """The median over rounds of a's rate over b's rate in the same round: a comparison that a
+    slow spell of the machine, which touches both measurements of a round, barely moves."""
+    if len(a.values) != len(b.values):
+        raise ValueError("a and b must come from the same rounds")
+    return float(np.median([x / y for x, y in zip(a.values, b.values)]))
+
+
+def slower(a: Samples, b: Samples) -> bool:
+    """Whether rate a was below rate b round by round (the median of their ratios below one)."""
+    return paired_ratio(a, b) < 1
+
+
+def point_at(points: Sequence, batch: int):
+    """The point measured at ``batch``, among points of one sweep and one context."""
+    for p in points:
+        if p.batch == batch:
+            return p
+    raise ValueError(f"batch {batch} was not measured; measured: {[p.batch for p in points]}")
+
+
+def rate_at(points: Sequence, batch: int) -> float:
+    """The median rate of the point measured at ``batch`` (tokens/s or FLOP/s), among points of
+    one sweep and one context (see ``at_context``)."""
+    return point_at(points, batch).rate.median
+
+
+# ---- what the measurements say against the book's formulas ------------------------------------
+
+def decode_ceilings_tokens_per_s(m: Machine, batch: float, context_tokens: float,
+                                 c: Config = tinyllm.TINY_LLAMA) -> tuple[float, float]:
+    """The book's two ceilings for a float32 decoder on this machine: memory
+    B x BW / (W + B x K x L) with the measured bandwidth, and math P / F with the measured
+    matrix-multiply rate."""
+    memory = memory_ceiling_tokens_per_s(m.bandwidth_bytes_per_s, weight_bytes(c, PRECISION), batch,
+                                         kv_bytes_per_token(c, PRECISION), context_tokens)
+    math_ = math_ceiling_tokens_per_s(m.peak_flop_per_s, decode_flops_per_token(c, context_tokens))
+    return memory, math_
+
+
+def efficiency(point: DecodePoint, m: Machine) -> float:
+    """Measured tokens/s over the lower of the two ceilings."""
+    return point.tokens_per_s / min(decode_ceilings_tokens_per_s(m, point.batch, point.context_tokens, point.config))
+
+
+def products_table(sweep: ProductSweep, m: Machine) -> Markdown:
+    """Each measured product: intensity, math rate, how fast it read the weights, share of the
+    roof; and the plain read of the same matrix in the same rounds."""
+    rows = ["| vectors | FLOP per byte | GFLOP/s | weights read at | share of this machine's roof |",
+            "|--:|--:|--:|--:|--:|"]
+    for p in sweep:
+        roof = min(m.peak_flop_per_s, p.intensity_flop_per_byte * m.bandwidth_bytes_per_s)
+        rows.append(f"| {p.batch:,} | {p.intensity_flop_per_byte:,.2f} | {p.flop_per_s / 1e9:,.1f} "
+                    f"| {p.bandwidth_bytes_per_s / 1e9:,.1f} GB/s | {p.flop_per_s / roof:.0%} |")
+    rows.append(f"| plain read | | | {sweep.read_bytes_per_s / 1e9:,.1f} GB/s | |")
+    return Markdown(f"Measured on {m.label}:\n\n" + "\n".join(rows))
+
+
+def decode_table(points: Sequence[DecodePoint], m: Machine) -> Markdown:
+    """Each measured batch: tokens/s, the two ceilings, and the share of the lower one."""
+    rows = ["| batch | measured tokens/s | memory ceiling | math ceiling | share of the lower ceiling |",
+            "|--:|--:|--:|--:|--:|"]
+    for p in points:
+        memory, math_ = decode_ceilings_tokens_per_s(m, p.batch, p.context_tokens, p.config)
+        rows.append(f"| {p.batch:,} | {p.tokens_per_s:,.1f} | {memory:,.0f} | {math_:,.0f} "
+                    f"| {efficiency(p, m):.0%} |")
+    context = points[0].context_tokens if points else 0
+    return Markdown(f"Measured on {m.label}, {context:,} tokens of context:\n\n" + "\n".join(rows))
+
+
+def relation(claim: str, holds: bool, **measured: float) -> None:
+    """Assert a relation between measurements that should hold on any machine; print one stable
+    line (never the measured values, which belong to the machine), or raise CheckFailed naming
+    the claim and the ``measured`` values."""
+    if not isinstance(claim, str) or not claim.strip():
+        raise ValueError("claim must say in words what relation holds")
+    if not holds:
+        shown = ", ".join(f"{k.replace('_', ' ')} {v:.4g}" for k, v in measured.items())
+        raise CheckFailed(f"{claim}: not so on this machine ({shown or 'see the measurements above'}). "
+                          "Was another program busy? Run the chapter again.")
+    print(f"✓ {claim} (on this machine)")

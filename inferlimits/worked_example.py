@@ -1,0 +1,489 @@
+"""The worked example of chapter 8: every numeric claim of a post about Qwen2.5-32B in BF16 on one
+A100 80GB SXM, recomputed from the model's config and the accelerator's datasheet, with a verdict.
+
+The claims are data (``data/worked_example_claims.toml``): the document's wording of each number,
+the number(s) as written, their unit, and which recomputation applies. A recomputation gives
+
+* ``right``: the value the config and the datasheet give, in base units (bytes, seconds, FLOP/s);
+* ``assumed``: the value under an assumption the document itself states (its ~2–2.5x cache
+  factor), where one applies;
+* ``route``: the arithmetic that reproduces the document's number, where it differs from both,
+  with the assumption or slip it takes, in words.
+
+The verdict compares the stated number with these, in this order: it *holds* (equal at the
+precision written, or within the 3% an approximate marker allows, the book's check rule); it
+*holds in binary units* (the number is right in GiB or MiB, the text says GB or MB); it *rounds*
+(within 5%, coarser than written); it *holds under the document's assumption*; it is *an
+assumption* the config cannot check; for an upper bound, it holds *in part*; or it *does not hold*.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+from functools import cached_property
+
+from . import datafiles
+from .checks import UNITS, Stated, verdict as _check_rule
+from .generation import decode_flops_per_token, decode_step_time_s, memory_ceiling_tokens_per_s
+from .hardware import Accelerator, accelerator
+from .kvcache import kv_cache_bytes, max_context_tokens, max_sequences, memory_left_for_cache_bytes
+from .models import Config, embedding_params, kv_bytes_per_token, model, param_count, weight_bytes
+from .roofline import balance_point_flop_per_byte, step_time_s
+from .units import GB, GIB, KIB, MB, MIB, bytes_per_element, positive
+
+#: Within this share of the recomputed value, a number that does not match at its written
+#: precision still "rounds" (32 for 32.76 billion; 64 GB for 65.5 GB).
+ROUNDS_WITHIN = 0.05
+#: A route (the arithmetic behind a wrong number) reproduces an approximate number within this
+#: share, a plain one within the smaller share (1.55 GB for 1.557 GB).
+ROUTE_WITHIN = 0.03
+ROUTE_PLAIN = 0.01
+
+HOLDS = "holds"
+BINARY = "holds in binary units"
+ROUNDS = "rounds"
+ASSUMED = "holds under its assumption"
+ASSUMPTION = "an assumption"
+PARTLY = "holds in part"
+FAILS = "does not hold"
+KINDS = (HOLDS, BINARY, ROUNDS, ASSUMED, ASSUMPTION, PARTLY, FAILS)
+
+_SCALE = {**UNITS, "tokens/s": 1.0, "FLOP/byte": 1.0, "sequences": 1.0}
+_BINARY = {"kB": "KiB", "MB": "MiB", "GB": "GiB"}
+_L2_UNITS = {"MB": MB, "MiB": MIB}
+
+
+# ---- the claims, as data ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Claim:
+    """One numeric claim of the document, as ``data/worked_example_claims.toml`` holds it."""
+
+    id: str
+    what: str
+    wording: str
+    stated: tuple[Decimal, ...]
+    unit: str
+    recompute: str
+    point: int
+    approximate: bool = False
+    bound: str = ""
+    context_tokens: int | None = None
+    route_bandwidth_share: float | None = None
+
+    @property
+    def scale(self) -> float:
+        """Base units per unit of the stated number (1e9 for GB, 1e-3 for ms)."""
+        return _SCALE[self.unit]
+
+    def stated_base(self, i: int = 0) -> float:
+        """The ``i``-th stated number in base units (80 GB -> 8e10 bytes)."""
+        return float(self.stated[i]) * self.scale
+
+
+@datafiles.cached
+def _data() -> dict:
+    return datafiles.load("worked_example_claims.toml")
+
+
+@datafiles.cached
+def claims() -> dict[str, Claim]:
+    """Every claim, in the document's order, keyed by id."""
+    out = {}
+    for key, row in _data()["claims"].items():
+        if row["unit"] not in _SCALE:
+            raise ValueError(f"claim {key}: unit must be one of {', '.join(_SCALE)}; got {row['unit']!r}")
+        if row["recompute"] not in RECOMPUTATIONS:
+            raise ValueError(f"claim {key}: recompute must be one of {', '.join(RECOMPUTATIONS)}; "
+                             f"got {row['recompute']!r}")
+        written = [n.replace(",", "") for n in re.findall(r"\d[\d,]*(?:\.\d+)?", row["wording"])] or ["0"]
+        if written != row["stated"]:
+            raise ValueError(f"claim {key}: stated {row['stated']} must be the numbers its wording "
+                             f"{row['wording']!r} shows ({written}; none means 0)")
+        out[key] = Claim(id=key, what=row["what"], wording=row["wording"],
+                         stated=tuple(Decimal(s) for s in row["stated"]),
+                         unit=row["unit"], recompute=row["recompute"], point=int(row["point"]),
+                         approximate=bool(row.get("approximate", False)), bound=row.get("bound", ""),
+                         context_tokens=row.get("context_tokens"),
+                         route_bandwidth_share=row.get("route_bandwidth_share"))
+    return out
+
+
+def claim(claim_id: str) -> Claim:
+    """The claim called ``claim_id``, or a ValueError listing the ids."""
+    table = claims()
+    if claim_id not in table:
+        raise ValueError(f"claim_id must be one of {', '.join(table)}; got {claim_id!r}")
+    return table[claim_id]
+
+
+def example_model() -> Config:
+    """The config of the model the document runs (Qwen2.5-32B)."""
+    return model(_data()["model"]).config
+
+
+def example_accelerator() -> Accelerator:
+    """The accelerator the document runs it on (the A100 80GB SXM)."""
+    return accelerator(_data()["accelerator"])
+
+
+def source() -> str:
+    """Where the claims come from."""
+    return _data()["source"]
+
+
+# ---- quantities the package does not already have --------------------------------------------------
+
+def l2_cache_bytes(accelerator_name: str) -> float | None:
+    """The on-chip L2 cache of an accelerator in bytes, from its row in ``accelerators.toml``
+    (``l2_cache`` in ``l2_cache_unit``), or None where the row gives none."""
+    accelerator(accelerator_name)  # a ValueError naming the parameter for unknown names
+    row = datafiles.load("accelerators.toml")["accelerators"][accelerator_name]
+    if "l2_cache" not in row:
+        return None
+    return float(row["l2_cache"]) * _L2_UNITS[row["l2_cache_unit"]]
+
+
+def l2_cache_table() -> list[tuple[str, float, str, str]]:
+    """(accelerator, L2 bytes, the marketed figure with its real unit, source) for every row that
+    gives an L2 size."""
+    rows = []
+    for name, row in datafiles.load("accelerators.toml")["accelerators"].items():
+        if "l2_cache" in row:
+            rows.append((name, l2_cache_bytes(name), f"{row['l2_cache']:g} {row['l2_cache_unit']}",
+                         row["l2_cache_source"]))
+    return rows
+
+
+def output_head_bytes(c: Config, weight_precision: str = "BF16") -> float:
+    """One vocabulary-sized matrix (the output head, or the input embedding table):
+    vocab x hidden x bytes per weight."""
+    return embedding_params(c) * bytes_per_element(weight_precision, "weight_precision")
+
+
+def context_tokens_at_compute_time(c: Config, peak_flop_per_s: float, seconds: float) -> float:
+    """The context L at which one token's decode math, F(L) / P, takes ``seconds``: from
+    F(L) = 2N + 2aL (N parameters, a = layers x heads x (d_qk + d_v)),
+    L = (seconds x P - F(0)) / (F(1) - F(0)). Raises ValueError if even L = 0 takes longer."""
+    budget = positive("seconds", seconds) * positive("peak_flop_per_s", peak_flop_per_s)
+    f0 = decode_flops_per_token(c, 0)
+    if budget < f0:
+        raise ValueError(f"seconds ({seconds!r}) is shorter than the math of a token with no context "
+                         f"({f0 / peak_flop_per_s:.3g} s)")
+    return (budget - f0) / (decode_flops_per_token(c, 1) - f0)
+
+
+def implied_bandwidth_bytes_per_s(bytes_moved: float, seconds: float) -> float:
+    """The bandwidth a stated time implies for a stated amount of traffic: M / T."""
+    return positive("bytes_moved", bytes_moved) / positive("seconds", seconds)
+
+
+# ---- the recomputations -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Recomputed:
+    """What the config and the datasheet give for a claim (base units), and the routes to the
+    document's number where they differ. ``right`` is None for a pure assumption."""
+
+    right: tuple[float, ...] | None
+    assumed: tuple[float, ...] | None = None
+    assumption: str = ""
+    route: tuple[float, ...] | None = None
+    route_text: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Setting:
+    """The example: the model's config, the accelerator, and quantities every claim uses."""
+
+    c: Config = field(default_factory=example_model)
+    a: Accelerator = field(default_factory=example_accelerator)
+
+    @cached_property
+    def w(self) -> float:
+        return weight_bytes(self.c, "BF16")
+
+    @cached_property
+    def k(self) -> float:
+        return kv_bytes_per_token(self.c, "BF16")
+
+    @cached_property
+    def factor(self) -> float:
+        """The document's cache factor at its upper end (the 2.5 of ~2–2.5x)."""
+        return float(claim("kv_factor").stated[-1])
+
+    @cached_property
+    def usable(self) -> float:
+        """The document's usable share of memory (95%)."""
+        return claim("usable_fraction").stated_base()
+
+    @cached_property
+    def left(self) -> float:
+        """Bytes left for caches: capacity x usable share - weights."""
+        return memory_left_for_cache_bytes(self.a.capacity_bytes, self.w, self.usable)
+
+
+def _gb(x: float, digits: int = 1) -> str:
+    return f"{x / GB:,.{digits}f} GB"
+
+
+def _parameters(cl: Claim, s: Setting) -> Recomputed:
+    n = param_count(s.c)
+    return Recomputed((n,), note=f"the size class; the config gives {n:,}")
+
+
+def _weight_bytes(cl: Claim, s: Setting) -> Recomputed:
+    b = bytes_per_element("BF16")
+    params = claim("params")
+    return Recomputed((s.w,), route=(params.stated_base() * b,),
+                      route_text=f"the rounded {params.wording} × {b:g} bytes",
+                      note=f"{_gb(s.w, 2)} is {s.w / GIB:.1f} GiB")
+
+
+def _capacity(cl: Claim, s: Setting) -> Recomputed:
+    a = s.a
+    return Recomputed((a.capacity_bytes,), note=f"the marketed figure counts {a.capacity_unit}")
+
+
+def _free_memory(cl: Claim, s: Setting) -> Recomputed:
+    free = memory_left_for_cache_bytes(s.a.capacity_bytes, s.w)
+    cap, wts = claim("gpu_memory"), claim("bf16_weights")
+    return Recomputed((free,), route=(cap.stated_base() - wts.stated_base(),),
+                      route_text=f"{cap.wording} − {wts.wording}, GiB read as GB and the count rounded,",
+                      note=f"{_gb(s.a.capacity_bytes)} − {_gb(s.w)} = {_gb(free)} ({free / GIB:.1f} GiB)")
+
+
+def _peak_math(cl: Claim, s: Setting) -> Recomputed:
+    return Recomputed((s.a.dense_bf16_flops_per_s,),
+                      note=(f"dense BF16; the {s.a.sparse_bf16_flops_per_s / 1e12:g} TFLOP/s on the datasheet "
+                            "is with sparsity"))
+
+
+def _bandwidth(cl: Claim, s: Setting) -> Recomputed:
+    bw = s.a.bandwidth_bytes_per_s
+    return Recomputed((bw,), note="" if cl.id == "bandwidth" else
+                      f"the datasheet says {bw / GB:,.0f} GB/s, as the document itself does earlier")
+
+
+def _balance_point(cl: Claim, s: Setting) -> Recomputed:
+    p, bw = s.a.dense_bf16_flops_per_s, s.a.bandwidth_bytes_per_s
+    return Recomputed((balance_point_flop_per_byte(p, bw),),
+                      note=f"math over bandwidth; the other way round it is {bw / p:.5f} byte per FLOP")
+
+
+def _l2_cache(cl: Claim, s: Setting) -> Recomputed:
+    l2 = l2_cache_bytes(s.a.name)
+    return Recomputed((l2,), note=f"the BF16 weights are {s.w / l2:,.0f} times larger")
+
+
+def _decode_rate(cl: Claim, s: Setting) -> Recomputed:
+    rate = memory_ceiling_tokens_per_s(s.a.bandwidth_bytes_per_s, s.w)
+    return Recomputed((rate,), note=f"{s.a.bandwidth_bytes_per_s / GB:,.0f} GB/s over {_gb(s.w)}")
+
+
+def _token_latency(cl: Claim, s: Setting) -> Recomputed:
+    p, bw = s.a.dense_bf16_flops_per_s, s.a.bandwidth_bytes_per_s
+    t = decode_step_time_s(p, bw, s.w, decode_flops_per_token(s.c))
+    head, bw_doc = output_head_bytes(s.c), claim("latency_bandwidth")
+    return Recomputed((t,), route=(head / bw_doc.stated_base(),),
+                      route_text=(f"one {s.c.vocab_size:,} × {s.c.hidden_size:,} BF16 matrix ({_gb(head, 2)}) "
+                                  f"over {bw_doc.wording}"),
+                      note=f"a token reads all {_gb(s.w)}")
+
+
+def _bytes_per_token(cl: Claim, s: Setting) -> Recomputed:
+    head = output_head_bytes(s.c)
+    return Recomputed((s.w,), route=(head,),
+                      route_text=f"one vocabulary-sized matrix, {s.c.vocab_size:,} × {s.c.hidden_size:,} × 2 bytes,",
+                      note="a token reads every weight")
+
+
+def _kv_per_token(cl: Claim, s: Setting) -> Recomputed:
+    c = s.c
+    return Recomputed((s.k,), note=(f"2 × {c.num_hidden_layers} × {c.num_key_value_heads} × {c.head_dim_qk} "
+                                    f"× 2 bytes "
+                                    f"= {s.k / KIB:g} KiB"))
+
+
+def _kv_sequence(cl: Claim, s: Setting) -> Recomputed:
+    plain = kv_cache_bytes(s.k, 1, cl.context_tokens)
+    return Recomputed((plain,), assumed=(s.factor * plain,),
+                      assumption=f"{s.factor:g}× the cache",
+                      note=f"{cl.context_tokens:,} tokens × {s.k:,.0f} B = {plain / GIB:g} GiB")
+
+
+def _kv_factor(cl: Claim, s: Setting) -> Recomputed:
+    up = bytes_per_element("FP32") / bytes_per_element("BF16")
+    return Recomputed(None, note=f"FP32 storage doubles the cache ({up:g}×); the rest is not derived")
+
+
+def _usable_fraction(cl: Claim, s: Setting) -> Recomputed:
+    return Recomputed(None, note="a choice of headroom; this chapter keeps it")
+
+
+def _usable_memory(cl: Claim, s: Setting) -> Recomputed:
+    usable = s.usable * s.a.capacity_bytes
+    return Recomputed((usable,), note=f"{s.usable:.0%} of {_gb(s.a.capacity_bytes)}")
+
+
+def _left_for_cache(cl: Claim, s: Setting) -> Recomputed:
+    usable, wts = claim("usable"), claim("plan_weights")
+    return Recomputed((s.left,), route=(usable.stated_base() - wts.stated_base(),),
+                      route_text=f"{usable.stated[0]} GiB minus {wts.stated[0]} GB, as if one unit,",
+                      note=f"{_gb(s.left)} = {s.left / GIB:.1f} GiB")
+
+
+def _sequences(cl: Claim, s: Setting) -> Recomputed:
+    L, cap = cl.context_tokens, s.a.capacity_bytes
+    plain = max_sequences(cap, s.w, s.k, L, s.usable)
+    assumed = max_sequences(cap, s.w, s.factor * s.k, L, s.usable)
+    remaining = claim("remaining")
+    per_sequence = next(x for x in claims().values() if x.recompute == "kv_sequence" and x.context_tokens == L)
+    doc = math.floor(remaining.stated_base() / per_sequence.stated_base())
+    return Recomputed((plain,), assumed=(assumed,),
+                      assumption=f"{s.factor:g}× the cache",
+                      route=(doc,), route_text=f"{remaining.wording} left over {per_sequence.wording} each")
+
+
+def _bytes_per_step(cl: Claim, s: Setting) -> Recomputed:
+    cap = s.a.capacity_bytes
+    return Recomputed((s.w, cap), note=(f"weights alone to all {_gb(cap)}; with {s.usable:.0%} usable, "
+                                        f"at most {_gb(s.usable * cap)}"))
+
+
+def _step_time(cl: Claim, s: Setting) -> Recomputed:
+    p, bw = s.a.dense_bf16_flops_per_s, s.a.bandwidth_bytes_per_s
+    f = decode_flops_per_token(s.c)
+    moved = (s.w, s.a.capacity_bytes)
+    share = cl.route_bandwidth_share
+    streamed = claim("streamed")
+    implied = [implied_bandwidth_bytes_per_s(streamed.stated_base(i), cl.stated_base(i)) for i in range(2)]
+    return Recomputed(tuple(step_time_s(f, m, p, bw) for m in moved),
+                      route=tuple(step_time_s(f, m, p, share * bw) for m in moved),
+                      route_text=f"the same bytes at {share:.0%} of the bandwidth",
+                      note=f"the stated pairs imply {implied[0] / 1e12:.2f} and {implied[1] / 1e12:.2f} TB/s")
+
+
+def _compute_time(cl: Claim, s: Setting) -> Recomputed:
+    p = s.a.dense_bf16_flops_per_s
+    longest = max_context_tokens(s.a.capacity_bytes, s.w, s.k, 1, s.usable)
+    times = tuple(decode_flops_per_token(s.c, L) / p for L in (0, longest))
+    crossing = context_tokens_at_compute_time(s.c, p, cl.stated_base())
+    return Recomputed(times, note=(f"no context to the longest that fits, {longest:,} tokens; "
+                                   f"{cl.wording[1:]} at {crossing:,.0f} tokens"))
+
+
+RECOMPUTATIONS = {
+    "parameters": _parameters, "weight_bytes": _weight_bytes, "capacity": _capacity,
+    "free_memory": _free_memory, "peak_math": _peak_math, "bandwidth": _bandwidth,
+    "balance_point": _balance_point, "l2_cache": _l2_cache, "decode_rate": _decode_rate,
+    "token_latency": _token_latency, "bytes_per_token": _bytes_per_token, "kv_per_token": _kv_per_token,
+    "kv_sequence": _kv_sequence, "kv_factor": _kv_factor, "usable_fraction": _usable_fraction,
+    "usable_memory": _usable_memory, "left_for_cache": _left_for_cache, "sequences": _sequences,
+    "bytes_per_step": _bytes_per_step, "step_time": _step_time, "compute_time": _compute_time,
+}
+
+
+def recompute(claim_id: str) -> Recomputed:
+    """The recomputation of claim ``claim_id`` for the document's model and accelerator."""
+    cl = claim(claim_id)
+    return RECOMPUTATIONS[cl.recompute](cl, Setting())
+
+
+# ---- verdicts -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Verdict:
+    claim: Claim
+    recomputed: Recomputed
+    kind: str
+    why: str
+
+
+def _matches(cl: Claim, values: tuple[float, ...], unit: str | None = None, tolerance: float | None = None) -> bool:
+    """Whether ``values`` (base units) give the stated number(s): each end of a pair, or a single
+    value inside a stated range. The book's check rule; ``tolerance`` makes any match approximate."""
+    unit = unit or cl.unit
+    scale = _SCALE[unit]
+    mode = "approximate" if (cl.approximate or tolerance) else "plain"
+
+    def one(x: float, s: Decimal) -> bool:
+        st = Stated(str(s), s, max(0, -s.as_tuple().exponent), "", mode)
+        return _check_rule(x / scale, st, tolerance or 0.03)[0]
+
+    if len(values) == len(cl.stated):
+        return all(one(x, s) for x, s in zip(values, cl.stated))
+    if len(values) == 1 and len(cl.stated) == 2:
+        lo, hi = (float(s) * scale for s in cl.stated)
+        slack = (tolerance or 0.03) if mode == "approximate" else 0.0
+        return lo * (1 - slack) <= values[0] <= hi * (1 + slack)
+    raise ValueError(f"claim {cl.id}: {len(values)} recomputed value(s) for {len(cl.stated)} stated")
+
+
+def _off(cl: Claim, values: tuple[float, ...]) -> float:
+    """The largest relative gap between the stated number(s) and the values."""
+    return max(abs(float(s) * cl.scale - x) / x for s, x in zip(cl.stated, values))
+
+
+def _show(cl: Claim, values: tuple[float, ...] | None) -> str:
+    """Values in the claim's unit, four significant figures ("65.53 GB", "32.14 ms")."""
+    if values is None:
+        return "–"
+    unit = "" if cl.unit in ("×", "%") else f" {cl.unit}"
+    if cl.unit == "sequences" and values == (1,):
+        unit = " sequence"
+    shown = [f"{x / cl.scale:,.4g}" for x in values]
+    return " to ".join(shown) + unit if cl.unit != "%" else " to ".join(shown) + "%"
+
+
+def judge(claim_id: str) -> Verdict:
+    """The verdict on claim ``claim_id`` and the reason, in words, with the numbers."""
+    cl = claim(claim_id)
+    r = recompute(claim_id)
+    note = f"; {r.note}" if r.note else ""
+    route_ok = r.route is not None and _matches(cl, r.route, tolerance=ROUTE_WITHIN if cl.approximate else ROUTE_PLAIN)
+    route = f"{r.route_text} gives {_show(cl, r.route)}" if route_ok else ""
+    if r.right is None:
+        return Verdict(cl, r, ASSUMPTION, r.note)
+    if cl.bound == "<":
+        below = [x < float(cl.stated[0]) * cl.scale for x in r.right]
+        kind = HOLDS if all(below) else PARTLY if any(below) else FAILS
+        return Verdict(cl, r, kind, r.note)
+    if _matches(cl, r.right):
+        return Verdict(cl, r, HOLDS, r.note)
+    binary = _BINARY.get(cl.unit)
+    if binary and _matches(cl, r.right, binary):
+        stated = " to ".join(f"{s:,}" for s in cl.stated)
+        return Verdict(cl, r, BINARY, f"{stated} {binary} = {_show(cl, r.right)}{note}")
+    if len(r.right) == len(cl.stated) and _off(cl, r.right) <= ROUNDS_WITHIN:
+        return Verdict(cl, r, ROUNDS, f"{_off(cl, r.right):.1%} off" + (f": {route}" if route else "") + note)
+    if r.assumed is not None and _matches(cl, r.assumed):
+        return Verdict(cl, r, ASSUMED, f"with {r.assumption}: {_show(cl, r.assumed)}")
+    why = route or "no route found to the document's number"
+    if r.assumed is not None:
+        why += f"; with {r.assumption}: {_show(cl, r.assumed)}"
+    return Verdict(cl, r, FAILS, why + note)
+
+
+def shown(v: Verdict, which: str = "right") -> str:
+    """A verdict's recomputed values (``which``: "right", "assumed" or "route") in the claim's unit,
+    four significant figures ("65.53 GB", "32.14 ms"), or "–" where there are none."""
+    if which not in ("right", "assumed", "route"):
+        raise ValueError(f"which must be right, assumed or route; got {which!r}")
+    return _show(v.claim, getattr(v.recomputed, which))
+
+
+def verdicts() -> list[Verdict]:
+    """Verdicts on every claim, in the document's order."""
+    return [judge(k) for k in claims()]
+
+
+def verdict_counts() -> dict[str, int]:
+    """How many claims got each kind of verdict (every kind listed, zeros included)."""
+    counts = {k: 0 for k in KINDS}
+    for v in verdicts():
+        counts[v.kind] += 1
+    return counts

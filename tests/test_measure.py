@@ -1,0 +1,263 @@
+"""The small numpy decoder computes what a Llama-shaped decoder computes, and the measuring code
+returns rates in the units it names. Timings themselves are not asserted here: they belong to
+the machine, and the chapter checks only relations that hold on any machine."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from inferlimits import measure, tinyllm
+from inferlimits.generation import decode_flops_per_token
+from inferlimits.models import Config, kv_bytes_per_token, param_count, weight_bytes
+
+TINY = Config(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=8,
+              num_key_value_heads=2, head_dim=16, vocab_size=101, tie_word_embeddings=True)
+UNTIED = Config(hidden_size=48, intermediate_size=80, num_hidden_layers=3, num_attention_heads=6,
+                num_key_value_heads=3, head_dim=8, vocab_size=37, tie_word_embeddings=False)
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return tinyllm.random_weights(TINY, seed=1)
+
+
+def _tokens(c, batch, length, seed=0):
+    return np.random.default_rng(seed).integers(0, c.vocab_size, (batch, length))
+
+
+# ---- the book's formulas apply to it ----------------------------------------------------------
+
+@pytest.mark.parametrize("c", [TINY, UNTIED, tinyllm.TINY_LLAMA], ids=["tiny", "untied", "chapter"])
+def test_parameter_count_equals_the_books_formula(c):
+    if c is tinyllm.TINY_LLAMA:  # count from shapes, without making half a gigabyte of numbers
+        h, hd, inter = c.hidden_size, c.head_dim, c.intermediate_size
+        per_layer = (h * c.num_attention_heads * hd * 2 + 2 * h * c.num_key_value_heads * hd
+                     + 3 * h * inter + 2 * h)
+        counted = c.num_hidden_layers * per_layer + c.vocab_size * h + h
+    else:
+        counted = tinyllm.random_weights(c).param_count
+    assert counted == param_count(c)
+
+
+def test_weight_and_cache_bytes_match_the_arrays(tiny):
+    assert tiny.nbytes == weight_bytes(TINY, "FP32")
+    cache = tinyllm.KVCache(TINY, batch=3, max_tokens=10)
+    assert cache.nbytes == 3 * 10 * kv_bytes_per_token(TINY, "FP32")
+
+
+def test_the_chapters_decoder_is_llama_shaped_and_larger_than_caches():
+    c = tinyllm.TINY_LLAMA
+    assert c.num_attention_heads * c.head_dim == c.hidden_size
+    assert c.num_attention_heads // c.num_key_value_heads == 4
+    assert weight_bytes(c, "FP32") > 256 * 2**20
+    assert decode_flops_per_token(c) == 2 * param_count(c)
+
+
+# ---- shapes and pieces -------------------------------------------------------------------------
+
+def test_shapes(tiny):
+    cache = tinyllm.KVCache(TINY, batch=4, max_tokens=12)
+    logits = tinyllm.forward(tiny, _tokens(TINY, 3, 5), cache, 0)
+    assert logits.shape == (3, TINY.vocab_size) and logits.dtype == np.float32
+    nxt = tinyllm.decode_step(tiny, np.zeros(3, int), cache, 5)
+    assert nxt.shape == (3,)
+    assert tinyllm.generate(tiny, _tokens(TINY, 2, 4), 6).shape == (2, 6)
+    assert np.isfinite(logits).all()
+
+
+def test_rms_norm():
+    x = np.random.default_rng(0).standard_normal((5, 32)).astype(np.float32)
+    w = np.linspace(0.5, 2, 32, dtype=np.float32)
+    y = tinyllm.rms_norm(x, w)
+    expected = x / np.sqrt((x.astype(np.float64) ** 2).mean(axis=-1, keepdims=True) + tinyllm.RMS_EPS) * w
+    np.testing.assert_allclose(y, expected, rtol=1e-5)
+    np.testing.assert_allclose(np.sqrt((tinyllm.rms_norm(x, np.ones(32, np.float32)) ** 2).mean(-1)), 1, rtol=1e-4)
+    np.testing.assert_allclose(tinyllm.rms_norm(7 * x, w), y, rtol=1e-4)  # scale-free
+
+
+def test_rope_keeps_lengths_and_depends_only_on_relative_position():
+    rng = np.random.default_rng(0)
+    q, k = rng.standard_normal((2, 16)).astype(np.float32)
+    rq = lambda p: tinyllm.rope(q[None], np.array([p]))[0]  # noqa: E731
+    rk = lambda p: tinyllm.rope(k[None], np.array([p]))[0]  # noqa: E731
+    np.testing.assert_allclose(np.linalg.norm(rq(9)), np.linalg.norm(q), rtol=1e-5)
+    np.testing.assert_allclose(rq(10) @ rk(7), rq(3) @ rk(0), rtol=1e-4)
+    np.testing.assert_array_equal(rq(0), q)
+
+
+def test_layers_hold_the_nine_llama_matrices(tiny):
+    layer = tiny.layers[0]
+    h, hd, inter = TINY.hidden_size, TINY.head_dim, TINY.intermediate_size
+    shapes = {k: v.shape for k, v in layer.parts().items()}
+    assert shapes == dict(attn_norm=(h,), wq=(h, 8 * hd), wk=(h, 2 * hd), wv=(h, 2 * hd), wo=(8 * hd, h),
+                          mlp_norm=(h,), w_gate=(h, inter), w_up=(h, inter), w_down=(inter, h))
+    again = tinyllm.Layer.from_parts(**layer.parts())
+    assert all(np.array_equal(a, b) for a, b in zip(again.arrays(), layer.arrays()))
+
+
+def test_gated_mlp_is_down_of_silu_gate_times_up(tiny):
+    layer = tiny.layers[0]
+    x = np.random.default_rng(0).standard_normal((2, TINY.hidden_size)).astype(np.float32)
+    gate, up = x @ layer.w_gate, x @ layer.w_up
+    expected = (gate / (1 + np.exp(-gate)) * up) @ layer.w_down
+    np.testing.assert_allclose(tinyllm.gated_mlp(x, layer), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_query_heads_share_key_value_heads_in_consecutive_groups():
+    assert tinyllm.query_head_groups(TINY) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert tinyllm.query_head_groups(UNTIED) == [[0, 1], [2, 3], [4, 5]]
+
+
+def test_grouped_query_attention_equals_multi_head_attention_with_repeated_kv_heads(tiny):
+    """GQA is MHA whose key and value heads come in identical groups: repeating each KV head's
+    weights for its query heads gives a multi-head model with the same outputs."""
+    g = TINY.num_attention_heads // TINY.num_key_value_heads
+    hd = TINY.head_dim
+    mha_config = Config(**{**TINY.__dict__, "num_key_value_heads": TINY.num_attention_heads})
+
+    def repeat(w):
+        heads = w.reshape(w.shape[0], TINY.num_key_value_heads, hd)
+        return np.repeat(heads, g, axis=1).reshape(w.shape[0], -1)
+
+    layers = tuple(tinyllm.Layer.from_parts(**{**layer.parts(), "wk": repeat(layer.wk), "wv": repeat(layer.wv)})
+                   for layer in tiny.layers)
+    mha = tinyllm.Weights(mha_config, tiny.embed, layers, tiny.final_norm)
+    tokens = _tokens(TINY, 2, 6)
+    expected = tinyllm.reference_logits(tiny, tokens)
+    np.testing.assert_allclose(tinyllm.reference_logits(mha, tokens), expected, rtol=1e-4, atol=1e-4)
+    cache = tinyllm.KVCache(mha_config, 2, 6)
+    np.testing.assert_allclose(tinyllm.forward(mha, tokens, cache, 0), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_swapping_kv_heads_changes_the_output(tiny):
+    """The grouping matters: giving query heads the wrong KV head changes the logits."""
+    hd = TINY.head_dim
+    swapped = tuple(tinyllm.Layer.from_parts(**{**layer.parts(),
+                                                "wk": np.concatenate([layer.wk[:, hd:], layer.wk[:, :hd]], axis=1)})
+                    for layer in tiny.layers)
+    other = tinyllm.Weights(TINY, tiny.embed, swapped, tiny.final_norm)
+    tokens = _tokens(TINY, 1, 5)
+    assert not np.allclose(tinyllm.reference_logits(other, tokens), tinyllm.reference_logits(tiny, tokens))
+
+
+# ---- the KV cache gives the same answers as recomputing --------------------------------------
+
+@pytest.mark.parametrize("c", [TINY, UNTIED], ids=["tied", "untied"])
+def test_kv_cache_gives_the_same_next_token_logits_as_recomputing(c):
+    w = tinyllm.random_weights(c, seed=2)
+    tokens = _tokens(c, 3, 9, seed=3)
+    cache = tinyllm.KVCache(c, 3, 9)
+    tinyllm.forward(w, tokens[:, :4], cache, 0)           # a prompt of 4 tokens
+    tinyllm.forward(w, tokens[:, 4:6], cache, 4)          # two more at once
+    for t in range(6, 9):                                 # then one token per step
+        got = tinyllm.forward(w, tokens[:, t:t + 1], cache, t)
+        expected = tinyllm.reference_logits(w, tokens[:, :t + 1])
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_attention_is_softmax_of_scaled_scores_times_values():
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((6, 4, 16)).astype(np.float32)
+    k = rng.standard_normal((6, 9, 16)).astype(np.float32)
+    v = rng.standard_normal((6, 9, 16)).astype(np.float32)
+    got = tinyllm.attend(q, k, v, 0.25)
+    for r in range(6):
+        s = q[r].astype(np.float64) @ k[r].T.astype(np.float64) * 0.25
+        p = np.exp(s - s.max(-1, keepdims=True))
+        p /= p.sum(-1, keepdims=True)
+        np.testing.assert_allclose(got[r], p @ v[r], rtol=1e-4, atol=1e-5)
+
+
+def test_greedy_generation_continues_from_the_cache(tiny):
+    prompt = _tokens(TINY, 2, 5)
+    out = tinyllm.generate(tiny, prompt, 4)
+    seq = prompt
+    for i in range(4):
+        nxt = np.argmax(tinyllm.reference_logits(tiny, seq), axis=-1)
+        np.testing.assert_array_equal(out[:, i], nxt)
+        seq = np.concatenate([seq, nxt[:, None]], axis=1)
+
+
+def test_cache_fill_and_bad_positions(tiny):
+    cache = tinyllm.KVCache(TINY, 2, 8)
+    cache.fill(5)
+    assert np.isfinite(cache.k[0][:, :, :5]).all() and np.abs(cache.v[1][:, :, :5]).max() > 0
+    with pytest.raises(ValueError, match="cache holds"):
+        tinyllm.forward(tiny, _tokens(TINY, 3, 1), cache, 0)
+    with pytest.raises(ValueError, match="cache holds"):
+        tinyllm.forward(tiny, _tokens(TINY, 2, 2), cache, 7)
+    with pytest.raises(ValueError, match="tokens"):
+        cache.fill(9)
+
+
+def test_configs_the_decoder_cannot_run_are_refused():
+    with pytest.raises(ValueError, match="multiple"):
+        tinyllm.random_weights(Config(**{**TINY.__dict__, "num_key_value_heads": 3}))
+    with pytest.raises(ValueError, match="bias"):
+        tinyllm.random_weights(Config(**{**TINY.__dict__, "attention_bias": True}))
+
+
+# ---- the measuring code -------------------------------------------------------------------------
+
+def test_measurements_have_the_units_they_name():
+    bw = measure.read_bandwidth_bytes_per_s(array_bytes=4 * 2**20, repeats=3)
+    assert len(bw.values) == 3 and bw.low <= bw.median <= bw.high
+    assert 1e8 < bw.median < 1e13  # bytes/s: more than 0.1 GB/s, less than 10 TB/s
+    mm = measure.matmul_flop_per_s(side=128, repeats=3)
+    assert 1e7 < mm.median < 1e15
+    points = measure.product_sweep(256, 128, (1, 4), rounds=2)
+    assert [p.batch for p in points] == [1, 4] and len(points) == 2
+    assert len(points.read.values) == 2 and points.read_bytes_per_s > 1e8
+    assert points.points[1].intensity_flop_per_byte > points.points[0].intensity_flop_per_byte
+    p = points.points[0]
+    assert p.flops == 2 * 256 * 128 and p.bytes_moved == 4 * (256 + 256 * 128 + 128)
+    np.testing.assert_allclose(p.bandwidth_bytes_per_s * p.intensity_flop_per_byte, p.flop_per_s)
+
+
+def test_decode_sweep_measures_every_batch_at_every_context():
+    points = measure.decode_sweep(TINY, (1, 2, 4), contexts=(16, 40), steps=2, rounds=2)
+    assert [(p.context_tokens, p.batch) for p in points] == [(16, 1), (16, 2), (16, 4), (40, 1), (40, 2), (40, 4)]
+    assert all(p.tokens_per_s > 0 and len(p.rate.values) == 2 for p in points)
+    short = measure.at_context(points, 16)
+    assert short[2].bytes_per_step == weight_bytes(TINY, "FP32") + 4 * 16 * kv_bytes_per_token(TINY, "FP32")
+    assert measure.rate_at(short, 2) == short[1].tokens_per_s
+    with pytest.raises(ValueError, match="batch 8"):
+        measure.rate_at(short, 8)
+    with pytest.raises(ValueError, match="context_tokens 17"):
+        measure.at_context(points, 17)
+
+
+def test_paired_ratio_compares_round_by_round():
+    a = measure.Samples((10.0, 2.0, 30.0))   # round 2 was slow for both
+    b = measure.Samples((5.0, 1.0, 10.0))
+    assert measure.paired_ratio(a, b) == 2.0
+    assert measure.slower(b, a) and not measure.slower(a, b)
+    with pytest.raises(ValueError, match="same rounds"):
+        measure.paired_ratio(a, measure.Samples((1.0,)))
+
+
+def test_machine_and_powers_of_two():
+    assert measure.powers_of_two(256) == (1, 2, 4, 8, 16, 32, 64, 128, 256)
+    assert measure.powers_of_two(1) == (1,)
+    with pytest.raises(ValueError, match="power of two"):
+        measure.powers_of_two(6)
+    m = measure.Machine("cpu", 2, "2026-01-01", measure.Samples((2e10, 1e10, 3e10)),
+                        measure.Samples((1e11,)), 2**28, 2048)
+    assert m.bandwidth_bytes_per_s == 2e10 and m.balance_point_flop_per_byte == 5
+    assert "cpu (2 cores), 2026-01-01" in m._repr_markdown_()
+    assert measure.processor_name()
+
+
+@pytest.mark.parametrize("call", [
+    lambda: measure.read_bandwidth_bytes_per_s(array_bytes=0),
+    lambda: measure.read_bandwidth_bytes_per_s(array_bytes=float("nan")),
+    lambda: measure.matmul_flop_per_s(side=10.5),
+    lambda: measure.matmul_flop_per_s(side=1024, repeats=-1),
+    lambda: measure.product_sweep(64, 64, (0,)),
+    lambda: measure.decode_sweep(TINY, (1,), contexts=(-1,)),
+    lambda: measure.decode_sweep(TINY, (1,), contexts=()),
+    lambda: measure.powers_of_two(0),
+])
+def test_bad_sizes_are_refused(call):
+    with pytest.raises(ValueError):
+        call()

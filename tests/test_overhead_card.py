@@ -1,0 +1,210 @@
+"""Chapters 6 and 7: the overhead ceiling and its assumptions, the dispatch measurement, and the
+index card's verdicts on cases whose answers are known."""
+from __future__ import annotations
+
+import importlib
+import math
+import re
+
+import nbrun
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from inferlimits import datafiles
+from inferlimits.book import ROOT
+from inferlimits.generation import decode_flops_per_token, math_ceiling_tokens_per_s, memory_ceiling_tokens_per_s
+from inferlimits.hardware import accelerator
+from inferlimits.indexcard import (ABOVE, CACHE_BOUND, MATH_BOUND, OVERHEAD, STEPS, WEIGHTS_BOUND, card_rows,
+                                   read_card, summary_lines)
+from inferlimits.measurements import measurement
+from inferlimits.models import model, weight_bytes
+from inferlimits.overhead import (binding_wall, dispatch_sweep, eager_launches_per_step, fit_call_overhead,
+                                  host_time_per_step_s, launch_assumptions, launch_budget_per_step,
+                                  launches_per_step, overhead_ceiling_tokens_per_s, relation,
+                                  seconds_per_launch_to_explain, serial_tokens_per_s)
+from inferlimits.roofline import COMPUTE_BOUND, MEMORY_BOUND
+
+LLAMA = model("Llama-3.1-8B").config
+CHAPTERS = [ROOT / "chapters" / "06_overhead.ipynb", ROOT / "chapters" / "07_index_card.ipynb"]
+
+
+# ---- the overhead ceiling ------------------------------------------------------------------------
+
+def test_launch_count_is_derived_from_the_config_and_the_assumed_parts():
+    a = launch_assumptions()
+    assert a.kernels_per_layer == sum(g.count for g in a.per_layer)
+    assert eager_launches_per_step(LLAMA) == LLAMA.num_hidden_layers * a.kernels_per_layer + a.outside_layers
+    assert launches_per_step(LLAMA, 1, 0) == LLAMA.num_hidden_layers
+
+
+def test_the_assumptions_say_what_they_are_and_where_such_figures_are_reported():
+    a = launch_assumptions()
+    assert a.reported_low_s <= a.seconds_per_launch <= a.reported_high_s
+    assert "assumed" in a.launch_what and len(a.launch_seen.split()) >= 10
+    assert all(len(g.what.split()) >= 3 for g in a.per_layer) and a.outside_what
+
+
+@given(n=st.floats(1, 1e5), t=st.floats(1e-7, 1e-3), b=st.floats(1, 1024))
+def test_ceiling_budget_and_explanation_are_one_formula(n, t, b):
+    ceiling = overhead_ceiling_tokens_per_s(n, t, b)
+    assert math.isclose(ceiling, b / host_time_per_step_s(n, t))
+    assert math.isclose(launch_budget_per_step(ceiling, t, b), n)
+    assert math.isclose(seconds_per_launch_to_explain(ceiling, n, b), t)
+    assert overhead_ceiling_tokens_per_s(2 * n, t, b) < ceiling   # more launches, lower ceiling
+
+
+@given(host=st.floats(1e-6, 1.0), device=st.floats(1e-6, 1.0))
+def test_synchronised_steps_are_slower_than_either_part_alone(host, device):
+    serial = serial_tokens_per_s(host, device)
+    assert serial <= min(1 / host, 1 / device) and serial >= 0.5 * min(1 / host, 1 / device)
+
+
+def test_binding_wall_names_the_lowest_ceiling():
+    assert binding_wall(498, 140_000, 72) == "overhead"
+    assert binding_wall(498, 140_000, 100_000) == "memory"
+    assert binding_wall(300_000, 140_000, 1e6) == "math"
+
+
+def test_the_chapters_running_example():
+    """29 tokens/s on the B200 is about 6% of the memory ceiling; the eager launches alone cap it
+    near 72 tokens/s at the assumed 10 µs; one graph launch per step puts memory back in charge."""
+    m = measurement("b200_eager_llama8b")
+    a = accelerator(m.accelerator)
+    mem = memory_ceiling_tokens_per_s(a.bandwidth_bytes_per_s, weight_bytes(LLAMA, m.weight_precision))
+    mth = math_ceiling_tokens_per_s(a.dense_bf16_flops_per_s, decode_flops_per_token(LLAMA))
+    assert 0.05 < m.tokens_per_s / mem < 0.07
+    t = launch_assumptions().seconds_per_launch
+    eager = overhead_ceiling_tokens_per_s(eager_launches_per_step(LLAMA), t)
+    assert m.tokens_per_s < eager < mem and binding_wall(mem, mth, eager) == "overhead"
+    assert binding_wall(mem, mth, overhead_ceiling_tokens_per_s(1, t)) == "memory"
+
+
+# ---- the dispatch measurement ------------------------------------------------------------------
+
+def test_fit_recovers_known_costs():
+    c, e = 1e-6, 5e-10
+    calls = [4096, 1024, 64, 1]
+    elements = [4096] * 4
+    seconds = [n * c + x * e for n, x in zip(calls, elements)]
+    got_c, got_e = fit_call_overhead(calls, elements, seconds)
+    assert math.isclose(got_c, c, rel_tol=1e-6) and math.isclose(got_e, e, rel_tol=1e-6)
+
+
+def test_fit_rejects_rows_of_different_lengths():
+    with pytest.raises(ValueError, match="same length"):
+        fit_call_overhead([1, 2], [3, 4, 5], [1e-6, 2e-6])
+
+
+def test_a_small_sweep_measures_and_is_remembered():
+    sweep = dispatch_sweep(256, (1, 16), repeats=1)
+    assert sweep is dispatch_sweep(256, (1, 16), repeats=1)
+    assert sweep.calls(16) == 16 and all(s > 0 for s in sweep.loop_seconds) and sweep.one_call_seconds > 0
+    assert sweep.slowdown(1) > 1
+    with pytest.raises(ValueError, match="divide"):
+        dispatch_sweep(256, (3,), repeats=1)
+
+
+def test_relation_prints_a_stable_line_and_fails_loudly(capsys):
+    relation("loop against one call", 123.456, 10)
+    assert capsys.readouterr().out == "✓ loop against one call: at least 10× on this machine\n"
+    with pytest.raises(AssertionError, match="below 10"):
+        relation("loop against one call", 9.9, 10)
+
+
+# ---- the index card: cases with known answers ---------------------------------------------------
+
+def test_memory_bound_decode():
+    """One sequence of Llama-3.1-8B on an H100: the weight read paces decode; every memory lever helps."""
+    card = read_card("H100 SXM", "Llama-3.1-8B", batch=1, context_tokens=1024)
+    assert card.decode_wall == MEMORY_BOUND and card.verdict == WEIGHTS_BOUND
+    helping = card.helping()
+    assert any(h.startswith("quantize the weights") for h in helping)
+    assert "batch twice as many sequences" in helping and "speculative decoding" in helping
+    assert any(h.startswith("a card with more bandwidth") for h in helping)
+    assert not any(h.startswith("quantize the KV cache") or h.startswith("profile") for h in helping)
+
+
+def test_compute_bound_prefill():
+    """An 8,192-token prompt on a B200 is far past the crossover near the balance point (about 281)."""
+    card = read_card("B200 (HGX)", "Llama-3.1-8B", prompt_tokens=8192)
+    assert card.prefill_wall == COMPUTE_BOUND and 250 < card.prefill_crossover_tokens < 320
+    assert read_card("B200 (HGX)", "Llama-3.1-8B", prompt_tokens=64).prefill_wall == MEMORY_BOUND
+
+
+def test_kv_dominated_long_context():
+    """32 sequences of 32,768 tokens: the caches outweigh the weights; shrinking them is the lever,
+    and neither lighter weights nor a bigger batch (which would not fit) helps."""
+    card = read_card("B200 (HGX)", "Llama-3.1-8B", batch=32, context_tokens=32_768)
+    assert card.verdict == CACHE_BOUND and card.cache_bytes > 5 * card.weight_bytes and card.fits
+    helping = card.helping()
+    assert "quantize the KV cache to FP8" in helping
+    assert not any(h.startswith("quantize the weights") for h in helping)
+    assert "batch twice as many sequences" not in helping
+
+
+def test_overhead_bound_eager_baseline():
+    """The eager 29 tokens/s on a B200 is far below both ceilings: profile first, buy nothing."""
+    m = measurement("b200_eager_llama8b")
+    card = read_card(m.accelerator, m.model, weight_precision=m.weight_precision, measured_tokens_per_s=m.tokens_per_s)
+    assert card.verdict == OVERHEAD and 0.05 < card.share_of_ceiling < 0.07
+    assert card.helping() == ["profile: launches, kernel efficiency, synchronisation"]
+
+
+def test_compute_bound_decode_and_impossible_measurements():
+    big = read_card("B200 (HGX)", "Llama-3.1-8B", batch=512)
+    assert big.decode_wall == COMPUTE_BOUND and big.verdict == MATH_BOUND
+    assert "speculative decoding" not in big.helping() and "batch twice as many sequences" not in big.helping()
+    near = read_card("B200 (HGX)", "Llama-3.1-8B", measured_tokens_per_s=450)
+    assert near.verdict == WEIGHTS_BOUND
+    wrong = read_card("B200 (HGX)", "Llama-3.1-8B", measured_tokens_per_s=600)
+    assert wrong.verdict == ABOVE and wrong.helping() == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.sampled_from(["A100 80GB SXM", "H100 SXM", "B200 (HGX)", "L40S", "RTX 4090"]),
+       model_name=st.sampled_from(["Llama-3.1-8B", "Qwen2.5-32B", "Llama-3.1-70B", "Mistral-7B-v0.1", "DeepSeek-V3"]),
+       wp=st.sampled_from(["BF16", "FP8", "INT4"]), kvp=st.sampled_from(["BF16", "FP8", "INT4"]),
+       batch=st.floats(1, 1024), context=st.floats(0, 131_072), prompt=st.floats(1, 32_768),
+       measured=st.sampled_from([0, 1, 29, 1e3, 1e5, 1e7]))
+def test_the_card_answers_anywhere_the_panel_can_go(name, model_name, wp, kvp, batch, context, prompt, measured):
+    card = read_card(name, model_name, wp, kvp, batch, context, prompt, measured)
+    assert card.verdict in (WEIGHTS_BOUND, CACHE_BOUND, MATH_BOUND, OVERHEAD, ABOVE)
+    assert len(card_rows(card)) == len(STEPS) and summary_lines(card)
+    assert card.ceiling == min(card.memory_ceiling, card.math_ceiling) > 0
+
+
+# ---- the printed card states the formulas the package uses ---------------------------------------
+
+@pytest.mark.parametrize("step", STEPS, ids=lambda s: s.what)
+def test_each_step_of_the_card_names_a_function_whose_docstring_states_it(step):
+    module, name = step.function.split(".")
+    fn = getattr(importlib.import_module(f"inferlimits.{module}"), name)
+    assert step.plain in " ".join(fn.__doc__.split()), f"{step.function} does not state {step.plain!r}"
+
+
+# ---- every assumed value in overhead.toml is shown or checked by a chapter ----------------------
+
+NUMBER_LINE = re.compile(r"^(?P<key>\w+) = (?P<value>[0-9][0-9_.]*)\s*$", re.M)
+
+
+def _overhead_mutations():
+    text = datafiles.read("overhead.toml")
+    for m in NUMBER_LINE.finditer(text):
+        yield pytest.param(m.end("value") - 1, id=f"overhead.toml:{text.count(chr(10), 0, m.start()) + 1}")
+
+
+@pytest.mark.parametrize("position", list(_overhead_mutations()))
+def test_every_assumed_value_is_used_and_checked(position, monkeypatch):
+    original = datafiles.read
+    text = original("overhead.toml")
+    digit = text[position]
+    mutated = text[:position] + ("8" if digit == "9" else str(int(digit) + 1)) + text[position + 1:]
+    monkeypatch.setattr(datafiles, "read", lambda n: mutated if n == "overhead.toml" else original(n))
+    launch_assumptions.cache_clear()
+    try:
+        found = next((d for p in CHAPTERS if p.exists() and (d := nbrun.divergence(nbrun.load_cells(p)))), None)
+    finally:
+        monkeypatch.undo()
+        launch_assumptions.cache_clear()
+    assert found, f"changing {text[:position].splitlines()[-1]!r}… in overhead.toml changes nothing chapters 6-7 show"

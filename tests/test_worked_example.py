@@ -1,0 +1,249 @@
+"""The worked example (chapter 8): the claims load, every verdict follows from the arithmetic, the
+verdict rule behaves, the figures redraw, and every value in the claims file reaches the chapter."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbrun
+import pytest
+
+from inferlimits import datafiles, hardware, tables
+from inferlimits import worked_example as we
+from inferlimits.figures import worked_example as fig
+from inferlimits.generation import decode_flops_per_token
+from inferlimits.models import model, param_count
+from inferlimits.units import GB, GIB, MIB
+
+CHAPTER = Path(__file__).resolve().parent.parent / "chapters" / "08_worked_example.ipynb"
+CLAIMS_FILE = "worked_example_claims.toml"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    yield
+    for f in (we.claims, we._data):
+        f.cache_clear()
+
+
+# ---- the claims and their verdicts -------------------------------------------------------------
+
+def test_every_claim_is_complete_and_known():
+    claims = we.claims()
+    assert len(claims) >= 25
+    for c in claims.values():
+        assert c.what and c.wording and c.stated and c.recompute in we.RECOMPUTATIONS
+        assert len(c.stated) in (1, 2)
+        assert any(ch.isdigit() for ch in c.wording) or c.stated == (0,)
+
+
+def test_every_claim_gets_one_known_verdict_with_a_reason():
+    vs = we.verdicts()
+    assert [v.claim.id for v in vs] == list(we.claims())
+    for v in vs:
+        assert v.kind in we.KINDS
+        if v.kind not in (we.HOLDS,):
+            assert v.why, v.claim.id
+    assert sum(we.verdict_counts().values()) == len(vs)
+
+
+EXPECTED = {
+    "params": we.ROUNDS, "bf16_weights": we.ROUNDS, "gpu_memory": we.BINARY, "free_memory": we.FAILS,
+    "peak": we.HOLDS, "bandwidth": we.HOLDS, "balance": we.HOLDS, "l2": we.BINARY, "model_size": we.HOLDS,
+    "decode_rate": we.HOLDS, "latency": we.FAILS, "latency_bytes": we.FAILS, "latency_bandwidth": we.ROUNDS,
+    "kv_per_token": we.HOLDS, "kv_2k": we.ASSUMED, "kv_8k": we.ASSUMED, "kv_32k": we.ASSUMED,
+    "kv_131k": we.ASSUMED, "kv_factor": we.ASSUMPTION, "usable_fraction": we.ASSUMPTION, "usable": we.BINARY,
+    "plan_weights": we.ROUNDS, "remaining": we.FAILS, "seq_2k": we.FAILS, "seq_8k": we.ASSUMED,
+    "seq_32k": we.ASSUMED, "streamed": we.HOLDS, "step_time": we.FAILS, "compute": we.PARTLY,
+}
+
+
+@pytest.mark.parametrize("claim_id,kind", EXPECTED.items())
+def test_verdicts(claim_id, kind):
+    assert we.judge(claim_id).kind == kind
+
+
+def test_the_recomputed_values_come_from_the_config_and_the_datasheet():
+    c, a = model("Qwen2.5-32B").config, hardware.accelerator("A100 80GB SXM")
+    assert we.recompute("params").right == (param_count(c),) == (32_763_876_352,)
+    assert we.recompute("gpu_memory").right == (80 * GIB,)
+    assert we.recompute("free_memory").right[0] == pytest.approx(80 * GIB - 2 * param_count(c))
+    assert we.recompute("kv_per_token").right == (262_144,)
+    assert we.recompute("kv_2k").right == (0.5 * GIB,)
+    assert we.recompute("kv_131k").assumed == (80 * GIB,)   # 2.5 x 32 GiB: the whole card
+    assert we.recompute("decode_rate").right[0] == pytest.approx(a.bandwidth_bytes_per_s / (2 * param_count(c)))
+    assert we.recompute("seq_2k").right == (29,) and we.recompute("seq_2k").assumed == (11,)
+    assert we.recompute("seq_2k").route == (8,)
+
+
+def test_the_routes_reproduce_the_documents_wrong_numbers():
+    # 1.55 GB over 2035 GB/s is one vocabulary-sized matrix, the output head
+    c = model("Qwen2.5-32B").config
+    assert we.output_head_bytes(c) == c.vocab_size * c.hidden_size * 2
+    assert we.recompute("latency").route[0] == pytest.approx(we.output_head_bytes(c) / 2035e9)
+    assert we.recompute("free_memory").route == (16 * GB,)
+    assert we.recompute("remaining").route == (11 * GB,)
+    lo, hi = we.recompute("step_time").route
+    assert 45e-3 < lo < 47e-3 and 59e-3 < hi < 62e-3
+
+
+def test_reasons_name_the_right_numbers():
+    assert "0.7652 ms" in we.judge("latency").why
+    assert "80 GiB = 85.9 GB" in we.judge("gpu_memory").why
+    assert "76 GiB" in we.judge("remaining").why
+    assert "2.5×" in we.judge("kv_2k").why
+
+
+def test_shown_formats_in_the_claims_unit():
+    v = we.judge("bf16_weights")
+    assert we.shown(v) == "65.53 GB" and we.shown(v, "route") == "64 GB"
+    assert we.shown(we.judge("kv_factor")) == "–"
+    with pytest.raises(ValueError, match=r"\bwhich\b"):
+        we.shown(v, "left")
+    with pytest.raises(ValueError, match=r"\bclaim_id\b"):
+        we.judge("no_such_claim")
+
+
+# ---- the verdict rule, on edited claims ------------------------------------------------------------
+
+def _with_claims(monkeypatch, edit):
+    original = datafiles.read
+    text = edit(original(CLAIMS_FILE))
+    monkeypatch.setattr(datafiles, "read", lambda n: text if n == CLAIMS_FILE else original(n))
+    we._data.cache_clear()
+    we.claims.cache_clear()
+
+
+def test_a_corrected_number_holds(monkeypatch):
+    _with_claims(monkeypatch, lambda t: t.replace('wording = "16 GB"\nstated = ["16"]',
+                                                  'wording = "20.4 GB"\nstated = ["20.4"]'))
+    assert we.judge("free_memory").kind == we.HOLDS
+
+
+def test_a_number_far_off_does_not_hold_and_a_near_one_rounds(monkeypatch):
+    _with_claims(monkeypatch, lambda t: t.replace('stated = ["312"]', 'stated = ["250"]')
+                 .replace('"~312 TFLOPS"', '"~250 TFLOPS"')
+                 .replace('stated = ["2039"]', 'stated = ["1960"]').replace('"~2,039 GB/s"', '"~1,960 GB/s"'))
+    assert we.judge("peak").kind == we.FAILS          # 20% off
+    assert we.judge("bandwidth").kind == we.ROUNDS    # 3.9% off: outside the 3% of "~", inside 5%
+
+
+def test_an_approximate_number_within_three_percent_holds(monkeypatch):
+    _with_claims(monkeypatch, lambda t: t.replace('stated = ["2039"]', 'stated = ["2000"]')
+                 .replace('"~2,039 GB/s"', '"~2,000 GB/s"'))
+    assert we.judge("bandwidth").kind == we.HOLDS     # "~2,000" for 2,039: 1.9% off
+
+
+def test_an_unknown_recomputation_or_unit_is_rejected(monkeypatch):
+    _with_claims(monkeypatch, lambda t: t.replace('recompute = "parameters"', 'recompute = "guess"'))
+    with pytest.raises(ValueError, match=r"\brecompute\b"):
+        we.claims()
+
+
+def test_stated_numbers_must_be_the_ones_the_wording_shows(monkeypatch):
+    _with_claims(monkeypatch, lambda t: t.replace('stated = ["1.34"]', 'stated = ["1.35"]'))
+    with pytest.raises(ValueError, match=r"\bstated\b"):
+        we.claims()
+
+
+# ---- quantities -------------------------------------------------------------------------------------
+
+def test_l2_caches_of_the_a100_rows():
+    for name in ("A100 40GB SXM", "A100 80GB SXM", "A100 80GB PCIe"):
+        assert we.l2_cache_bytes(name) == 40 * MIB
+    assert we.l2_cache_bytes("H100 SXM") is None
+    assert [r[0] for r in we.l2_cache_table()] == ["A100 40GB SXM", "A100 80GB SXM", "A100 80GB PCIe"]
+    with pytest.raises(ValueError, match=r"\baccelerator\b"):
+        we.l2_cache_bytes("A200")
+
+
+@pytest.mark.parametrize("seconds", [2.2e-4, 3e-4, 1e-3])
+def test_context_at_compute_time_inverts_the_decode_flops(seconds):
+    c, p = model("Qwen2.5-32B").config, 312e12
+    L = we.context_tokens_at_compute_time(c, p, seconds)
+    assert decode_flops_per_token(c, L) / p == pytest.approx(seconds)
+
+
+def test_context_at_compute_time_rejects_a_budget_below_the_weights():
+    with pytest.raises(ValueError, match=r"\bseconds\b"):
+        we.context_tokens_at_compute_time(model("Qwen2.5-32B").config, 312e12, 1e-4)
+
+
+def test_implied_bandwidth():
+    assert we.implied_bandwidth_bytes_per_s(66e9, 0.046) == pytest.approx(1.4348e12, rel=1e-4)
+
+
+# ---- tables and figures -------------------------------------------------------------------------------
+
+def test_tables_are_generated():
+    claims = tables.worked_example_claims().data
+    assert claims.count("\n") == len(we.claims()) + 1
+    memory = tables.worked_example_memory().data
+    assert "| 85.9 | 80.0 |" in memory and "| 16.1 | 15.0 |" in memory
+    seqs = tables.worked_example_sequences([("BF16", "BF16", 1.0), ("FP8", "FP8", 1.0)]).data
+    assert "| 2,048 | 0.54 | 29 | 59 |" in seqs
+    assert "1,562" in tables.l2_caches("Qwen2.5-32B").data
+
+
+@pytest.mark.parametrize("cache", fig.CACHE_LABELS)
+@pytest.mark.parametrize("context", [512, 2048, 131_072])
+@pytest.mark.parametrize("usable", [fig.USABLE_RANGE[0], 0.95, fig.USABLE_RANGE[1]])
+def test_capacity_figure_stacks_to_the_capacity(cache, context, usable):
+    s = fig.capacity_spec(cache, context, usable)
+    bars = s["data"][:4]
+    ours_gb = sum(t["y"][0] for t in bars)
+    ours_gib = sum(t["y"][1] for t in bars)
+    doc = sum(t["y"][2] for t in bars)
+    assert ours_gb == pytest.approx(80 * GIB / GB) and ours_gib == pytest.approx(80) and doc == pytest.approx(80)
+    assert all(y >= -1e-9 for t in bars for y in t["y"])
+    assert len(s["data"]) == len(fig.capacity_spec(fig.CACHE_LABELS[0], 2048)["data"])
+
+
+@pytest.mark.parametrize("share", fig.SHARES)
+@pytest.mark.parametrize("batch", [1, 7, 64])
+def test_step_figure(share, batch):
+    s = fig.step_spec(share, batch)
+    memory, beyond = s["data"][3]["y"], s["data"][4]["y"]
+    assert any(y is not None for y in memory + beyond)
+    assert len(s["data"]) == len(fig.step_spec("100%", 1)["data"])
+
+
+def test_figure_controls_reject_unknown_choices():
+    with pytest.raises(ValueError, match=r"\bcache\b"):
+        fig.capacity_spec("FP4 cache", 2048)
+    with pytest.raises(ValueError, match=r"\bbandwidth_share\b"):
+        fig.step_spec("50%", 1)
+
+
+# ---- every value in the claims file reaches the chapter -------------------------------------------------
+
+_VALUE = re.compile(r'^(?:stated = \[(?P<list>[^\]]*)\]'
+                    r'|(?P<key>point|context_tokens|route_bandwidth_share) = (?P<num>[0-9.]+))\s*$', re.M)
+
+
+def _claim_mutations():
+    text = datafiles.read(CLAIMS_FILE)
+    for m in _VALUE.finditer(text):
+        if m.group("list") is not None:
+            for s in re.finditer(r'"([0-9.]+)"', m.group("list")):
+                yield m.start("list") + s.end(1) - 1
+        else:
+            yield m.end("num") - 1
+
+
+def _bump(digit: str) -> str:
+    return "8" if digit == "9" else str(int(digit) + 1)
+
+
+@pytest.mark.skipif(not CHAPTER.exists(), reason="chapter 8 is not written yet")
+@pytest.mark.parametrize("position", list(_claim_mutations()))
+def test_every_value_in_the_claims_file_is_shown_or_checked(position, monkeypatch):
+    original = datafiles.read
+    text = original(CLAIMS_FILE)
+    mutated = text[:position] + _bump(text[position]) + text[position + 1:]
+    monkeypatch.setattr(datafiles, "read", lambda n: mutated if n == CLAIMS_FILE else original(n))
+    we._data.cache_clear()
+    we.claims.cache_clear()
+    found = nbrun.divergence(nbrun.load_cells(CHAPTER))
+    line = text[:position].count("\n")
+    assert found, f"changing {text.splitlines()[line]!r} in {CLAIMS_FILE} changes nothing chapter 8 shows or checks"
