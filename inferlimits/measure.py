@@ -98,8 +98,14 @@ def read_bandwidth_bytes_per_s(array_bytes: float = 256 * MIB, repeats: int = 7,
     repeats = _whole("repeats", repeats)
     data = np.ones(n, np.uint64)  # written here, so that every page exists before the timing
     with _Reader(data, threads) as read:
+        time.sleep(SETTLE_S)
         seconds = _repeat(read, repeats)
     return Samples(tuple(data.nbytes / s for s in seconds))
+
+
+#: Seconds to wait before a timed read: the BLAS library's threads keep spinning for a moment
+#: after each matrix product, and a read that starts at once competes with them for the cores.
+SETTLE_S = 0.25
 
 
 class _Reader:
@@ -191,15 +197,23 @@ class Machine:
         ])
 
 
-@cache
 def this_bandwidth(array_bytes: int = 256 * MIB) -> Samples:
     """This machine's read bandwidth (remembered for the session)."""
+    return _this_bandwidth(_whole("array_bytes", array_bytes, 1024))
+
+
+@cache
+def _this_bandwidth(array_bytes: int) -> Samples:
     return read_bandwidth_bytes_per_s(array_bytes, repeats=BANDWIDTH_REPEATS)
 
 
-@cache
 def this_matmul(side: int = 2048) -> Samples:
     """This machine's matrix-multiply rate (remembered for the session)."""
+    return _this_matmul(_whole("side", side, 16))
+
+
+@cache
+def _this_matmul(side: int) -> Samples:
     return matmul_flop_per_s(side, repeats=MATMUL_REPEATS)
 
 
@@ -271,14 +285,19 @@ class ProductSweep:
         return self.read.median
 
 
-@cache
 def product_sweep(rows: int = 8192, cols: int = 8192, batches: tuple[int, ...] = powers_of_two(256),
                   rounds: int = SWEEP_ROUNDS) -> ProductSweep:
     """Multiply ``batches`` vectors at once by one rows x cols float32 weight matrix, for each
     batch in turn, and read the matrix once more as a plain read, ``rounds`` times; the median
-    rate of each (remembered for the session)."""
+    rate of each (remembered for the session: the same settings, however they are passed, give
+    the same measurement back)."""
     rows, cols, rounds = _whole("rows", rows), _whole("cols", cols), _whole("rounds", rounds)
     batches = tuple(_whole("batch", b) for b in batches)
+    return _product_sweep(rows, cols, batches, rounds)
+
+
+@cache
+def _product_sweep(rows: int, cols: int, batches: tuple[int, ...], rounds: int) -> ProductSweep:
     rng = np.random.default_rng(0)
     weights = rng.random((rows, cols), dtype=DTYPE)
     inputs = {b: rng.random((b, rows), dtype=DTYPE) for b in batches}
@@ -294,6 +313,7 @@ def product_sweep(rows: int = 8192, cols: int = 8192, batches: tuple[int, ...] =
         seconds = {b: [] for b in batches}
         reads = []
         for _ in range(rounds):
+            time.sleep(SETTLE_S)
             reads.append(_seconds(read))
             for b in batches:
                 seconds[b].append(_seconds(lambda: run(b)))
@@ -334,7 +354,6 @@ class DecodePoint:
         return decode_flops_per_token(self.config, self.context_tokens)
 
 
-@cache
 def decode_sweep(c: Config = tinyllm.TINY_LLAMA, batches: tuple[int, ...] = powers_of_two(64),
                  contexts: tuple[int, ...] = (128,), steps: int = DECODE_STEPS,
                  rounds: int = DECODE_ROUNDS) -> tuple[DecodePoint, ...]:
@@ -351,6 +370,12 @@ def decode_sweep(c: Config = tinyllm.TINY_LLAMA, batches: tuple[int, ...] = powe
     steps, rounds = _whole("steps", steps), _whole("rounds", rounds)
     if not batches or not contexts:
         raise ValueError("batches and contexts must each hold at least one value")
+    return _decode_sweep(c, batches, contexts, steps, rounds)
+
+
+@cache
+def _decode_sweep(c: Config, batches: tuple[int, ...], contexts: tuple[int, ...], steps: int,
+                  rounds: int) -> tuple[DecodePoint, ...]:
     w = decoder_weights(c)
     cache_ = tinyllm.KVCache(c, max(batches), max(contexts) + steps)
     cache_.fill(max(contexts))

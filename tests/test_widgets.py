@@ -57,6 +57,11 @@ PANELS = {
 }
 
 
+#: panels that measure this machine again on every change: exercised in-process above, too slow
+#: to repeat in the kernel test
+MEASURING = {name for name in PANELS if name.startswith("machine-")}
+
+
 def _snapshot(fig):
     return [tuple(repr(t[k]) for k in ("visible", "x", "y", "text")) for t in fig.data] + [repr(fig.layout.title.text)]
 
@@ -104,10 +109,10 @@ def test_the_same_runs_inside_a_jupyter_kernel(tmp_path):
     nb.cells = [nbformat.v4.new_code_cell(
         f"import sys; sys.path.insert(0, {str(here)!r})\n"
         "import test_widgets as t\n"
-        "print({name: t.exercise(name) for name in t.PANELS})")]
+        "print({name: t.exercise(name) for name in t.PANELS if name not in t.MEASURING})")]
     NotebookClient(nb, timeout=120, kernel_name="python3").execute()
     printed = nb.cells[0].outputs[0]["text"]
-    assert all(f"'{name}'" in printed for name in PANELS), printed
+    assert all(f"'{name}'" in printed for name in PANELS if name not in MEASURING), printed
 
 
 @pytest.mark.parametrize("name", PANELS)

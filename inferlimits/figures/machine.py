@@ -43,6 +43,9 @@ class Remeasure(Control):
         return w
 
 
+TOP_MARGIN = 100  # room for the title's second line, which names the machine
+
+
 def _title(what: str, m: measure.Machine, how: str = "") -> str:
     return f"{what}<br><sub>measured on {m.label}{'; ' + how if how else ''}</sub>"
 
@@ -79,6 +82,7 @@ def roofline_spec(array_mib: int = 256, matmul_side: int = 2048) -> dict:
     layout = base_layout(_title("Roofline of this machine", m), "arithmetic intensity (FLOP per byte moved)",
                          "attainable math rate (float32 GFLOP/s)", x_log=True, y_log=True,
                          x_range=INTENSITY_RANGE, y_range=GFLOPS_RANGE)
+    layout["margin"] = {**layout["margin"], "t": TOP_MARGIN}
     return {"data": data, "layout": layout}
 
 
@@ -127,6 +131,7 @@ def products_spec(side: int = 8192, max_batch: int = 256, chapter: tuple[int, in
                                 m, how),
                          "arithmetic intensity (FLOP per byte moved)", "measured math rate (float32 GFLOP/s)",
                          x_log=True, y_log=True, x_range=INTENSITY_RANGE, y_range=GFLOPS_RANGE, legend=True)
+    layout["margin"] = {**layout["margin"], "t": TOP_MARGIN}
     return {"data": data, "layout": layout}
 
 
@@ -171,6 +176,7 @@ def decode_spec(context_tokens: int = 128, max_batch: int = 64, together: tuple[
     layout = base_layout(_title(f"The small decoder at {context_tokens:,} tokens of context, float32", m, how),
                          "batch (sequences decoded together)", "tokens per second, all sequences",
                          x_log=True, y_log=True, x_range=BATCH_RANGE, y_range=TOKENS_RANGE, legend=True)
+    layout["margin"] = {**layout["margin"], "t": TOP_MARGIN}
     return {"data": data, "layout": layout}
 
 
