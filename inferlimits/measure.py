@@ -326,7 +326,7 @@ def _product_sweep(rows: int, cols: int, batches: tuple[int, ...], rounds: int) 
 
 @cache
 def decoder_weights(c: Config = tinyllm.TINY_LLAMA, seed: int = 0) -> tinyllm.Weights:
-    """Random weights for the small decoder (made once per session: half a gigabyte of numbers)."""
+    """Random weights for the small decoder (made once per session: a third of a gigabyte)."""
     return tinyllm.random_weights(c, seed)
 
 
