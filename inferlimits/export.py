@@ -20,14 +20,36 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from . import hardware  # noqa: E402
-from .figures import roofline  # noqa: E402
+from .figures import batching, decode, overhead, roofline  # noqa: E402
+from .figures import kvcache as kvfig  # noqa: E402
 
 OUT = Path(__file__).resolve().parent.parent / "figures"
 DASHES = {"dot": ":", "dash": "--", "dashdot": "-.", "longdash": "--", "solid": "-", None: "-"}
 
+def _at_defaults(make_panel: Callable) -> Callable[[], dict]:
+    """The spec of a chapter's panel at the values the chapter opens it with."""
+    def spec() -> dict:
+        panel = make_panel()
+        return panel.spec(**panel.values)
+    return spec
+
+
+# the accelerators and models the chapters pass to their panels
+_DECODE_NAMES = ["A100 80GB SXM", "H100 SXM", "H200 SXM", "B200 (HGX)", "MI300X", "L40S", "RTX 4090"]
+_DENSE_MODELS = ["Llama-3.1-8B", "Qwen2.5-7B", "Llama-3.1-70B", "Qwen2.5-32B", "Mistral-7B-v0.1"]
+_BATCH_NAMES = ["A100 80GB SXM", "H100 SXM", "H200 SXM", "B200 (HGX)", "MI300X", "MI325X"]
+_BATCH_MODELS = ["Llama-3.1-8B", "Qwen2.5-7B", "Mistral-7B-v0.1", "Qwen2.5-32B"]
+
 #: name -> spec at the chapter's default settings. Each chapter adds its key figures here.
 SLIDES: dict[str, Callable[[], dict]] = {
     "01_roofline": lambda: roofline.spec(list(hardware.accelerators()), "B200 (HGX)", 1.0),
+    "02_decode_ceiling": _at_defaults(lambda: decode.ceiling_panel(_DECODE_NAMES, _DENSE_MODELS, "BF16", 1.0)),
+    "04_batch_throughput": _at_defaults(lambda: batching.throughput_panel(
+        _BATCH_MODELS, _BATCH_NAMES, "Llama-3.1-8B", "B200 (HGX)", 64)),
+    "05_kv_memory": _at_defaults(lambda: kvfig.memory_panel(
+        _BATCH_MODELS + ["Llama-3.1-70B"], _BATCH_NAMES + ["L40S"], "Llama-3.1-8B", "B200 (HGX)", 16)),
+    "06_third_wall": _at_defaults(lambda: overhead.third_wall_panel(
+        _DECODE_NAMES, "B200 (HGX)", _DENSE_MODELS, "Llama-3.1-8B", 10.0)),
 }
 
 
