@@ -28,12 +28,11 @@ book: $(STAMP)
 	@echo
 	@echo "The book is built. Open $(CURDIR)/_build/html/index.html, or run 'make serve'."
 
-# Chapter 9 times this machine: its notebook runs alone, after the parallel run, so that the
-# relations it checks between measurements are not disturbed by other tests.
+# Tests marked 'measures' time this machine (chapter 9 and the tests that execute it): they run
+# alone, after the parallel run, so that other tests do not disturb the relations they check.
 test: book chromium
-	$(PY) -m pytest -n $(JOBS) --dist loadfile tests chapters --nbval --nbval-current-env \
-	    --ignore=chapters/09_measure.ipynb
-	$(PY) -m pytest -p no:xdist --nbval --nbval-current-env chapters/09_measure.ipynb
+	$(PY) -m pytest -n $(JOBS) --dist loadfile -m "not measures" tests chapters --nbval --nbval-current-env
+	$(PY) -m pytest -p no:xdist -m measures tests chapters --nbval --nbval-current-env
 
 # Debian's chromium for the browser tests (as root, as on CI); playwright never downloads one.
 chromium:

@@ -1,6 +1,7 @@
 """The book's pages, as listed in ``_toc.yml``: what the coverage test and the tests walk."""
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -39,3 +40,13 @@ def toc_pages(root: Path = ROOT) -> list[Path]:
 
 def notebooks(root: Path = ROOT) -> list[Path]:
     return [p for p in toc_pages(root) if p.suffix == ".ipynb"]
+
+
+def measures_this_machine(path: Path) -> bool:
+    """Whether a chapter times the machine it runs on (its notebook metadata says
+    ``"inferlimits": {"measures_this_machine": true}``): the relations it checks between its
+    measurements hold on a quiet machine, so tests that execute it run alone (marker ``measures``)."""
+    if path.suffix != ".ipynb":
+        return False
+    meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
+    return bool(meta.get("inferlimits", {}).get("measures_this_machine", False))

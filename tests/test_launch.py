@@ -42,6 +42,7 @@ def test_requirements_are_pinned():
 
 
 @pytest.mark.skipif(os.environ.get("SKIP_BINDER_TEST") == "1", reason="SKIP_BINDER_TEST=1")
+@pytest.mark.measures  # it executes chapter 9 too
 def test_a_fresh_environment_from_requirements_alone_runs_every_chapter(tmp_path):
     env_dir = tmp_path / "binder-env"
     venv.EnvBuilder(with_pip=True).create(env_dir)

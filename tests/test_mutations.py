@@ -11,7 +11,7 @@ import re
 import nbrun
 import pytest
 
-from inferlimits.book import notebooks
+from inferlimits.book import measures_this_machine, notebooks
 from inferlimits.numerals import coverage_problems, quantity_spans, read_notebook
 
 NOTEBOOKS = notebooks()
@@ -42,7 +42,8 @@ def _check_cells(cells: list[dict]) -> list[int]:
     return [i for i, c in enumerate(cells) if re.search(r"\b(check|check_range|allow)\(", c["source"])]
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [pytest.param(p, marks=[pytest.mark.measures] * measures_this_machine(p))
+                                  for p in NOTEBOOKS], ids=lambda p: p.stem)
 def test_every_digit_in_the_checks_is_load_bearing(path):
     cells = nbrun.load_cells(path)
     assert nbrun.divergence(cells) is None, "the committed outputs must match before mutating"
