@@ -21,6 +21,13 @@ def clear_caches() -> None:
         fn.cache_clear()
 
 
+def lookup(table: dict, parameter: str, key: str):
+    """``table[key]``, or a ValueError naming ``parameter`` and listing the keys it may take."""
+    if key not in table:
+        raise ValueError(f"{parameter} must be one of {', '.join(table)}; got {key!r}")
+    return table[key]
+
+
 def read(name: str) -> str:
     """The text of data file ``name``, e.g. ``"accelerators.toml"``."""
     return resources.files("inferlimits.data").joinpath(name).read_text("utf-8")

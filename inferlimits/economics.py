@@ -79,7 +79,4 @@ def gpu_hour_prices() -> dict[str, GpuHourPrice]:
 
 def gpu_hour_price(accelerator_name: str) -> GpuHourPrice:
     """The assumed price for ``accelerator_name``, or a ValueError listing the priced accelerators."""
-    table = gpu_hour_prices()
-    if accelerator_name not in table:
-        raise ValueError(f"accelerator_name must be one of {', '.join(table)}; got {accelerator_name!r}")
-    return table[accelerator_name]
+    return datafiles.lookup(gpu_hour_prices(), "accelerator_name", accelerator_name)

@@ -72,7 +72,4 @@ def accelerators() -> dict[str, Accelerator]:
 
 def accelerator(name: str) -> Accelerator:
     """The accelerator called ``name`` (as in the data file), or a ValueError listing the names."""
-    table = accelerators()
-    if name not in table:
-        raise ValueError(f"accelerator must be one of {', '.join(table)}; got {name!r}")
-    return table[name]
+    return datafiles.lookup(accelerators(), "accelerator", name)

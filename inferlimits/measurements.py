@@ -23,7 +23,4 @@ def measurements() -> dict[str, Measurement]:
 
 
 def measurement(key: str) -> Measurement:
-    table = measurements()
-    if key not in table:
-        raise ValueError(f"measurement must be one of {', '.join(table)}; got {key!r}")
-    return table[key]
+    return datafiles.lookup(measurements(), "measurement", key)

@@ -115,10 +115,7 @@ def models() -> dict[str, Model]:
 
 def model(name: str) -> Model:
     """The model called ``name`` (as in the data file), or a ValueError listing the names."""
-    table = models()
-    if name not in table:
-        raise ValueError(f"model must be one of {', '.join(table)}; got {name!r}")
-    return table[name]
+    return datafiles.lookup(models(), "model", name)
 
 
 # ---- parameter counts -------------------------------------------------------------------------

@@ -113,10 +113,7 @@ def claims() -> dict[str, Claim]:
 
 def claim(claim_id: str) -> Claim:
     """The claim called ``claim_id``, or a ValueError listing the ids."""
-    table = claims()
-    if claim_id not in table:
-        raise ValueError(f"claim_id must be one of {', '.join(table)}; got {claim_id!r}")
-    return table[claim_id]
+    return datafiles.lookup(claims(), "claim_id", claim_id)
 
 
 def example_model() -> Config:
