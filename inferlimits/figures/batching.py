@@ -137,36 +137,33 @@ def cost_spec(model_name: str, accelerator_name: str, usd_per_gpu_hour: float) -
     return {"data": data, "layout": layout}
 
 
-def _values_and_controls(models: Sequence[str], accelerators: Sequence[str], model_name: str,
-                         accelerator_name: str):
-    values = dict(model_name=model_name, accelerator_name=accelerator_name)
+BATCH_SLIDER = Control("batch", "batch", BATCHES, kind="logslider", step=0.05)
+PRICE_SLIDER = Control("usd_per_gpu_hour", "USD per GPU-hour", PRICES, kind="slider", step=0.1)
+
+
+def _panel_over(spec, slider: Control, value: float, models: Sequence[str], accelerators: Sequence[str],
+                model_name: str, accelerator_name: str, div_id: str):
+    """Accelerator dropdown and ``slider`` (both modes), model dropdown (with a kernel)."""
     controls = [Control("accelerator_name", "accelerator", list(accelerators)),
-                Control("model_name", "model", list(models))]
-    return values, controls
+                Control("model_name", "model", list(models)), slider]
+    values = dict(model_name=model_name, accelerator_name=accelerator_name, **{slider.name: value})
+    return _panel(spec, values, controls, div_id, static_dropdown="accelerator_name", static_slider=slider.name)
 
 
 def throughput_panel(models: Sequence[str], accelerators: Sequence[str], model_name: str, accelerator_name: str,
                      batch: float, div_id: str = "fig-batch-throughput"):
-    """Accelerator dropdown and batch slider (both modes), model dropdown (with a kernel)."""
-    values, controls = _values_and_controls(models, accelerators, model_name, accelerator_name)
-    controls.append(Control("batch", "batch", BATCHES, kind="logslider", step=0.05))
-    return _panel(throughput_spec, {**values, "batch": batch}, controls, div_id,
-                  static_dropdown="accelerator_name", static_slider="batch")
+    """``throughput_spec`` with an accelerator dropdown and a batch slider (model dropdown with a kernel)."""
+    return _panel_over(throughput_spec, BATCH_SLIDER, batch, models, accelerators, model_name, accelerator_name, div_id)
 
 
 def roofline_panel(models: Sequence[str], accelerators: Sequence[str], model_name: str, accelerator_name: str,
                    batch: float, div_id: str = "fig-batch-roofline"):
-    """Accelerator dropdown and batch slider (both modes), model dropdown (with a kernel)."""
-    values, controls = _values_and_controls(models, accelerators, model_name, accelerator_name)
-    controls.append(Control("batch", "batch", BATCHES, kind="logslider", step=0.05))
-    return _panel(roofline_spec, {**values, "batch": batch}, controls, div_id,
-                  static_dropdown="accelerator_name", static_slider="batch")
+    """``roofline_spec`` with an accelerator dropdown and a batch slider (model dropdown with a kernel)."""
+    return _panel_over(roofline_spec, BATCH_SLIDER, batch, models, accelerators, model_name, accelerator_name, div_id)
 
 
 def cost_panel(models: Sequence[str], accelerators: Sequence[str], model_name: str, accelerator_name: str,
                usd_per_gpu_hour: float, div_id: str = "fig-batch-cost"):
-    """Accelerator dropdown and price slider (both modes), model dropdown (with a kernel)."""
-    values, controls = _values_and_controls(models, accelerators, model_name, accelerator_name)
-    controls.append(Control("usd_per_gpu_hour", "USD per GPU-hour", PRICES, kind="slider", step=0.1))
-    return _panel(cost_spec, {**values, "usd_per_gpu_hour": usd_per_gpu_hour}, controls, div_id,
-                  static_dropdown="accelerator_name", static_slider="usd_per_gpu_hour")
+    """``cost_spec`` with an accelerator dropdown and a price slider (model dropdown with a kernel)."""
+    return _panel_over(cost_spec, PRICE_SLIDER, usd_per_gpu_hour, models, accelerators, model_name,
+                       accelerator_name, div_id)
