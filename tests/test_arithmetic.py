@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from inferlimits import generation as gen
@@ -25,8 +25,6 @@ from inferlimits.models import (
     weight_bytes,
 )
 
-# Modest example counts and no example database, so the suite stays fast and writes nothing.
-PROPERTY = settings(max_examples=60, deadline=None, database=None)
 
 # ---- strategies over physically plausible ranges ------------------------------------------------
 
@@ -52,13 +50,11 @@ def _close(a: float, b: float, rel: float = 1e-9) -> bool:
 
 # ==== decode: memory ceiling ======================================================================
 
-@PROPERTY
 @given(bw=bandwidths, w=weights, k=kv_or_zero)
 def test_memory_ceiling_batch1_context0_is_bandwidth_over_weights(bw, w, k):
     assert _close(gen.memory_ceiling_tokens_per_s(bw, w, batch=1, kv_bytes_per_token=k, context_tokens=0), bw / w)
 
 
-@PROPERTY
 @given(bw=bandwidths, w=weights, L=context_or_zero)
 def test_memory_ceiling_without_cache_is_bandwidth_over_weights(bw, w, L):
     assert _close(gen.memory_ceiling_tokens_per_s(bw, w, batch=1, kv_bytes_per_token=0, context_tokens=L), bw / w)
@@ -68,7 +64,6 @@ def test_memory_ceiling_defaults_are_batch1_no_cache():
     assert gen.memory_ceiling_tokens_per_s(8e12, 16e9) == pytest.approx(500.0)
 
 
-@PROPERTY
 @given(bw=bandwidths, w=weights, k=kv_or_zero, L=context_or_zero, b1=batches, b2=batches)
 def test_memory_ceiling_non_decreasing_in_batch(bw, w, k, L, b1, b2):
     lo, hi = sorted((b1, b2))
@@ -77,13 +72,11 @@ def test_memory_ceiling_non_decreasing_in_batch(bw, w, k, L, b1, b2):
     assert small <= large * (1 + 1e-12)
 
 
-@PROPERTY
 @given(bw=bandwidths, w=weights, k=kv_or_zero, L=context_or_zero, b=batches)
 def test_memory_ceiling_never_above_weights_only_ceiling(bw, w, k, L, b):
     assert gen.memory_ceiling_tokens_per_s(bw, w, b, k, L) <= b * bw / w * (1 + 1e-12)
 
 
-@PROPERTY
 @given(bw=bandwidths, w=weights, k=kv_per_token, L=contexts)
 def test_memory_ceiling_approaches_bandwidth_over_cache_as_batch_grows(bw, w, k, L):
     limit = bw / (k * L)
@@ -101,7 +94,6 @@ def test_memory_ceiling_large_batch_limit_concrete():
     assert rates[-1] == pytest.approx(bw / (k * L), rel=1e-4)
 
 
-@PROPERTY
 @given(bw=bandwidths, w=weights, k=kv_per_token, b=batches, L1=context_or_zero, L2=context_or_zero)
 def test_memory_ceiling_decreasing_in_context(bw, w, k, b, L1, L2):
     short, long_ = sorted((L1, L2))
@@ -112,7 +104,6 @@ def test_memory_ceiling_decreasing_in_context(bw, w, k, b, L1, L2):
         assert at_long < at_short
 
 
-@PROPERTY
 @given(bw=bandwidths, w=weights, k=kv_or_zero, L=context_or_zero, b=batches, e=efficiencies)
 def test_memory_ceiling_scales_linearly_with_efficiency(bw, w, k, L, b, e):
     full = gen.memory_ceiling_tokens_per_s(bw, w, b, k, L, efficiency=1.0)
@@ -121,7 +112,6 @@ def test_memory_ceiling_scales_linearly_with_efficiency(bw, w, k, L, b, e):
 
 # ==== decode: math ceiling and the step ==========================================================
 
-@PROPERTY
 @given(p=peaks, f=flops_per_token)
 def test_math_ceiling_is_peak_over_flops(p, f):
     assert _close(gen.math_ceiling_tokens_per_s(p, f), p / f)
@@ -133,7 +123,6 @@ def test_math_ceiling_takes_no_batch():
     assert "batch" not in inspect.signature(gen.math_ceiling_tokens_per_s).parameters
 
 
-@PROPERTY
 @given(p=peaks, bw=bandwidths, w=weights, f=flops_per_token, b1=batches, b2=batches)
 def test_compute_bound_throughput_is_the_same_math_ceiling_at_every_batch(p, bw, w, f, b1, b2):
     # With no cache, B / step time is min(B x BW / W, P / F): once compute-bound, the rate is P / F
@@ -146,14 +135,12 @@ def test_compute_bound_throughput_is_the_same_math_ceiling_at_every_batch(p, bw,
             assert _close(rate, ceiling)
 
 
-@PROPERTY
 @given(p=peaks, bw=bandwidths, w=weights, f=flops_per_token, b=batches, k=kv_or_zero, L=context_or_zero)
 def test_decode_step_time_is_max_of_math_and_memory_time(p, bw, w, f, b, k, L):
     t = gen.decode_step_time_s(p, bw, w, f, batch=b, kv_bytes_per_token=k, context_tokens=L)
     assert _close(t, max(b * f / p, (w + b * k * L) / bw))
 
 
-@PROPERTY
 @given(p=peaks, bw=bandwidths, w=weights, f=flops_per_token, b=batches, k=kv_or_zero, L=context_or_zero)
 def test_batch_over_step_time_is_the_lower_ceiling(p, bw, w, f, b, k, L):
     t = gen.decode_step_time_s(p, bw, w, f, batch=b, kv_bytes_per_token=k, context_tokens=L)
@@ -162,13 +149,11 @@ def test_batch_over_step_time_is_the_lower_ceiling(p, bw, w, f, b, k, L):
     assert _close(b / t, min(mem, mth))
 
 
-@PROPERTY
 @given(w=weights, k=kv_or_zero, L=context_or_zero, b=batches)
 def test_decode_bytes_per_step_is_weights_plus_every_cache(w, k, L, b):
     assert _close(gen.decode_bytes_per_step(w, b, k, L), w + b * k * L)
 
 
-@PROPERTY
 @given(p=peaks, bw=bandwidths, w=weights, f=flops_per_token, b=batches, k=kv_or_zero, L=context_or_zero)
 def test_decode_intensity_decides_the_bound(p, bw, w, f, b, k, L):
     i = gen.decode_intensity_flop_per_byte(w, f, b, k, L)
@@ -183,7 +168,6 @@ def test_decode_intensity_decides_the_bound(p, bw, w, f, b, k, L):
 
 # ==== roofline ===================================================================================
 
-@PROPERTY
 @given(i=intensities, p=peaks, bw=bandwidths)
 def test_attainable_is_min_of_peak_and_intensity_times_bandwidth(i, p, bw):
     a = roofline.attainable_flop_per_s(i, p, bw)
@@ -191,7 +175,6 @@ def test_attainable_is_min_of_peak_and_intensity_times_bandwidth(i, p, bw):
     assert a <= p
 
 
-@PROPERTY
 @given(p=peaks, bw=bandwidths)
 def test_attainable_is_continuous_at_the_ridge(p, bw):
     ridge = roofline.balance_point_flop_per_byte(p, bw)
@@ -204,20 +187,17 @@ def test_attainable_is_continuous_at_the_ridge(p, bw):
         assert above == pytest.approx(at, rel=2 * eps)
 
 
-@PROPERTY
 @given(i1=intensities, i2=intensities, p=peaks, bw=bandwidths)
 def test_attainable_is_monotone_in_intensity(i1, i2, p, bw):
     lo, hi = sorted((i1, i2))
     assert roofline.attainable_flop_per_s(lo, p, bw) <= roofline.attainable_flop_per_s(hi, p, bw)
 
 
-@PROPERTY
 @given(p=peaks, bw=bandwidths)
 def test_balance_point_is_peak_over_bandwidth(p, bw):
     assert _close(roofline.balance_point_flop_per_byte(p, bw), p / bw)
 
 
-@PROPERTY
 @given(p=peaks, bw=bandwidths)
 def test_bound_switches_exactly_at_the_balance_point(p, bw):
     ridge = roofline.balance_point_flop_per_byte(p, bw)
@@ -226,7 +206,6 @@ def test_bound_switches_exactly_at_the_balance_point(p, bw):
     assert roofline.bound(math.nextafter(ridge, 0.0), p, bw) == roofline.MEMORY_BOUND
 
 
-@PROPERTY
 @given(i=intensities, p=peaks, bw=bandwidths)
 def test_bound_agrees_with_which_roof_is_attained(i, p, bw):
     b = roofline.bound(i, p, bw)
@@ -252,7 +231,6 @@ def test_matrix_vector_product_intensity_is_about_one_at_bf16(n):
     assert i < 1.0  # the vector reads and writes only add bytes
 
 
-@PROPERTY
 @given(n=st.integers(1, 100_000))
 def test_square_matmul_intensity_is_n_over_3_at_bf16(n):
     i = roofline.arithmetic_intensity_flop_per_byte(roofline.matmul_flops(n, n, n),
@@ -260,7 +238,6 @@ def test_square_matmul_intensity_is_n_over_3_at_bf16(n):
     assert _close(i, n / 3)
 
 
-@PROPERTY
 @given(m=st.integers(1, 10_000), k=st.integers(1, 10_000), n=st.integers(1, 10_000),
        bpe=st.sampled_from(sorted(set(units.BYTES_PER_ELEMENT.values()))))
 def test_matmul_flops_and_bytes(m, k, n, bpe):
@@ -268,7 +245,6 @@ def test_matmul_flops_and_bytes(m, k, n, bpe):
     assert _close(roofline.matmul_bytes(m, k, n, bpe), (m * k + k * n + m * n) * bpe)
 
 
-@PROPERTY
 @given(f=st.floats(0.0, 1e18), m=st.floats(0.0, 1e15), p=peaks, bw=bandwidths)
 def test_step_time_is_max_of_math_and_memory_time(f, m, p, bw):
     assume(f > 0 or m > 0)
@@ -282,13 +258,11 @@ def test_step_time_of_an_empty_step_is_an_error():
 
 # ==== KV cache ===================================================================================
 
-@PROPERTY
 @given(k=kv_per_token, b=batches, L=context_or_zero, factor=st.floats(1.0, 1e3))
 def test_kv_cache_bytes_is_linear_in_batch(k, b, L, factor):
     assert _close(kvcache.kv_cache_bytes(k, b * factor, L), factor * kvcache.kv_cache_bytes(k, b, L))
 
 
-@PROPERTY
 @given(k=kv_per_token, b=batches, L1=context_or_zero, L2=context_or_zero)
 def test_kv_cache_bytes_is_additive_in_context(k, b, L1, L2):
     assert _close(kvcache.kv_cache_bytes(k, b, L1 + L2),
@@ -301,7 +275,6 @@ def test_kv_cache_of_llama_8b_at_128k_context():
     assert kvcache.kv_cache_bytes(k, 1, 131_072) == 16 * units.GIB  # 128 Ki tokens x 128 KiB
 
 
-@PROPERTY
 @given(cap=st.integers(10**9, 10**12), w=st.integers(10**6, 10**12),
        k=st.integers(10**3, 10**6), L=st.integers(1, 10**6))
 def test_max_sequences_is_the_floor_that_fits(cap, w, k, L):
@@ -313,7 +286,6 @@ def test_max_sequences_is_the_floor_that_fits(cap, w, k, L):
     assert (n + 1) * k * L > left  # one more does not
 
 
-@PROPERTY
 @given(cap=st.floats(1e9, 1e12), w=st.floats(1e6, 1e12), k=kv_per_token, L=contexts, u=st.floats(0.5, 1.0))
 def test_max_sequences_respects_usable_fraction(cap, w, k, L, u):
     n = kvcache.max_sequences(cap, w, k, L, usable_fraction=u)
@@ -323,20 +295,17 @@ def test_max_sequences_respects_usable_fraction(cap, w, k, L, u):
     assert (n + 1) * k * L > left * (1 - 1e-12)
 
 
-@PROPERTY
 @given(cap=st.floats(1e9, 1e12), extra=st.floats(1.0, 1e12), u=st.floats(0.5, 1.0))
 def test_memory_left_is_zero_when_weights_do_not_fit(cap, extra, u):
     assert kvcache.memory_left_for_cache_bytes(cap, cap * u + extra, u) == 0.0
     assert kvcache.max_sequences(cap, cap * u + extra, 1e5, 1e3, u) == 0
 
 
-@PROPERTY
 @given(cap=st.floats(1e9, 1e12), w=st.floats(1e6, 1e12), u=st.floats(0.5, 1.0))
 def test_memory_left_is_usable_capacity_minus_weights(cap, w, u):
     assert _close(kvcache.memory_left_for_cache_bytes(cap, w, u), max(0.0, cap * u - w))
 
 
-@PROPERTY
 @given(w=weights, k=kv_per_token, L=contexts)
 def test_batch_where_cache_equals_weights(w, k, L):
     b = kvcache.batch_where_cache_equals_weights(w, k, L)
@@ -356,14 +325,12 @@ def test_max_sequences_llama_70b_on_b200_is_small():
 
 # ==== prefill and decode FLOPs ===================================================================
 
-@PROPERTY
 @given(name=st.sampled_from(MODEL_NAMES), S=st.floats(1.0, 1e6))
 def test_prefill_flops_grow_faster_than_linearly(name, S):
     c = model(name).config
     assert gen.prefill_flops(c, 2 * S) > 2 * gen.prefill_flops(c, S)
 
 
-@PROPERTY
 @given(name=st.sampled_from(MODEL_NAMES), S=st.floats(1.0, 1e6))
 def test_prefill_flops_formula(name, S):
     c = model(name).config
@@ -389,7 +356,6 @@ def test_decode_flops_per_token_without_context_is_twice_active_params(name):
     assert gen.decode_flops_per_token(c) == 2 * active_param_count(c)
 
 
-@PROPERTY
 @given(name=st.sampled_from(MODEL_NAMES), L=context_or_zero)
 def test_decode_flops_per_token_adds_attention_over_the_cache(name, L):
     c = model(name).config
@@ -398,7 +364,6 @@ def test_decode_flops_per_token_adds_attention_over_the_cache(name, L):
     assert _close(gen.attention_flops_per_token(c, L), attention)
 
 
-@PROPERTY
 @given(name=st.sampled_from(DENSE_MODELS), S=st.floats(1.0, 1e5), acc=st.sampled_from(["H100 SXM", "B200 (HGX)", "L4"]))
 def test_time_to_first_token_is_max_of_prefill_math_and_memory(name, S, acc):
     c = model(name).config
@@ -433,7 +398,6 @@ def test_regime_above_the_lower_ceiling_is_an_error():
         gen.regime(11_000, memory_ceiling=50_000, math_ceiling=10_000)
 
 
-@PROPERTY
 @given(mem=st.floats(1.0, 1e6), mth=st.floats(1.0, 1e6), frac=st.floats(0.0, 1.0), near=st.floats(0.05, 1.0))
 def test_regime_threshold_is_near_times_the_lower_ceiling(mem, mth, frac, near):
     ceiling = min(mem, mth)
@@ -522,13 +486,11 @@ def test_mistral_cache_caps_at_its_sliding_window():
     assert gen.decode_flops_per_token(c, 100_000) == gen.decode_flops_per_token(c, 4096)
 
 
-@PROPERTY
 @given(name=st.sampled_from([n for n in MODEL_NAMES if not model(n).config.sliding_window]), L=context_or_zero)
 def test_models_without_a_window_cache_every_token(name, L):
     assert cached_tokens(model(name).config, L) == L
 
 
-@PROPERTY
 @given(name=st.sampled_from(MODEL_NAMES), prec=st.sampled_from(list(units.BYTES_PER_ELEMENT)))
 def test_weight_bytes_is_params_times_bytes_per_element(name, prec):
     c = model(name).config

@@ -39,7 +39,9 @@ def browser():
 
 
 class Visit:
-    """One page load with outside requests blocked and problems recorded."""
+    """One page load with outside requests blocked and problems recorded; as a context manager it
+    closes the page and, when the body raised nothing, asserts that the page logged no console
+    error and asked for nothing outside the site."""
 
     def __init__(self, browser, url):
         self.errors, self.outside = [], []
@@ -48,6 +50,15 @@ class Visit:
         self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.goto(url, wait_until="networkidle")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, *_):
+        self.page.close()
+        if kind is None:
+            assert not self.errors, f"console errors: {self.errors}"
+            assert not self.outside, f"requests outside the site: {self.outside}"
 
     def _route(self, route):
         host = urlparse(route.request.url).hostname
@@ -64,8 +75,7 @@ def _url(site, page):
 
 @pytest.mark.parametrize("page", toc_pages(), ids=lambda p: p.stem)
 def test_page_loads_cleanly_and_draws_every_figure(site, browser, page):
-    v = Visit(browser, _url(site, page))
-    try:
+    with Visit(browser, _url(site, page)) as v:
         figures = v.page.locator(".js-plotly-plot")
         for i in range(figures.count()):
             fig = figures.nth(i)
@@ -76,10 +86,6 @@ def test_page_loads_cleanly_and_draws_every_figure(site, browser, page):
             v.page.wait_for_function("() => document.querySelectorAll('mjx-container').length > 0", timeout=10_000)
         SHOTS.mkdir(parents=True, exist_ok=True)
         v.page.screenshot(path=str(SHOTS / f"{page.stem}.png"), full_page=True)
-        assert not v.errors, f"console errors: {v.errors}"
-        assert not v.outside, f"requests outside the site: {v.outside}"
-    finally:
-        v.page.close()
 
 
 def _drawn(fig) -> str:
@@ -88,8 +94,7 @@ def _drawn(fig) -> str:
 
 @pytest.mark.parametrize("page", toc_pages(), ids=lambda p: p.stem)
 def test_every_slider_and_dropdown_changes_what_is_drawn(site, browser, page):
-    v = Visit(browser, _url(site, page))
-    try:
+    with Visit(browser, _url(site, page)) as v:
         figures = v.page.locator(".js-plotly-plot")
         for i in range(figures.count()):
             fig = figures.nth(i)
@@ -112,6 +117,3 @@ def test_every_slider_and_dropdown_changes_what_is_drawn(site, browser, page):
                 buttons.nth(buttons.count() - 1).click()
                 v.page.wait_for_timeout(150)
                 assert _drawn(fig) != before, f"figure {i}: choosing in the dropdown did not change the plot"
-        assert not v.errors, f"console errors: {v.errors}"
-    finally:
-        v.page.close()

@@ -12,7 +12,7 @@ import dataclasses
 import math
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from inferlimits import generation as gen
@@ -28,7 +28,6 @@ from inferlimits.models import (
     weight_bytes,
 )
 
-PROPERTY = settings(max_examples=60, deadline=None, database=None)
 
 MODEL_NAMES = list(models())
 DENSE = [n for n in MODEL_NAMES if not model(n).config.is_moe]
@@ -85,7 +84,6 @@ def test_weight_bytes_read_rejects_unknown_precisions(bad):
 
 # ==== prefill FLOPs split into the linear and the attention term ==================================
 
-@PROPERTY
 @given(name=st.sampled_from(MODEL_NAMES), S=prompts)
 def test_prefill_attention_flops_formula_and_sum(name, S):
     c = model(name).config
@@ -94,7 +92,6 @@ def test_prefill_attention_flops_formula_and_sum(name, S):
     assert gen.prefill_flops(c, S) == pytest.approx(2 * active_param_count(c) * S + attention, rel=1e-12)
 
 
-@PROPERTY
 @given(name=st.sampled_from(MODEL_NAMES), S1=prompts, S2=prompts)
 def test_attention_share_grows_with_the_prompt(name, S1, S2):
     c = model(name).config
@@ -111,7 +108,6 @@ def test_attention_share_of_llama_8b_concrete():
 
 # ==== the prompt length at which attention reaches a share =========================================
 
-@PROPERTY
 @given(name=st.sampled_from(MODEL_NAMES), f=shares)
 def test_prompt_length_at_a_share_inverts_the_share(name, f):
     c = model(name).config
@@ -124,7 +120,6 @@ def test_prompt_length_at_a_share_inverts_the_share(name, f):
     assert gen.prefill_attention_share(c, S) == pytest.approx(f, rel=1e-9)
 
 
-@PROPERTY
 @given(name=st.sampled_from(DENSE), f1=st.floats(0.05, 0.95), f2=st.floats(0.05, 0.95))
 def test_prompt_length_at_a_share_is_monotone(name, f1, f2):
     c = model(name).config
@@ -147,7 +142,6 @@ def test_prompt_length_at_share_rejects_unreachable_shares(share):
 
 # ==== prefill bytes, intensity and the crossover =====================================================
 
-@PROPERTY
 @given(w=st.floats(1e6, 1e13), k=st.floats(1e3, 1e7), S=prompts)
 def test_prefill_bytes_are_weights_plus_the_cache_written(w, k, S):
     assert gen.prefill_bytes_moved(w, k, S) == pytest.approx(w + S * k, rel=1e-12)
@@ -163,7 +157,6 @@ def test_short_prompt_intensity_is_about_two_s_over_b(name, precision):
     assert i == pytest.approx(2 * S / b, rel=0.01)
 
 
-@PROPERTY
 @given(name=st.sampled_from(MODEL_NAMES), p=peaks, bw=bandwidths,
        precision=st.sampled_from(["BF16", "FP8", "INT4"]))
 def test_crossover_is_where_math_time_equals_memory_time(name, p, bw, precision):
@@ -178,7 +171,6 @@ def test_crossover_is_where_math_time_equals_memory_time(name, p, bw, precision)
         roofline.balance_point_flop_per_byte(p, bw), rel=1e-7)
 
 
-@PROPERTY
 @given(name=st.sampled_from(DENSE), p=peaks, bw=bandwidths, factor=st.floats(1.01, 100.0))
 def test_prefill_is_memory_bound_below_the_crossover_and_compute_bound_above(name, p, bw, factor):
     c = model(name).config
@@ -202,7 +194,6 @@ def test_crossover_for_llama_8b_is_about_the_balance_point_times_b_over_two(name
     assert S == pytest.approx(ridge * units.bytes_per_element(precision) / 2, rel=0.01)
 
 
-@PROPERTY
 @given(name=st.sampled_from(DENSE), p=peaks, bw=bandwidths)
 def test_crossover_grows_with_the_balance_point(name, p, bw):
     c = model(name).config
@@ -219,7 +210,6 @@ def test_crossover_stays_positive_when_the_cache_outweighs_everything():
     assert gen.prefill_flops(c, S) / 1e16 == pytest.approx(gen.prefill_bytes_moved(1e6, 1e7, S) / 1e11, rel=1e-7)
 
 
-@PROPERTY
 @given(name=st.sampled_from(DENSE), S=prompts, p=peaks, bw=bandwidths)
 def test_time_to_first_token_is_the_larger_of_math_and_memory_time(name, S, p, bw):
     c = model(name).config
