@@ -84,17 +84,13 @@ _BATCH_MODELS = ["Llama-3.1-8B", "Qwen2.5-7B", "Mistral-7B-v0.1", "Qwen2.5-32B"]
 class Slide:
     """One exported figure: its spec at the chapter's defaults, and how to draw it.
 
-    ``faithful`` draws the layout's details as plotly does (text at its ``textposition``, the
-    legend where the layout puts it, tick values); the first five exports predate it and keep
-    the simpler placement their committed files were made with. ``caption`` is a line under the
-    figure."""
+    ``caption`` is a line under the figure."""
 
     spec: Callable[[], dict]
     caption: str = ""
-    faithful: bool = True
 
     def render(self) -> dict[str, bytes]:
-        return render(self.spec(), caption=self.caption, faithful=self.faithful)
+        return render(self.spec(), caption=self.caption)
 
 
 _MEASURED = ("Measured when chapter 9 was last executed; drawn from the figure data committed in "
@@ -102,18 +98,16 @@ _MEASURED = ("Measured when chapter 9 was last executed; drawn from the figure d
 
 #: name -> slide at the chapter's default settings; every chapter has at least one (a test checks).
 SLIDES: dict[str, Slide] = {
-    "01_roofline": Slide(lambda: roofline.spec(list(hardware.accelerators()), "B200 (HGX)", 1.0), faithful=False),
-    "02_decode_ceiling": Slide(_at_defaults(lambda: decode.ceiling_panel(_DECODE_NAMES, _DENSE_MODELS, "BF16", 1.0)),
-                               faithful=False),
+    "01_roofline": Slide(lambda: roofline.spec(list(hardware.accelerators()), "B200 (HGX)", 1.0)),
+    "02_decode_ceiling": Slide(_at_defaults(lambda: decode.ceiling_panel(_DECODE_NAMES, _DENSE_MODELS, "BF16", 1.0))),
     "03_prefill": Slide(_at_defaults(lambda: prefill.panel(_DECODE_NAMES, "B200 (HGX)", _PREFILL_MODELS,
                                                            "Llama-3.1-8B", "BF16", 2048))),
     "04_batch_throughput": Slide(_at_defaults(lambda: batching.throughput_panel(
-        _BATCH_MODELS, _BATCH_NAMES, "Llama-3.1-8B", "B200 (HGX)", 64)), faithful=False),
+        _BATCH_MODELS, _BATCH_NAMES, "Llama-3.1-8B", "B200 (HGX)", 64))),
     "05_kv_memory": Slide(_at_defaults(lambda: kvfig.memory_panel(
-        _BATCH_MODELS + ["Llama-3.1-70B"], _BATCH_NAMES + ["L40S"], "Llama-3.1-8B", "B200 (HGX)", 16)),
-        faithful=False),
+        _BATCH_MODELS + ["Llama-3.1-70B"], _BATCH_NAMES + ["L40S"], "Llama-3.1-8B", "B200 (HGX)", 16))),
     "06_third_wall": Slide(_at_defaults(lambda: overhead.third_wall_panel(
-        _DECODE_NAMES, "B200 (HGX)", _DENSE_MODELS, "Llama-3.1-8B", 10.0)), faithful=False),
+        _DECODE_NAMES, "B200 (HGX)", _DENSE_MODELS, "Llama-3.1-8B", 10.0))),
     "07_index_card": Slide(_at_defaults(lambda: indexcard.panel(
         _DECODE_NAMES, _DENSE_MODELS, "B200 (HGX)", "Llama-3.1-8B", "BF16", "BF16", batch=1, context_tokens=8192,
         prompt_tokens=2048, measured="none"))),
@@ -155,19 +149,17 @@ def _axis_key(name: str) -> str:
     return f"{name[0]}axis{name[1:]}"
 
 
-def _axis(ax, which: str, a: dict, faithful: bool = False) -> None:
+def _axis(ax, which: str, a: dict) -> None:
     a = a or {}
     set_scale, set_lim, set_label = ((ax.set_xscale, ax.set_xlim, ax.set_xlabel) if which == "x"
                                      else (ax.set_yscale, ax.set_ylim, ax.set_ylabel))
     log = a.get("type") == "log"
     if log:
         set_scale("log")
-    if a.get("range") and not (faithful and a.get("type") == "category"):
+    if a.get("range") and a.get("type") != "category":
         lo, hi = a["range"]
         set_lim(*((10 ** lo, 10 ** hi) if log else (lo, hi)))
     set_label(_text(a.get("title")))
-    if not faithful:
-        return
     axis = ax.xaxis if which == "x" else ax.yaxis
     if a.get("tickvals"):
         labels = a.get("ticktext") or [f"{v:,g}" for v in a["tickvals"]]
@@ -178,7 +170,7 @@ def _axis(ax, which: str, a: dict, faithful: bool = False) -> None:
         (ax.invert_xaxis if which == "x" else ax.invert_yaxis)()
 
 
-# ---- drawing in the faithful mode: text where plotly puts it ----------------------------------------
+# ---- text where plotly puts it -------------------------------------------------------------------------
 
 _VERTICAL = {"top": ("bottom", 1), "middle": ("center", 0), "bottom": ("top", -1)}
 _HORIZONTAL = {"left": ("right", -1), "center": ("center", 0), "right": ("left", 1)}
@@ -286,11 +278,9 @@ def _bar(p: _Panel, t: dict, label, stack: bool) -> None:
                     color="#222222", annotation_clip=False, **beyond)
 
 
-def _scatter(p: _Panel, t: dict, label, faithful: bool) -> None:
+def _scatter(p: _Panel, t: dict, label) -> None:
     ax = p.ax
-    x, y = _nums(t.get("x")), _nums(t.get("y"))
-    if faithful:
-        x, y = p.place("x", x), p.place("y", y)
+    x, y = p.place("x", _nums(t.get("x"))), p.place("y", _nums(t.get("y")))
     line, marker = t.get("line", {}) or {}, t.get("marker", {}) or {}
     marker_color = marker.get("color") if isinstance(marker.get("color"), str) else None
     color = _color(line.get("color") or marker_color)
@@ -298,15 +288,15 @@ def _scatter(p: _Panel, t: dict, label, faithful: bool) -> None:
     if t.get("fill") in ("tozeroy", "tonexty"):
         base = p.previous_y if t["fill"] == "tonexty" and p.previous_y is not None else [0.0] * len(y)
         ax.fill_between(x, base, y, color=_color(t.get("fillcolor"), color), alpha=0.35, linewidth=0)
-    if faithful and t.get("fill") == "toself":
+    if t.get("fill") == "toself":
         ax.fill(x, y, facecolor=_color(t.get("fillcolor"), color), alpha=t.get("opacity", 0.35), linewidth=0,
                 label=label)
         label = None
-    elif "lines" in mode and not (faithful and "markers" in mode):
+    elif "lines" in mode and "markers" not in mode:
         ax.plot(x, y, color=color, linewidth=line.get("width", 2), linestyle=DASHES.get(line.get("dash"), "-"),
                 label=label)
         label = None
-    if "markers" in mode and faithful and "lines" in mode:   # one legend entry showing both
+    if "markers" in mode and "lines" in mode:   # one legend entry showing both
         ax.plot(x, y, color=color, linewidth=line.get("width", 2), linestyle=DASHES.get(line.get("dash"), "-"),
                 marker="o", markersize=(marker.get("size") or 8) * 0.6, markerfacecolor=_color(marker_color, color),
                 markeredgecolor=_color(marker_color, color), label=label)
@@ -316,20 +306,15 @@ def _scatter(p: _Panel, t: dict, label, faithful: bool) -> None:
     if "text" in mode:
         texts = t.get("text") or []
         texts = [texts] * len(x) if isinstance(texts, str) else texts
-        if not faithful:
-            for xi, yi, s in zip(x, y, texts):
-                if s and not (isinstance(xi, float) and math.isnan(xi)):
-                    ax.annotate(s, (xi, yi), textcoords="offset points", xytext=(6, -12), fontsize=10, color=color)
-        else:
-            font = t.get("textfont", {}) or {}
-            size = font.get("size", 14) * 10 / 14
-            gap = 3 + ((marker.get("size") or 8) * 0.3 if "markers" in mode else 0)
-            positions = t.get("textposition")
-            positions = positions if isinstance(positions, list) else [positions] * len(x)
-            ink = _color(font.get("color") or line.get("color") or marker_color, "#333333")
-            for xi, yi, s, pos in zip(x, y, texts, positions):
-                if s and not (isinstance(xi, float) and math.isnan(xi)):
-                    _label(ax, s, (xi, yi), size, ink, _placed(pos, gap))
+        font = t.get("textfont", {}) or {}
+        size = font.get("size", 14) * 10 / 14
+        gap = 3 + ((marker.get("size") or 8) * 0.3 if "markers" in mode else 0)
+        positions = t.get("textposition")
+        positions = positions if isinstance(positions, list) else [positions] * len(x)
+        ink = _color(font.get("color") or line.get("color") or marker_color, "#333333")
+        for xi, yi, s, pos in zip(x, y, texts, positions):
+            if s and not (isinstance(xi, float) and math.isnan(xi)):
+                _label(ax, s, (xi, yi), size, ink, _placed(pos, gap))
     p.previous_y = y
 
 
@@ -431,15 +416,14 @@ def _title(fig, ax, layout: dict, single: bool, area, height_in: float) -> None:
         fig.text(x, top - 0.3 / height_in, sub, ha="left", va="top", fontsize=11, color="#444444")
 
 
-def draw(spec: dict, width_in: float = 10.0, height_in: float = 6.0, *, faithful: bool = False,
-         caption: str = ""):
+def draw(spec: dict, width_in: float = 10.0, height_in: float = 6.0, *, caption: str = ""):
     """A matplotlib figure from a figure spec (scatter and bar traces, fills, log axes, shapes,
     annotations, legend).
 
     One Axes when every trace draws on plotly's x and y; otherwise one per (xaxis, yaxis) pair,
     placed by the axes' ``domain`` inside the layout's margins, in a figure as much taller than
-    ``height_in`` as ``layout.height`` is than 560 px. ``faithful`` places text, the legend and
-    tick values as the layout asks (``False``: the simpler placement of the first exports)."""
+    ``height_in`` as ``layout.height`` is than 560 px. Text, the legend and tick values go where
+    the layout puts them."""
     layout = spec["layout"]
     pairs = _pairs(spec)
     single = pairs == [("x", "y")]
@@ -461,7 +445,7 @@ def draw(spec: dict, width_in: float = 10.0, height_in: float = 6.0, *, faithful
         if t.get("type", "scatter") == "bar":
             _bar(p, t, label, stack)
         else:
-            _scatter(p, t, label, faithful)
+            _scatter(p, t, label)
     for shape in layout.get("shapes", []) or []:
         p = panels.get((shape.get("xref", "x"), shape.get("yref", "y")))
         if p and shape.get("type", "line") == "line":
@@ -474,8 +458,8 @@ def draw(spec: dict, width_in: float = 10.0, height_in: float = 6.0, *, faithful
             p.ax.annotate(_plain(note.get("text", "")), (note["x"], note["y"]), fontsize=10)
     for p in panels.values():
         ax = p.ax
-        _axis(ax, "x", p.xaxis, faithful)
-        _axis(ax, "y", p.yaxis, faithful)
+        _axis(ax, "x", p.xaxis)
+        _axis(ax, "y", p.yaxis)
         for which, seen in p.categories.items():
             if seen:
                 axis = ax.xaxis if which == "x" else ax.yaxis
@@ -484,28 +468,19 @@ def draw(spec: dict, width_in: float = 10.0, height_in: float = 6.0, *, faithful
                 if (p.xaxis if which == "x" else p.yaxis).get("autorange") == "reversed":
                     (ax.invert_xaxis if which == "x" else ax.invert_yaxis)()
     first = next(iter(panels.values())).ax
-    if faithful:
-        _title(fig, first, layout, single, area, height_in)
-    else:
-        first.set_title(_text(layout.get("title")), loc="left", fontsize=14)
+    _title(fig, first, layout, single, area, height_in)
     for p in panels.values():
         ax = p.ax
-        if faithful and (p.xaxis.get("visible") is False and p.yaxis.get("visible") is False):
+        if p.xaxis.get("visible") is False and p.yaxis.get("visible") is False:
             ax.set_axis_off()
             continue
-        if faithful:
-            ax.set_axisbelow(True)
-            grid = [w for w in ("x", "y") if not (p.categories[w] or (p.xaxis if w == "x" else p.yaxis).get("type")
-                                                   == "category")]
-            if grid:
-                ax.grid(True, which="major", axis="both" if len(grid) == 2 else grid[0], color="#e5e5e5",
-                        linewidth=0.8)
-        else:
-            ax.grid(True, which="major", color="#e5e5e5", linewidth=0.8)
-    if faithful and layout.get("showlegend"):
+        ax.set_axisbelow(True)
+        grid = [w for w in ("x", "y") if not (p.categories[w] or (p.xaxis if w == "x" else p.yaxis).get("type")
+                                               == "category")]
+        if grid:
+            ax.grid(True, which="major", axis="both" if len(grid) == 2 else grid[0], color="#e5e5e5", linewidth=0.8)
+    if layout.get("showlegend"):
         _legend(fig, panels, layout, single, area, width_in)
-    elif layout.get("showlegend") and first.get_legend_handles_labels()[0]:
-        first.legend(frameon=False, fontsize=10)
     for p in panels.values():
         for side in ("top", "right"):
             p.ax.spines[side].set_visible(False)
@@ -516,10 +491,10 @@ def draw(spec: dict, width_in: float = 10.0, height_in: float = 6.0, *, faithful
     return fig
 
 
-def render(spec: dict, *, caption: str = "", faithful: bool = False) -> dict[str, bytes]:
+def render(spec: dict, *, caption: str = "") -> dict[str, bytes]:
     """The SVG and PNG bytes of a spec, identical on every run."""
     plt.rcParams["svg.hashsalt"] = "inferlimits"
-    fig = draw(spec, faithful=faithful, caption=caption)
+    fig = draw(spec, caption=caption)
     out = {}
     for ext, meta in (("svg", {"Date": None}), ("png", {"Software": None})):
         buf = io.BytesIO()

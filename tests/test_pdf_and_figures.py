@@ -46,7 +46,7 @@ def test_subplots_follow_the_axis_domains_and_share_x():
             "layout": dict(title="two rows", height=560, yaxis=dict(domain=[0.6, 1.0]),
                            yaxis2=dict(domain=[0.0, 0.4], anchor="x"), xaxis3=dict(domain=[0.5, 1.0], anchor="y3"),
                            yaxis3=dict(domain=[0.0, 0.4], anchor="x3"), xaxis=dict(domain=[0.0, 0.4]))}
-    fig = export.draw(spec, faithful=True)
+    fig = export.draw(spec)
     try:
         top, below, right = fig.axes
         assert top.get_position().y0 > below.get_position().y1            # one above the other
