@@ -12,7 +12,6 @@ and costs come from ``data/overhead.toml``: assumptions of a realistic size, not
 """
 from __future__ import annotations
 
-import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -230,14 +229,3 @@ def _sequence(name: str, values: object) -> tuple:
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
         raise ValueError(f"{name} must be a non-empty sequence of whole numbers; got {values!r}")
     return tuple(values)
-
-
-def relation(claim: str, measured: float, at_least: float) -> None:
-    """Assert a relation that holds on any machine, ``measured >= at_least``, and print one stable
-    line that names the threshold but not the measured value (which differs between machines)."""
-    if not isinstance(claim, str) or not claim.strip():
-        raise ValueError("claim must say in words what the relation is")
-    x, floor = positive("measured", measured), positive("at_least", at_least)
-    if not math.isfinite(x) or x < floor:
-        raise AssertionError(f"{claim}: measured {x:.3g}, below {floor:g}")
-    print(f"✓ {claim}: at least {floor:g}× on this machine")

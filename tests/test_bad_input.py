@@ -116,7 +116,6 @@ VALID: dict[str, dict[str, object]] = {
     "overhead.binding_wall": dict(memory_ceiling=498.0, math_ceiling=140_000.0, overhead_ceiling=72.0),
     "overhead.fit_call_overhead": dict(calls=[8.0, 1.0], elements=[64.0, 64.0], seconds=[9e-6, 2e-6]),
     "overhead.dispatch_sweep": dict(total_elements=64, elements_per_call=(1, 8), repeats=1),
-    "overhead.relation": dict(claim="a relation", measured=12.0, at_least=10.0),
     # indexcard (chapter 7)
     "indexcard.read_card": dict(accelerator_name="B200 (HGX)", model_name="Llama-3.1-8B", weight_precision="BF16",
                                 kv_precision="BF16", batch=8, context_tokens=8192, prompt_tokens=2048,

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from inferlimits import measure, tinyllm
+from inferlimits.checks import CheckFailed
 from inferlimits.generation import decode_flops_per_token
 from inferlimits.models import Config, kv_bytes_per_token, param_count, weight_bytes
 
@@ -242,9 +243,59 @@ def test_paired_ratio_compares_round_by_round():
     a = measure.Samples((10.0, 2.0, 30.0))   # round 2 was slow for both
     b = measure.Samples((5.0, 1.0, 10.0))
     assert measure.paired_ratio(a, b) == 2.0
-    assert measure.slower(b, a) and not measure.slower(a, b)
     with pytest.raises(ValueError, match="same rounds"):
         measure.paired_ratio(a, measure.Samples((1.0,)))
+
+
+def test_relation_prints_a_stable_line_and_fails_loudly(capsys):
+    measure.relation("loop against one call", 123.456, at_least=10)
+    measure.relation("long against short", 0.5, below=1)
+    assert capsys.readouterr().out == ("✓ loop against one call (on this machine: at least 10)\n"
+                                         "✓ long against short (on this machine: below 1)\n")
+    with pytest.raises(CheckFailed, match=r"loop against one call: not so on this machine \(measured 9.9; at least 10 needed\)"):
+        measure.relation("loop against one call", 9.9, at_least=10)
+    with pytest.raises(CheckFailed, match="below 1 needed"):
+        measure.relation("long against short", 1.0, below=1)
+    for bad in (dict(), dict(at_least=1, below=2)):
+        with pytest.raises(ValueError, match="exactly one"):
+            measure.relation("x", 1.0, **bad)
+    for bad in (dict(at_least=0), dict(below=-1), dict(at_least=float("nan"))):
+        with pytest.raises(ValueError, match="at_least|below"):
+            measure.relation("x", 1.0, **bad)
+    with pytest.raises(ValueError, match="measured"):
+        measure.relation("x", float("nan"), at_least=1)
+    with pytest.raises(ValueError, match="claim"):
+        measure.relation(" ", 1.0, at_least=1)
+
+
+def test_a_relation_that_fails_is_measured_again_before_it_is_called_false(capsys):
+    """A busy spell spoils the first measurement; measuring again head to head settles it."""
+    again = iter([0.8, 5.0])
+    measure.relation("busy, then quiet", measure.Ratio(2.0, lambda: next(again)), at_least=4)
+    assert capsys.readouterr().out == "✓ busy, then quiet (on this machine: at least 4)\n"
+    calls = []
+    never = measure.Ratio(2.0, lambda: calls.append(1) or 3.0)
+    with pytest.raises(CheckFailed, match=r"measured 2, then 3, then 3; at least 4 needed"):
+        measure.relation("never so", never, at_least=4)
+    assert len(calls) == measure.RETRIES
+    calls.clear()
+    measure.relation("so at once", measure.Ratio(5.0, lambda: calls.append(1) or 0.0), at_least=4)
+    assert not calls, "a relation that holds is not measured again"
+
+
+def test_ratios_measure_the_two_settings_again_head_to_head():
+    sweep = measure.product_sweep(256, 128, (1, 4), rounds=2)
+    gain = measure.product_ratio(sweep, 4, over=1)
+    share = measure.product_ratio(sweep, 1)
+    assert gain.value == measure.paired_ratio(measure.point_at(sweep, 4).rate, measure.point_at(sweep, 1).rate)
+    assert gain.again() > 0 and share.value > 0 and share.again() > 0
+    assert measure.product_sweep(256, 128, (1, 4), rounds=2) is sweep, "measuring again leaves the remembered sweep"
+    runs = measure.decode_sweep(TINY, (1, 2), contexts=(16, 40), steps=1, rounds=2)
+    longer = measure.decode_ratio(runs, (2, 40), (2, 16))
+    assert longer.value == measure.paired_ratio(runs[3].rate, runs[1].rate)
+    assert longer.again() > 0
+    with pytest.raises(ValueError, match="batch 8"):
+        measure.decode_ratio(runs, (8, 40), (2, 16))
 
 
 def test_machine_and_powers_of_two():

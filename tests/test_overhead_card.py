@@ -21,7 +21,7 @@ from inferlimits.measurements import measurement
 from inferlimits.models import model, weight_bytes
 from inferlimits.overhead import (binding_wall, dispatch_sweep, eager_launches_per_step, fit_call_overhead,
                                   host_time_per_step_s, launch_assumptions, launch_budget_per_step,
-                                  launches_per_step, overhead_ceiling_tokens_per_s, relation,
+                                  launches_per_step, overhead_ceiling_tokens_per_s,
                                   seconds_per_launch_to_explain, serial_tokens_per_s)
 from inferlimits.roofline import COMPUTE_BOUND, MEMORY_BOUND
 
@@ -103,13 +103,6 @@ def test_a_small_sweep_measures_and_is_remembered():
     assert sweep.slowdown(1) > 1
     with pytest.raises(ValueError, match="divide"):
         dispatch_sweep(256, (3,), repeats=1)
-
-
-def test_relation_prints_a_stable_line_and_fails_loudly(capsys):
-    relation("loop against one call", 123.456, 10)
-    assert capsys.readouterr().out == "✓ loop against one call: at least 10× on this machine\n"
-    with pytest.raises(AssertionError, match="below 10"):
-        relation("loop against one call", 9.9, 10)
 
 
 # ---- the index card: cases with known answers ---------------------------------------------------
