@@ -1,10 +1,12 @@
 """Slide-ready static exports: each chapter's key figures at their default settings, drawn with
-matplotlib from the same figure specs the interactive versions use, written to ``figures/`` as
-SVG and PNG. Deterministic: exporting twice gives identical files.
+matplotlib and written to ``figures/`` as SVG and PNG. Deterministic: exporting twice gives
+identical files.
 
-Chapter 9 measures the machine that runs it, so its figures cannot be recomputed here: they are
-drawn from the figure data committed in the chapter's outputs, and keep the label that says which
-machine measured them and when. Re-executing chapter 9 therefore calls for a new export.
+Each export is the figure exactly as its chapter draws it: read from the static figure in the
+chapter's committed outputs (the one the hosted book shows, at the values the chapter opens it
+with), so that a slide can never drift from its chapter. Re-executing a chapter whose figure
+changed therefore calls for a new export (a test says so). Chapter 9's figures are measurements
+of the machine that executed it, and keep the label that says which machine and when.
 
     python -m inferlimits.export            # write figures/
     python -m inferlimits.export --check    # exit 1 if a committed export is out of date
@@ -17,7 +19,6 @@ import json
 import math
 import re
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,25 +29,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.colors import to_rgb  # noqa: E402
 from matplotlib.ticker import NullFormatter, NullLocator  # noqa: E402
 
-from . import hardware  # noqa: E402
-from .figures import batching, decode, indexcard, overhead, prefill, roofline  # noqa: E402
-from .figures import kvcache as kvfig  # noqa: E402
-from .figures import worked_example as worked  # noqa: E402
-from .worked_example import Setting  # noqa: E402
-
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "figures"
-MEASURE_CHAPTER = ROOT / "chapters" / "09_measure.ipynb"
+CHAPTERS = ROOT / "chapters"
 DASHES = {"dot": ":", "dash": "--", "dashdot": "-.", "longdash": "--", "solid": "-", None: "-"}
 INK = "#1f4e79"
-
-
-def _at_defaults(make_panel: Callable) -> Callable[[], dict]:
-    """The spec of a chapter's panel at the values the chapter opens it with."""
-    def spec() -> dict:
-        panel = make_panel()
-        return panel.spec(**panel.values)
-    return spec
 
 
 def committed_figure(notebook: Path, div_id: str) -> dict:
@@ -71,23 +58,17 @@ def committed_figure(notebook: Path, div_id: str) -> dict:
                      "execute the chapter (make outputs) and export again")
 
 
-# the accelerators and models the chapters pass to their panels (the chapters' own lists live in
-# their notebooks; these repeat them once for all the exports)
-_DECODE_NAMES = ["A100 80GB SXM", "H100 SXM", "H200 SXM", "B200 (HGX)", "MI300X", "L40S", "RTX 4090"]  # ch. 2, 3, 6, 7
-_DENSE_MODELS = ["Llama-3.1-8B", "Qwen2.5-7B", "Llama-3.1-70B", "Qwen2.5-32B", "Mistral-7B-v0.1"]   # ch. 2, 6, 7
-_PREFILL_MODELS = ["Llama-3.1-8B", "Qwen2.5-7B", "Qwen2.5-32B", "Llama-3.1-70B"]   # ch. 3: no sliding window
-_BATCH_NAMES = ["A100 80GB SXM", "H100 SXM", "H200 SXM", "B200 (HGX)", "MI300X", "MI325X"]
-_BATCH_MODELS = ["Llama-3.1-8B", "Qwen2.5-7B", "Mistral-7B-v0.1", "Qwen2.5-32B"]
-
-
 @dataclass(frozen=True)
 class Slide:
-    """One exported figure: its spec at the chapter's defaults, and how to draw it.
+    """One exported figure: the figure drawn in the div ``div_id`` of chapter ``chapter`` (its
+    file name without ``.ipynb``), with ``caption``, if any, as a line under it."""
 
-    ``caption`` is a line under the figure."""
-
-    spec: Callable[[], dict]
+    chapter: str
+    div_id: str
     caption: str = ""
+
+    def spec(self) -> dict:
+        return committed_figure(CHAPTERS / f"{self.chapter}.ipynb", self.div_id)
 
     def render(self) -> dict[str, bytes]:
         return render(self.spec(), caption=self.caption)
@@ -96,26 +77,19 @@ class Slide:
 _MEASURED = ("Measured when chapter 9 was last executed; drawn from the figure data committed in "
              "chapters/09_measure.ipynb, not re-measured.")
 
-#: name -> slide at the chapter's default settings; every chapter has at least one (a test checks).
+#: name -> slide; every chapter has at least one (a test checks).
 SLIDES: dict[str, Slide] = {
-    "01_roofline": Slide(lambda: roofline.spec(list(hardware.accelerators()), "B200 (HGX)", 1.0)),
-    "02_decode_ceiling": Slide(_at_defaults(lambda: decode.ceiling_panel(_DECODE_NAMES, _DENSE_MODELS, "BF16", 1.0))),
-    "03_prefill": Slide(_at_defaults(lambda: prefill.panel(_DECODE_NAMES, "B200 (HGX)", _PREFILL_MODELS,
-                                                           "Llama-3.1-8B", "BF16", 2048))),
-    "04_batch_throughput": Slide(_at_defaults(lambda: batching.throughput_panel(
-        _BATCH_MODELS, _BATCH_NAMES, "Llama-3.1-8B", "B200 (HGX)", 64))),
-    "05_kv_memory": Slide(_at_defaults(lambda: kvfig.memory_panel(
-        _BATCH_MODELS + ["Llama-3.1-70B"], _BATCH_NAMES + ["L40S"], "Llama-3.1-8B", "B200 (HGX)", 16))),
-    "06_third_wall": Slide(_at_defaults(lambda: overhead.third_wall_panel(
-        _DECODE_NAMES, "B200 (HGX)", _DENSE_MODELS, "Llama-3.1-8B", 10.0))),
-    "07_index_card": Slide(_at_defaults(lambda: indexcard.panel(
-        _DECODE_NAMES, _DENSE_MODELS, "B200 (HGX)", "Llama-3.1-8B", "BF16", "BF16", batch=1, context_tokens=8192,
-        prompt_tokens=2048, measured="none"))),
-    "08_worked_capacity": Slide(_at_defaults(lambda: worked.capacity_panel(
-        worked.CACHE_LABELS[0], context_tokens=2048, usable_fraction=Setting().usable))),
-    "08_worked_step": Slide(_at_defaults(lambda: worked.step_panel("100%", batch=1))),
-    "09_machine_roofline": Slide(lambda: committed_figure(MEASURE_CHAPTER, "fig-machine-roofline"), _MEASURED),
-    "09_machine_decode": Slide(lambda: committed_figure(MEASURE_CHAPTER, "fig-machine-decode"), _MEASURED),
+    "01_roofline": Slide("01_two_speeds", "fig-roofline"),
+    "02_decode_ceiling": Slide("02_decode", "fig-decode-ceiling"),
+    "03_prefill": Slide("03_prefill", "fig-prefill"),
+    "04_batch_throughput": Slide("04_batching", "fig-batch-throughput"),
+    "05_kv_memory": Slide("05_kv_cache", "fig-kv-memory"),
+    "06_third_wall": Slide("06_overhead", "fig-third-wall"),
+    "07_index_card": Slide("07_index_card", "fig-index-card"),
+    "08_worked_capacity": Slide("08_worked_example", "fig-worked-capacity"),
+    "08_worked_step": Slide("08_worked_example", "fig-worked-step"),
+    "09_machine_roofline": Slide("09_measure", "fig-machine-roofline", _MEASURED),
+    "09_machine_decode": Slide("09_measure", "fig-machine-decode", _MEASURED),
 }
 
 

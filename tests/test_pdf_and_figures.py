@@ -59,7 +59,7 @@ def test_subplots_follow_the_axis_domains_and_share_x():
 
 
 def test_chapter_9_exports_keep_the_label_of_the_machine_that_measured():
-    nb = json.loads(export.MEASURE_CHAPTER.read_text(encoding="utf-8"))
+    nb = json.loads((export.CHAPTERS / "09_measure.ipynb").read_text(encoding="utf-8"))
     html = "".join("".join(o.get("data", {}).get("text/html", "")) for c in nb["cells"] for o in c.get("outputs", []))
     labels = set(re.findall(r"measured on ([^<\\]+?\d{4}-\d{2}-\d{2})", html))
     assert labels, "chapter 9's committed outputs name no machine"
