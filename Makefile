@@ -1,7 +1,8 @@
 # Two commands do everything on a fresh machine:
 #   make book   create .venv, install the pinned requirements, execute every chapter, write the HTML
 #   make test   the same set-up and build, then every test (unit, property, nbval, coverage, build)
-# Others: make outputs (re-execute chapters in place after a deliberate change), make figures
+# Others: make outputs (re-execute chapters in place after a deliberate change, and export their
+# figures again), make figures
 # (slide-ready SVG/PNG exports into figures/), make pdf (the whole book as one PDF), make serve,
 # make bench, make clean.
 
@@ -40,6 +41,7 @@ chromium:
 
 outputs: $(STAMP)
 	$(PY) -m inferlimits.execute chapters/*.ipynb
+	$(PY) -m inferlimits.export
 
 figures: $(STAMP)
 	$(PY) -m inferlimits.export
