@@ -50,6 +50,12 @@ class Visit:
         self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.goto(url, wait_until="networkidle")
+        # "networkidle" can come before the page is parsed and its figures drawn: wait for both, so
+        # that no check below looks at half a page
+        self.page.wait_for_load_state("load")
+        self.page.wait_for_function(
+            "() => [...document.querySelectorAll('.plotly-graph-div')].every(d => d.querySelector('.main-svg'))",
+            timeout=30_000)
 
     def __enter__(self):
         return self
@@ -73,10 +79,18 @@ def _url(site, page):
     return f"{site}/{page.relative_to(ROOT).with_suffix('.html').as_posix()}"
 
 
+def _figures(v: Visit, page):
+    """The page's figures, every one the built HTML holds (none missed by looking too early)."""
+    built = (HTML / page.relative_to(ROOT).with_suffix(".html")).read_text(encoding="utf-8")
+    figures = v.page.locator(".js-plotly-plot")
+    assert figures.count() == built.count('class="plotly-graph-div"'), "not every figure of the page was drawn"
+    return figures
+
+
 @pytest.mark.parametrize("page", toc_pages(), ids=lambda p: p.stem)
 def test_page_loads_cleanly_and_draws_every_figure(site, browser, page):
     with Visit(browser, _url(site, page)) as v:
-        figures = v.page.locator(".js-plotly-plot")
+        figures = _figures(v, page)
         for i in range(figures.count()):
             fig = figures.nth(i)
             assert fig.locator(".main-svg").count() >= 1, f"figure {i} not drawn"
@@ -85,6 +99,10 @@ def test_page_loads_cleanly_and_draws_every_figure(site, browser, page):
         if math.count():
             v.page.wait_for_function("() => document.querySelectorAll('mjx-container').length > 0", timeout=10_000)
         SHOTS.mkdir(parents=True, exist_ok=True)
+        # a window as tall as the page, and time for the figures to follow the resize, so that the
+        # screenshot does not catch them mid-redraw
+        v.page.set_viewport_size({"width": 1300, "height": v.page.evaluate("document.documentElement.scrollHeight")})
+        v.page.wait_for_timeout(500)
         v.page.screenshot(path=str(SHOTS / f"{page.stem}.png"), full_page=True)
 
 
@@ -95,7 +113,7 @@ def _drawn(fig) -> str:
 @pytest.mark.parametrize("page", toc_pages(), ids=lambda p: p.stem)
 def test_every_slider_and_dropdown_changes_what_is_drawn(site, browser, page):
     with Visit(browser, _url(site, page)) as v:
-        figures = v.page.locator(".js-plotly-plot")
+        figures = _figures(v, page)
         for i in range(figures.count()):
             fig = figures.nth(i)
             fig.scroll_into_view_if_needed()
