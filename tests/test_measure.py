@@ -204,6 +204,8 @@ def test_measurements_have_the_units_they_name():
     bw = measure.read_bandwidth_bytes_per_s(array_bytes=4 * 2**20, repeats=3)
     assert len(bw.values) == 3 and bw.low <= bw.median <= bw.high
     assert 1e6 < bw.median < 1e13  # bytes/s (not GB/s): more than 1 MB/s even on a busy machine, less than 10 TB/s
+    mv = measure.matvec_read_bytes_per_s(array_bytes=4 * 2**20, repeats=3)
+    assert len(mv.values) == 3 and 1e6 < mv.median < 1e13
     mm = measure.matmul_flop_per_s(side=128, repeats=3)
     assert 1e6 < mm.median < 1e15
     points = measure.product_sweep(256, 128, (1, 4), rounds=2)
@@ -303,10 +305,13 @@ def test_machine_and_powers_of_two():
     assert measure.powers_of_two(1) == (1,)
     with pytest.raises(ValueError, match="power of two"):
         measure.powers_of_two(6)
-    m = measure.Machine("cpu", 2, "2026-01-01", measure.Samples((2e10, 1e10, 3e10)),
-                        measure.Samples((1e11,)), 2**28, 2048)
+    plain, matvec = measure.Samples((2e10, 1e10, 3e10)), measure.Samples((1.5e10,))
+    m = measure.Machine("cpu", 2, "2026-01-01", plain, matvec, measure.Samples((1e11,)), 2**28, 2048)
+    assert m.bandwidth is plain and m.bandwidth_from == "the plain read"
     assert m.bandwidth_bytes_per_s == 2e10 and m.balance_point_flop_per_byte == 5
     assert "cpu (2 cores), 2026-01-01" in m._repr_markdown_()
+    faster = measure.Machine("cpu", 2, "2026-01-01", matvec, plain, measure.Samples((1e11,)), 2**28, 2048)
+    assert faster.bandwidth is plain and faster.bandwidth_from == "the matrix-vector read", "the faster read sets the roof"
     assert measure.processor_name()
 
 
@@ -314,6 +319,8 @@ def test_machine_and_powers_of_two():
     lambda: measure.read_bandwidth_bytes_per_s(array_bytes=0),
     lambda: measure.read_bandwidth_bytes_per_s(array_bytes=float("nan")),
     lambda: measure.matmul_flop_per_s(side=10.5),
+    lambda: measure.matvec_read_bytes_per_s(array_bytes=-4),
+    lambda: measure.matvec_read_bytes_per_s(array_bytes=2**20, repeats=0),
     lambda: measure.matmul_flop_per_s(side=1024, repeats=-1),
     lambda: measure.product_sweep(64, 64, (0,)),
     lambda: measure.decode_sweep(TINY, (1,), contexts=(-1,)),

@@ -75,7 +75,7 @@ def roofline_spec(array_mib: int = 256, matmul_side: int = 2048) -> dict:
              textposition="top left", hoverinfo="skip", name="ridge"),
         dict(type="scatter", x=[INTENSITY_RANGE[0] * 2, INTENSITY_RANGE[1] / 2], mode="text",
              y=[INTENSITY_RANGE[0] * 2 * m.bandwidth_bytes_per_s / GIGA * 3, y[1] * 1.6],
-             text=[f"read bandwidth {m.bandwidth_bytes_per_s / GB:.3g} GB/s",
+             text=[f"bandwidth {m.bandwidth_bytes_per_s / GB:.3g} GB/s ({m.bandwidth_from})",
                    f"matrix product {m.peak_flop_per_s / GIGA:.3g} GFLOP/s"],
              textposition=["top right", "top left"], hoverinfo="skip", name="measurements"),
     ]
