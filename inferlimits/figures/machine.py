@@ -74,10 +74,10 @@ def roofline_spec(array_mib: int = 256, matmul_side: int = 2048) -> dict:
              line=dict(color=ACCENT, width=1, dash="dot"), text=["", f"ridge {ridge:.3g} FLOP/byte"],
              textposition="top left", hoverinfo="skip", name="ridge"),
         dict(type="scatter", x=[INTENSITY_RANGE[0] * 2, INTENSITY_RANGE[1] / 2], mode="text",
-             y=[INTENSITY_RANGE[0] * 2 * m.bandwidth_bytes_per_s / GIGA * 3, y[1] * 1.6],
+             y=[INTENSITY_RANGE[0] * 2 * m.bandwidth_bytes_per_s / GIGA / 3, y[1] * 1.6],
              text=[f"bandwidth {m.bandwidth_bytes_per_s / GB:.3g} GB/s ({m.bandwidth_from})",
                    f"matrix product {m.peak_flop_per_s / GIGA:.3g} GFLOP/s"],
-             textposition=["top right", "top left"], hoverinfo="skip", name="measurements"),
+             textposition=["bottom right", "top left"], hoverinfo="skip", name="measurements"),
     ]
     layout = base_layout(_title("Roofline of this machine", m), "arithmetic intensity (FLOP per byte moved)",
                          "attainable math rate (float32 GFLOP/s)", x_log=True, y_log=True,
