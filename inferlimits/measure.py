@@ -492,12 +492,6 @@ def point_at(points: Sequence, batch: int):
     raise ValueError(f"batch {batch} was not measured; measured: {[p.batch for p in points]}")
 
 
-def rate_at(points: Sequence, batch: int) -> float:
-    """The median rate of the point measured at ``batch`` (tokens/s or FLOP/s), among points of
-    one sweep and one context (see ``at_context``)."""
-    return point_at(points, batch).rate.median
-
-
 # ---- what the measurements say against the book's formulas ------------------------------------
 
 def decode_ceilings_tokens_per_s(m: Machine, batch: float, context_tokens: float,

@@ -223,9 +223,9 @@ def test_decode_sweep_measures_every_batch_at_every_context():
     assert all(p.tokens_per_s > 0 and len(p.rate.values) == 2 for p in points)
     short = measure.at_context(points, 16)
     assert short[2].bytes_per_step == weight_bytes(TINY, "FP32") + 4 * 16 * kv_bytes_per_token(TINY, "FP32")
-    assert measure.rate_at(short, 2) == short[1].tokens_per_s
+    assert measure.point_at(short, 2) is short[1]
     with pytest.raises(ValueError, match="batch 8"):
-        measure.rate_at(short, 8)
+        measure.point_at(short, 8)
     with pytest.raises(ValueError, match="context_tokens 17"):
         measure.at_context(points, 17)
 
