@@ -1,16 +1,31 @@
 """Decode and prefill: the ceilings on tokens per second, time to first token, and the regime a
 measured rate puts you in.
 
-Notation (the book's): B batch (sequences decoded together), W weight bytes read per step,
-K KV-cache bytes per token per sequence, L tokens in each sequence's cache, BW bandwidth
-(bytes/s), P peak math rate (FLOP/s), F FLOPs per generated token.
+Notation (the book's): B batch (sequences decoded together), N the weights one token multiplies
+(``models.multiplied_params_per_token``), W weight bytes a step reads, K KV-cache bytes per token
+per sequence, L tokens in each sequence's cache, A activation bytes per token
+(``activations.activation_bytes_per_token``), BW bandwidth (bytes/s), P peak math rate (FLOP/s),
+F FLOPs per generated token.
+
+One convention throughout: a step is charged for what it does. A token multiplies N weights (all
+but the input embedding table, of which it copies one row), so F = 2N plus attention, and the
+weights a step reads are those N weights' bytes (for a mixture of experts, the experts its tokens
+are routed to). The token's embedding row travels with the activations.
+
+The functions of numbers (``memory_ceiling_tokens_per_s``, ...) state each formula once. The
+functions of a model (``weight_bytes_read_per_step``, ``decode_point``, ``prefill_point``,
+``decode_knee_batch``, ``prefill_crossover_tokens``) fill in every term from its config, and are
+what the chapters, the figures and the index card use for a ceiling.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import cache
 
-from .models import Config, active_param_count, cached_tokens, embedding_params
+from .activations import activation_bytes_per_token
+from .models import (Config, cached_tokens, embedding_params, multiplied_params_per_token, quantized_bytes,
+                     routed_expert_params)
 from .roofline import COMPUTE_BOUND, MEMORY_BOUND, step_time_s
 from .units import bytes_per_element, fraction, non_negative, positive
 
@@ -20,48 +35,59 @@ OVERHEAD_BOUND = "far below both ceilings (overhead-bound)"
 # ---- FLOPs ----------------------------------------------------------------------------------
 
 @cache
-def _active_params(c: Config) -> int:
-    """``active_param_count``, remembered per config (figures call it for every point)."""
-    return active_param_count(c)
+def _multiplied(c: Config) -> int:
+    """``multiplied_params_per_token``, remembered per config (figures call it for every point)."""
+    return multiplied_params_per_token(c)
 
 
 def _attention_flop_coefficient(c: Config) -> float:
     """a = layers x heads x (d_qk + d_v): attention's FLOPs per (query, key) pair are 2a, half for
-    the score q.k and half for weighting the value."""
+    the score q.k and half for weighting the value (the expanded form, used for prefill)."""
     return float(c.num_hidden_layers * c.num_attention_heads * (c.head_dim_qk + c.head_dim_v))
+
+
+def _decode_attention_coefficient(c: Config) -> float:
+    """Multiply-adds per cached token in decode, over all layers. Standard and grouped-query
+    attention: layers x heads x (d_qk + d_v). MLA as it is served (absorbed): every head scores
+    and weights the cached latent directly, layers x heads x (2 x kv_lora_rank + rope dim)."""
+    if c.uses_mla:
+        return float(c.num_hidden_layers * c.num_attention_heads * (2 * c.kv_lora_rank + c.qk_rope_head_dim))
+    return _attention_flop_coefficient(c)
 
 
 def attention_flops_per_token(c: Config, context_tokens: float) -> float:
     """Attention's own math for one new token that looks back over L cached tokens:
-    2 x layers x heads x (d_qk + d_v) x L (scores q.k, then the weighted sum of values)."""
+    2 x layers x heads x (d_qk + d_v) x L (scores q.k, then the weighted sum of values); for MLA in
+    its absorbed form, 2 x layers x heads x (2 x kv_lora_rank + rope dim) x L."""
     L = cached_tokens(c, context_tokens)
-    return 2.0 * _attention_flop_coefficient(c) * L
+    return 2.0 * _decode_attention_coefficient(c) * L
 
 
 def decode_flops_per_token(c: Config, context_tokens: float = 0.0) -> float:
-    """F = 2 x active parameters (a multiply and an add per weight) + attention over the context."""
-    return 2.0 * _active_params(c) + attention_flops_per_token(c, context_tokens)
+    """F = 2N (a multiply and an add per weight the token multiplies) + attention over the context."""
+    return 2.0 * _multiplied(c) + attention_flops_per_token(c, context_tokens)
 
 
 def prefill_attention_flops(c: Config, prompt_tokens: float) -> float:
     """Causal attention over a prompt of S tokens, where token i looks at i tokens:
-    layers x heads x (d_qk + d_v) x S x (S + 1), the term that grows with S squared.
-    (A sliding window, as in Mistral-7B-v0.1, would cap it; it is not modelled here.)"""
+    layers x heads x (d_qk + d_v) x S x (S + 1), the term that grows with S squared (MLA prefills
+    in the expanded form). A sliding window, as in Mistral-7B-v0.1, would cap it; it is not
+    modelled here."""
     S = positive("prompt_tokens", prompt_tokens)
     return _attention_flop_coefficient(c) * S * (S + 1)
 
 
 def prefill_flops(c: Config, prompt_tokens: float) -> float:
-    """FLOPs to read a prompt of S tokens: 2 x active parameters x S for the matrix products,
-    plus causal attention, layers x heads x (d_qk + d_v) x S x (S + 1)."""
+    """FLOPs to read a prompt of S tokens: 2N x S for the matrix products, plus causal attention,
+    layers x heads x (d_qk + d_v) x S x (S + 1)."""
     S = positive("prompt_tokens", prompt_tokens)
-    return 2.0 * _active_params(c) * S + prefill_attention_flops(c, S)
+    return 2.0 * _multiplied(c) * S + prefill_attention_flops(c, S)
 
 
 def prefill_attention_share(c: Config, prompt_tokens: float) -> float:
     """Attention's share of the prefill FLOPs for a prompt of S tokens:
     a x S x (S + 1) / (2 x N x S + a x S x (S + 1)) = a(S + 1) / (2N + a(S + 1)),
-    with a = layers x heads x (d_qk + d_v) and N the active parameters."""
+    with a = layers x heads x (d_qk + d_v)."""
     return prefill_attention_flops(c, prompt_tokens) / prefill_flops(c, prompt_tokens)
 
 
@@ -75,43 +101,70 @@ def prompt_tokens_at_attention_share(c: Config, share: float) -> float:
     if f >= 1:
         raise ValueError(f"share must be below 1: attention never does all of the work; got {share!r}")
     a = _attention_flop_coefficient(c)
-    S = 2.0 * _active_params(c) * f / (a * (1.0 - f)) - 1.0
+    S = 2.0 * _multiplied(c) * f / (a * (1.0 - f)) - 1.0
     if S < 1:
         raise ValueError(f"share {share!r} is below attention's share of a one-token prompt "
                          f"({prefill_attention_share(c, 1):.3g})")
     return S
 
 
-# ---- decode ceilings ------------------------------------------------------------------------
+# ---- the weights a step reads ------------------------------------------------------------------
 
-def weight_bytes_read_per_token(c: Config, weight_precision: str = "BF16") -> float:
-    """Weight bytes one token actually reads at batch 1: every weight it passes through (the
-    active ones, for a mixture of experts), except that an untied input embedding table gives
-    only the token's own row: (N_active - V x h + h) x bytes per weight. A tied table is read in
-    full anyway, as the output head. The book's round ceilings use all stored weights instead."""
-    b = bytes_per_element(weight_precision, "weight_precision")
-    skipped = 0 if c.tie_word_embeddings else embedding_params(c) - c.hidden_size
-    return (_active_params(c) - skipped) * b
+def expected_experts_touched(n_experts: float, experts_per_token: float, tokens: float) -> float:
+    """The distinct experts that T tokens are routed to in one MoE layer, on average, if each token
+    picks its k of the E experts uniformly at random and independently of the others:
 
+        E x (1 - (1 - k / E)^T).
+
+    One token touches k; many touch nearly all E. Real routers are skewed (some experts are
+    popular), which makes tokens share experts more often: fewer distinct experts, fewer bytes."""
+    E = positive("n_experts", n_experts)
+    k = positive("experts_per_token", experts_per_token)
+    T = positive("tokens", tokens)
+    if k > E:
+        raise ValueError(f"experts_per_token ({k:g}) cannot exceed n_experts ({E:g})")
+    return E * -math.expm1(T * math.log1p(-k / E)) if k < E else E
+
+
+def weight_bytes_read_per_step(c: Config, weight_precision: str = "BF16", tokens: float = 1) -> float:
+    """W, the weight bytes one forward pass over ``tokens`` tokens (a decode step of B sequences,
+    or a prefill of S tokens) reads: every weight a token multiplies, each once per step, so
+    N x bytes per weight for a dense model, whatever the number of tokens. In an MoE layer the
+    step reads the router, the shared experts and the routed experts its tokens touch
+    (``expected_experts_touched``), not all of them: W grows with the tokens until every expert is
+    read. The output head is read in full (it stays in BF16 when the rest is quantized)."""
+    T = positive("tokens", tokens)
+    n = _multiplied(c)
+    layers = sum(c.layer_is_moe(i) for i in range(c.num_hidden_layers)) if c.is_moe else 0
+    if layers:
+        k = c.num_experts_per_tok
+        extra = expected_experts_touched(c.n_routed_experts, k, T) - k
+        n += layers * extra * routed_expert_params(c)
+    return quantized_bytes(n, embedding_params(c), weight_precision)
+
+
+# ---- decode ceilings: the formulas ----------------------------------------------------------
 
 def decode_bytes_per_step(weight_bytes: float, batch: float = 1, kv_bytes_per_token: float = 0.0,
-                          context_tokens: float = 0.0) -> float:
-    """Bytes one decode step reads: the weights once, shared by the batch, plus every sequence's
-    own cache, W + B x K x L."""
+                          context_tokens: float = 0.0, activation_bytes_per_token: float = 0.0) -> float:
+    """Bytes one decode step moves: the weights once, shared by the batch, plus every sequence's
+    own cache and activations, W + B x (K x L + A)."""
     return (positive("weight_bytes", weight_bytes)
-            + positive("batch", batch) * non_negative("kv_bytes_per_token", kv_bytes_per_token)
-            * non_negative("context_tokens", context_tokens))
+            + positive("batch", batch) * (non_negative("kv_bytes_per_token", kv_bytes_per_token)
+                                          * non_negative("context_tokens", context_tokens)
+                                          + non_negative("activation_bytes_per_token", activation_bytes_per_token)))
+
 
 def memory_ceiling_tokens_per_s(bandwidth_bytes_per_s: float, weight_bytes: float, batch: float = 1,
                                 kv_bytes_per_token: float = 0.0, context_tokens: float = 0.0,
-                                efficiency: float = 1.0) -> float:
-    """Aggregate decode tokens/s that memory allows: B x BW / (W + B x K x L).
+                                efficiency: float = 1.0, activation_bytes_per_token: float = 0.0) -> float:
+    """Aggregate decode tokens/s that memory allows: B x BW / (W + B x (K x L + A)).
 
-    With B = 1 and L = 0 this is BW / W. ``efficiency`` is the fraction of peak bandwidth a real
-    kernel sustains (1 = the datasheet figure)."""
+    With B = 1, L = 0 and A = 0 this is BW / W. ``efficiency`` is the fraction of peak bandwidth a
+    real kernel sustains (1 = the datasheet figure)."""
     B = positive("batch", batch)
     bw = positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s) * fraction("efficiency", efficiency)
-    moved = decode_bytes_per_step(weight_bytes, B, kv_bytes_per_token, context_tokens)
+    moved = decode_bytes_per_step(weight_bytes, B, kv_bytes_per_token, context_tokens, activation_bytes_per_token)
     return B * bw / moved
 
 
@@ -123,64 +176,238 @@ def math_ceiling_tokens_per_s(peak_flop_per_s: float, flops_per_token: float) ->
 
 def decode_step_time_s(peak_flop_per_s: float, bandwidth_bytes_per_s: float, weight_bytes: float,
                        flops_per_token: float, batch: float = 1, kv_bytes_per_token: float = 0.0,
-                       context_tokens: float = 0.0) -> float:
-    """One decode step for B sequences: max(B x F / P, (W + B x K x L) / BW)."""
+                       context_tokens: float = 0.0, activation_bytes_per_token: float = 0.0) -> float:
+    """One decode step for B sequences: max(B x F / P, (W + B x (K x L + A)) / BW)."""
     B = positive("batch", batch)
-    moved = decode_bytes_per_step(weight_bytes, B, kv_bytes_per_token, context_tokens)
+    moved = decode_bytes_per_step(weight_bytes, B, kv_bytes_per_token, context_tokens, activation_bytes_per_token)
     return step_time_s(B * positive("flops_per_token", flops_per_token), moved, peak_flop_per_s, bandwidth_bytes_per_s)
 
 
 def decode_intensity_flop_per_byte(weight_bytes: float, flops_per_token: float, batch: float = 1,
-                                   kv_bytes_per_token: float = 0.0, context_tokens: float = 0.0) -> float:
-    """Decode's arithmetic intensity: B x F / (W + B x K x L) FLOP per byte."""
+                                   kv_bytes_per_token: float = 0.0, context_tokens: float = 0.0,
+                                   activation_bytes_per_token: float = 0.0) -> float:
+    """Decode's arithmetic intensity: B x F / (W + B x (K x L + A)) FLOP per byte."""
     B = positive("batch", batch)
-    moved = decode_bytes_per_step(weight_bytes, B, kv_bytes_per_token, context_tokens)
+    moved = decode_bytes_per_step(weight_bytes, B, kv_bytes_per_token, context_tokens, activation_bytes_per_token)
     return B * positive("flops_per_token", flops_per_token) / moved
 
 
-# ---- prefill -----------------------------------------------------------------------------------
+# ---- prefill: the formulas --------------------------------------------------------------------
 
-def prefill_bytes_moved(weight_bytes: float, kv_bytes_per_token: float, prompt_tokens: float) -> float:
-    """Bytes a one-pass prefill moves: the weights once, shared by every prompt token, and the
-    S tokens of cache it writes, W + S x K (activations are left out: a few MB)."""
+def prefill_bytes_moved(weight_bytes: float, kv_bytes_per_token: float, prompt_tokens: float,
+                        activation_bytes_per_token: float) -> float:
+    """Bytes a one-pass prefill moves: the weights once, shared by every prompt token, the S tokens
+    of cache it writes, and every prompt token's activations, W + S x (K + A)."""
     return (positive("weight_bytes", weight_bytes)
-            + positive("prompt_tokens", prompt_tokens) * positive("kv_bytes_per_token", kv_bytes_per_token))
+            + positive("prompt_tokens", prompt_tokens) * (positive("kv_bytes_per_token", kv_bytes_per_token)
+                                                          + non_negative("activation_bytes_per_token",
+                                                                         activation_bytes_per_token)))
 
 
 def prefill_intensity_flop_per_byte(c: Config, prompt_tokens: float, weight_bytes: float,
-                                    kv_bytes_per_token: float) -> float:
-    """Prefill's arithmetic intensity: prefill FLOPs / (W + S x K). With b bytes per weight and a
-    short prompt this is about 2N x S / (N x b) = 2S / b, so S FLOP per byte at BF16."""
-    return prefill_flops(c, prompt_tokens) / prefill_bytes_moved(weight_bytes, kv_bytes_per_token, prompt_tokens)
+                                    kv_bytes_per_token: float, activation_bytes_per_token: float) -> float:
+    """Prefill's arithmetic intensity: prefill FLOPs / (W + S x (K + A)). With b bytes per weight
+    and a short prompt this is about 2N x S / (N x b) = 2S / b; for a long one it levels off
+    towards 2N / (K + A), the activations' bytes growing as fast as the work."""
+    return prefill_flops(c, prompt_tokens) / prefill_bytes_moved(weight_bytes, kv_bytes_per_token, prompt_tokens,
+                                                                activation_bytes_per_token)
 
 
 def prefill_crossover_prompt_tokens(c: Config, peak_flop_per_s: float, bandwidth_bytes_per_s: float,
-                                    weight_bytes: float, kv_bytes_per_token: float) -> float:
+                                    weight_bytes: float, kv_bytes_per_token: float,
+                                    activation_bytes_per_token: float) -> float:
     """The prompt length S* at which prefill turns compute-bound: its intensity reaches the
-    balance point R = P / BW, that is prefill FLOPs / P = (W + S x K) / BW. With
-    a = layers x heads x (d_qk + d_v) and N the active parameters this is the quadratic
+    balance point R = P / BW, that is prefill FLOPs / P = (W + S x (K + A)) / BW. With
+    a = layers x heads x (d_qk + d_v) this is the quadratic
 
-        a S^2 + (2N + a - R K) S - R W = 0,   S* = 2 R W / (beta + sqrt(beta^2 + 4 a R W)),
+        a S^2 + (2N + a - R (K + A)) S - R W = 0,   S* = 2 R W / (beta + sqrt(beta^2 + 4 a R W)),
 
-    beta = 2N + a - R K (the positive root, in a form without cancellation). For short prompts
-    S* is about R x b / 2 with b bytes per weight: the balance point itself at BF16."""
+    beta = 2N + a - R (K + A) (the positive root, in a form without cancellation). For short prompts
+    and small A, S* is about R x b / 2 with b bytes per weight: the balance point itself at BF16.
+    The weight bytes W must not depend on S (a dense model; see ``prefill_crossover_tokens``)."""
     R = (positive("peak_flop_per_s", peak_flop_per_s)
          / positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s))
     W = positive("weight_bytes", weight_bytes)
-    K = positive("kv_bytes_per_token", kv_bytes_per_token)
+    per_token = (positive("kv_bytes_per_token", kv_bytes_per_token)
+                 + non_negative("activation_bytes_per_token", activation_bytes_per_token))
     a = _attention_flop_coefficient(c)
-    beta = 2.0 * _active_params(c) + a - R * K
-    return 2.0 * R * W / (beta + math.sqrt(beta * beta + 4.0 * a * R * W))
+    beta = 2.0 * _multiplied(c) + a - R * per_token
+    disc = math.sqrt(beta * beta + 4.0 * a * R * W)
+    return 2.0 * R * W / (beta + disc) if beta >= 0 else (disc - beta) / (2.0 * a)
 
 
 def time_to_first_token_s(c: Config, prompt_tokens: float, peak_flop_per_s: float,
                           bandwidth_bytes_per_s: float, weight_bytes: float,
-                          kv_bytes_per_token: float) -> float:
-    """Ideal time to first token: max(prefill FLOPs / P, (W + S x K) / BW), the prompt read in
-    one pass that fetches the weights once and writes S tokens of cache."""
+                          kv_bytes_per_token: float, activation_bytes_per_token: float) -> float:
+    """Ideal time to first token: max(prefill FLOPs / P, (W + S x (K + A)) / BW), the prompt read
+    in one pass that fetches the weights once, writes S tokens of cache and moves every prompt
+    token's activations."""
     S = positive("prompt_tokens", prompt_tokens)
-    moved = prefill_bytes_moved(weight_bytes, kv_bytes_per_token, S)
+    moved = prefill_bytes_moved(weight_bytes, kv_bytes_per_token, S, activation_bytes_per_token)
     return step_time_s(prefill_flops(c, S), moved, peak_flop_per_s, bandwidth_bytes_per_s)
+
+
+# ---- one step of a model, every term filled in ----------------------------------------------------
+
+@dataclass(frozen=True)
+class DecodePoint:
+    """One decode step of B sequences with L tokens of context: its bytes by kind, its FLOPs, and
+    the two ceilings on aggregate tokens/s (``efficiency`` applied to the bandwidth)."""
+
+    batch: float
+    context_tokens: float
+    weight_bytes: float      # W, the weights the step reads
+    cache_bytes: float       # B x K x L
+    activation_bytes: float  # B x A
+    flops_per_token: float   # F
+    memory_ceiling: float    # B x BW / (W + B x (K x L + A))
+    math_ceiling: float      # P / F
+
+    @property
+    def bytes(self) -> float:
+        return self.weight_bytes + self.cache_bytes + self.activation_bytes
+
+    @property
+    def flops(self) -> float:
+        return self.batch * self.flops_per_token
+
+    @property
+    def intensity(self) -> float:
+        return self.flops / self.bytes
+
+    @property
+    def ceiling(self) -> float:
+        """The lower of the two ceilings, aggregate tokens/s."""
+        return min(self.memory_ceiling, self.math_ceiling)
+
+    @property
+    def per_user(self) -> float:
+        """Each sequence's own ceiling, one token per step."""
+        return self.ceiling / self.batch
+
+    @property
+    def wall(self) -> str:
+        return MEMORY_BOUND if self.memory_ceiling <= self.math_ceiling else COMPUTE_BOUND
+
+
+def decode_point(c: Config, peak_flop_per_s: float, bandwidth_bytes_per_s: float, batch: float = 1,
+                 context_tokens: float = 0.0, weight_precision: str = "BF16", kv_precision: str = "BF16",
+                 activation_precision: str = "BF16", efficiency: float = 1.0) -> DecodePoint:
+    """A decode step of ``batch`` sequences of ``context_tokens`` tokens, every term from the config:
+    W = ``weight_bytes_read_per_step`` (B tokens), K x L with L capped by a sliding window, A in
+    decode, and F with attention over L. Memory ceiling B x e x BW / (W + B x (K x L + A)), math
+    ceiling P / F."""
+    from .models import kv_bytes_per_token  # noqa: PLC0415 (models imports nothing from here)
+
+    B = positive("batch", batch)
+    kept = cached_tokens(c, context_tokens)
+    w = weight_bytes_read_per_step(c, weight_precision, B)
+    k = kv_bytes_per_token(c, kv_precision)
+    a = activation_bytes_per_token(c, "decode", activation_precision)
+    f = decode_flops_per_token(c, context_tokens)
+    return DecodePoint(B, non_negative("context_tokens", context_tokens), w, B * k * kept, B * a, f,
+                       memory_ceiling_tokens_per_s(bandwidth_bytes_per_s, w, B, k, kept, efficiency, a),
+                       math_ceiling_tokens_per_s(peak_flop_per_s, f))
+
+
+@dataclass(frozen=True)
+class PrefillPoint:
+    """A prefill of S prompt tokens in one pass: its FLOPs, its bytes by kind, and its ideal time."""
+
+    prompt_tokens: float
+    flops: float
+    attention_flops: float
+    weight_bytes: float      # W, the weights the pass reads
+    cache_bytes: float       # S x K, the cache it writes
+    activation_bytes: float  # S x A
+    time_s: float            # max(F / P, bytes / BW), the ideal time to first token
+    wall: str
+
+    @property
+    def bytes(self) -> float:
+        return self.weight_bytes + self.cache_bytes + self.activation_bytes
+
+    @property
+    def intensity(self) -> float:
+        return self.flops / self.bytes
+
+
+def prefill_point(c: Config, peak_flop_per_s: float, bandwidth_bytes_per_s: float, prompt_tokens: float,
+                  weight_precision: str = "BF16", kv_precision: str = "BF16",
+                  activation_precision: str = "BF16") -> PrefillPoint:
+    """A one-pass prefill of ``prompt_tokens`` tokens, every term from the config."""
+    from .models import kv_bytes_per_token  # noqa: PLC0415
+
+    S = positive("prompt_tokens", prompt_tokens)
+    w = weight_bytes_read_per_step(c, weight_precision, S)
+    k = kv_bytes_per_token(c, kv_precision)
+    a = activation_bytes_per_token(c, "prefill", activation_precision)
+    flops = prefill_flops(c, S)
+    t = time_to_first_token_s(c, S, peak_flop_per_s, bandwidth_bytes_per_s, w, k, a)
+    wall = COMPUTE_BOUND if flops / peak_flop_per_s >= (w + S * (k + a)) / bandwidth_bytes_per_s else MEMORY_BOUND
+    return PrefillPoint(S, flops, prefill_attention_flops(c, S), w, S * k, S * a, t, wall)
+
+
+def _first_crossing(below, lo: float = 1.0, hi: float = 1e9) -> float:
+    """The x in [lo, hi] (a batch or a prompt length) where ``below(x)`` turns False, by bisection
+    on a log scale; ``math.inf`` when it never does. ``below`` must be True then False."""
+    if below(hi):
+        return math.inf
+    if not below(lo):
+        return lo
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if below(mid) else (lo, mid)
+        if hi / lo < 1 + 1e-12:
+            break
+    return hi
+
+
+def decode_knee_batch(c: Config, peak_flop_per_s: float, bandwidth_bytes_per_s: float, context_tokens: float = 0.0,
+                      weight_precision: str = "BF16", kv_precision: str = "BF16",
+                      activation_precision: str = "BF16") -> float:
+    """The batch at which decode turns compute-bound: the memory ceiling reaches the math ceiling.
+    For a dense model W is fixed and this is ``kvcache.batch_where_math_binds``; for an MoE model
+    W grows with the batch (more experts touched), and the crossing is found numerically.
+    ``math.inf`` when memory binds at every batch."""
+    from .kvcache import batch_where_math_binds  # noqa: PLC0415
+    from .models import kv_bytes_per_token  # noqa: PLC0415
+
+    kept = cached_tokens(c, context_tokens)
+    k = kv_bytes_per_token(c, kv_precision)
+    a = activation_bytes_per_token(c, "decode", activation_precision)
+    f = decode_flops_per_token(c, context_tokens)
+    if not c.is_moe:
+        return batch_where_math_binds(peak_flop_per_s, bandwidth_bytes_per_s, weight_bytes_read_per_step(
+            c, weight_precision), f, k, kept, a)
+    p, bw = positive("peak_flop_per_s", peak_flop_per_s), positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
+
+    def memory_bound(B: float) -> bool:
+        w = weight_bytes_read_per_step(c, weight_precision, B)
+        return memory_ceiling_tokens_per_s(bw, w, B, k, kept, 1.0, a) < math_ceiling_tokens_per_s(p, f)
+
+    return _first_crossing(memory_bound)
+
+
+def prefill_crossover_tokens(c: Config, peak_flop_per_s: float, bandwidth_bytes_per_s: float,
+                             weight_precision: str = "BF16", kv_precision: str = "BF16",
+                             activation_precision: str = "BF16") -> float:
+    """The prompt length at which prefill turns compute-bound, every term from the config. For a
+    dense model this is ``prefill_crossover_prompt_tokens``; an MoE model reads more experts the
+    longer the prompt, and the crossing is found numerically. ``math.inf`` when the activations'
+    bytes keep prefill memory-bound at every length."""
+    from .models import kv_bytes_per_token  # noqa: PLC0415
+
+    k = kv_bytes_per_token(c, kv_precision)
+    a = activation_bytes_per_token(c, "prefill", activation_precision)
+    p, bw = positive("peak_flop_per_s", peak_flop_per_s), positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
+    if not c.is_moe:
+        return prefill_crossover_prompt_tokens(c, p, bw, weight_bytes_read_per_step(c, weight_precision), k, a)
+
+    def memory_bound(S: float) -> bool:
+        return prefill_point(c, p, bw, S, weight_precision, kv_precision, activation_precision).wall == MEMORY_BOUND
+
+    return _first_crossing(memory_bound)
 
 
 # ---- where a measurement sits ------------------------------------------------------------------

@@ -7,12 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import datafiles
-from .units import GB, GIB, TERA
+from .units import GB, MB, MIB, TERA
+
+_CACHE_UNITS = {"MB": MB, "MiB": MIB}
 
 
 @dataclass(frozen=True)
 class Accelerator:
-    """One accelerator's datasheet figures, in base units."""
+    """One accelerator's datasheet figures, and the memory it reports, in base units."""
 
     name: str
     vendor: str
@@ -20,18 +22,33 @@ class Accelerator:
     dense_bf16_flops_per_s: float
     sparse_bf16_flops_per_s: float
     bandwidth_bytes_per_s: float
-    capacity_marketed: float
-    capacity_unit: str
+    capacity_marketed_gb: float
+    reported_capacity_mib: float | None
+    capacity_source: str
     datacenter: bool
     source: str
     notes: str
     measured_matmul_flops_per_s: float | None = None
     measured_source: str | None = None
+    dense_fp16_accumulate_flops_per_s: float | None = None
+    last_level_cache_bytes: float | None = None
+    last_level_cache_marketed: str | None = None
+    last_level_cache_name: str | None = None
+    last_level_cache_source: str | None = None
+
+    @property
+    def capacity_reported(self) -> bool:
+        """Whether the capacity is what the device reports (else the cautious reading of the
+        marketed figure as decimal GB)."""
+        return self.reported_capacity_mib is not None
 
     @property
     def capacity_bytes(self) -> float:
-        """Memory capacity in bytes, from the marketed figure and the unit it really counts."""
-        return self.capacity_marketed * {"GB": GB, "GiB": GIB}[self.capacity_unit]
+        """Memory capacity in bytes: the total the device reports (MiB x 2^20), or, where no report
+        could be found, the marketed figure read as decimal GB."""
+        if self.reported_capacity_mib is not None:
+            return self.reported_capacity_mib * MIB
+        return self.capacity_marketed_gb * GB
 
     @property
     def dense_bf16_tflops(self) -> float:
@@ -43,8 +60,15 @@ class Accelerator:
 
 
 def _from_row(name: str, row: dict) -> Accelerator:
-    if row["capacity_unit"] not in ("GB", "GiB"):
-        raise ValueError(f"{name}: capacity_unit must be GB or GiB, got {row['capacity_unit']!r}")
+    reported = row.get("reported_capacity_mib")
+    source = row.get("reported_capacity_source") if reported else row.get("capacity_note")
+    if not source:
+        raise ValueError(f"{name}: give reported_capacity_mib with reported_capacity_source, or a capacity_note "
+                         "saying why no reported figure is used")
+    unit = row.get("last_level_cache_unit")
+    cached = "last_level_cache" in row
+    if cached and unit not in _CACHE_UNITS:
+        raise ValueError(f"{name}: last_level_cache_unit must be MB or MiB; got {unit!r}")
     return Accelerator(
         name=name,
         vendor=row["vendor"],
@@ -52,14 +76,21 @@ def _from_row(name: str, row: dict) -> Accelerator:
         dense_bf16_flops_per_s=float(row["dense_bf16_tflops"]) * TERA,
         sparse_bf16_flops_per_s=float(row["sparse_bf16_tflops"]) * TERA,
         bandwidth_bytes_per_s=float(row["bandwidth_gb_s"]) * GB,
-        capacity_marketed=float(row["capacity"]),
-        capacity_unit=row["capacity_unit"],
+        capacity_marketed_gb=float(row["capacity_marketed_gb"]),
+        reported_capacity_mib=float(reported) if reported else None,
+        capacity_source=source,
         datacenter=bool(row["datacenter"]),
         source=row["source"],
         notes=row["notes"],
         measured_matmul_flops_per_s=(float(row["measured_matmul_tflops"]) * TERA
                                      if "measured_matmul_tflops" in row else None),
         measured_source=row.get("measured_source"),
+        dense_fp16_accumulate_flops_per_s=(float(row["dense_fp16_accumulate_tflops"]) * TERA
+                                           if "dense_fp16_accumulate_tflops" in row else None),
+        last_level_cache_bytes=float(row["last_level_cache"]) * _CACHE_UNITS[unit] if cached else None,
+        last_level_cache_marketed=f"{row['last_level_cache']:g} {unit}" if cached else None,
+        last_level_cache_name=row.get("last_level_cache_name"),
+        last_level_cache_source=row.get("last_level_cache_source"),
     )
 
 

@@ -10,18 +10,19 @@ The procedure, step by step, with the formulas the card prints, is ``STEPS``.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from .generation import (OVERHEAD_BOUND, decode_flops_per_token, math_ceiling_tokens_per_s,
-                         memory_ceiling_tokens_per_s, prefill_crossover_prompt_tokens, regime,
-                         time_to_first_token_s)
-from .hardware import accelerator, accelerators
-from .kvcache import kv_cache_bytes
-from .models import cached_tokens, kv_bytes_per_token, model, weight_bytes
+from .generation import (OVERHEAD_BOUND, decode_point, prefill_crossover_tokens, prefill_point, regime)
+from .hardware import Accelerator, accelerator, accelerators
+from .kvcache import Fit, fit, max_context_tokens, max_sequences
+from .models import Config, cached_tokens, kv_bytes_per_token, model, weight_bytes
 from .roofline import COMPUTE_BOUND, MEMORY_BOUND
-from .units import bytes_per_element, fraction, non_negative, positive
+from .units import GB, fraction, non_negative, positive
 
-#: The verdicts, one per situation the card tells apart.
+#: The verdicts, one per situation the card tells apart. "Does not fit" comes first: a setup whose
+#: weights and caches exceed the usable memory gets no rate at all.
+DOES_NOT_FIT = "does not fit in memory"
 WEIGHTS_BOUND = "memory-bound: reading the weights"
 CACHE_BOUND = "memory-bound: reading the KV caches"
 MATH_BOUND = "compute-bound"
@@ -37,7 +38,7 @@ WORTH_IT = 1.1
 @dataclass(frozen=True)
 class Lever:
     """One thing to try: whether it helps here, by what factor the ceiling would rise (None when
-    the card cannot say without more inputs), and why."""
+    the card cannot say without more inputs, or when the lever is about fitting), and why."""
 
     name: str
     helps: bool
@@ -47,7 +48,8 @@ class Lever:
 
 @dataclass(frozen=True)
 class Card:
-    """The card filled in for one setup. Rates are aggregate tokens/s, times per decode step."""
+    """The card filled in for one setup. Rates are aggregate tokens/s, times per decode step; every
+    rate and time is None when the setup does not fit in memory."""
 
     accelerator_name: str
     model_name: str
@@ -57,53 +59,59 @@ class Card:
     context_tokens: float
     prompt_tokens: float
     measured_tokens_per_s: float  # 0: none given
-    weight_bytes: float
+    stored_weight_bytes: float    # every weight, what memory must hold
+    weight_bytes: float           # the weights a decode step reads
     kv_bytes_per_token: float
-    cache_bytes: float  # B x K x L, every sequence's cache
+    cache_bytes: float            # B x K x L, every sequence's cache
+    activation_bytes: float       # B x A, the activations of one decode step
     capacity_bytes: float
+    memory: Fit                   # weights and caches against the usable memory
+    prompt_memory: Fit            # weights and one prompt's cache
     flops_per_token: float
-    memory_ceiling: float
-    math_ceiling: float
-    weights_time_s: float
-    cache_time_s: float
-    math_time_s: float
+    memory_ceiling: float | None
+    math_ceiling: float | None
+    weights_time_s: float | None
+    cache_time_s: float | None
+    activation_time_s: float | None
+    math_time_s: float | None
     prefill_crossover_tokens: float
-    time_to_first_token_s: float
+    time_to_first_token_s: float | None
     verdict: str
     levers: tuple[Lever, ...]
 
     @property
-    def ceiling(self) -> float:
-        """The lower of the two ceilings: the most the setup can reach."""
-        return min(self.memory_ceiling, self.math_ceiling)
+    def fits(self) -> bool:
+        """Whether the weights and every sequence's cache fit in the usable memory."""
+        return self.memory.fits
 
     @property
-    def decode_wall(self) -> str:
-        """The wall decode meets first: memory-bound or compute-bound."""
+    def ceiling(self) -> float | None:
+        """The lower of the two ceilings: the most the setup can reach (None if it does not fit)."""
+        return min(self.memory_ceiling, self.math_ceiling) if self.fits else None
+
+    @property
+    def decode_wall(self) -> str | None:
+        """The wall decode meets first: memory-bound or compute-bound (None if it does not fit)."""
+        if not self.fits:
+            return None
         return MEMORY_BOUND if self.memory_ceiling <= self.math_ceiling else COMPUTE_BOUND
 
     @property
-    def prefill_wall(self) -> str:
-        """Reading the prompt: compute-bound from the crossover length on, memory-bound below it."""
+    def prefill_wall(self) -> str | None:
+        """Reading the prompt: compute-bound from the crossover length on, memory-bound below it
+        (None if the prompt's cache does not fit beside the weights)."""
+        if not self.prompt_memory.fits:
+            return None
         return COMPUTE_BOUND if self.prompt_tokens >= self.prefill_crossover_tokens else MEMORY_BOUND
 
     @property
-    def fits(self) -> bool:
-        """Whether the weights and every sequence's cache fit in the accelerator's memory."""
-        return self.weight_bytes + self.cache_bytes <= self.capacity_bytes
-
-    @property
     def share_of_ceiling(self) -> float | None:
-        """The measured rate as a share of the lower ceiling (None without a measurement)."""
-        return self.measured_tokens_per_s / self.ceiling if self.measured_tokens_per_s else None
+        """The measured rate as a share of the lower ceiling (None without a measurement or a fit)."""
+        return self.measured_tokens_per_s / self.ceiling if self.measured_tokens_per_s and self.fits else None
 
     def helping(self) -> list[str]:
         """Names of the levers that help, in the card's order."""
         return [lever.name for lever in self.levers if lever.helps]
-
-
-def _attainable(bandwidth: float, peak: float, w: float, batch: float, k: float, cached: float, f: float) -> float:
-    return min(memory_ceiling_tokens_per_s(bandwidth, w, batch, k, cached), math_ceiling_tokens_per_s(peak, f))
 
 
 def read_card(accelerator_name: str, model_name: str, weight_precision: str = "BF16", kv_precision: str = "BF16",
@@ -111,9 +119,12 @@ def read_card(accelerator_name: str, model_name: str, weight_precision: str = "B
               measured_tokens_per_s: float = 0.0, near: float = 0.5) -> Card:
     """Fill in the card.
 
-    Ceilings: memory B x BW / (W + B x K x L), math P / F (F with attention over L); the verdict
-    on a measured rate (``measured_tokens_per_s`` > 0; 0 means none) uses ``generation.regime``:
-    within a factor ``near`` of the lower ceiling it is that wall, further below it is overhead."""
+    Fit first: the weights and the caches of B sequences of L tokens must fit in the usable memory
+    (``kvcache.fit``); if they do not, the verdict is "does not fit", no rate is given, and the
+    levers are the ones that make it fit. Otherwise the ceilings are memory
+    B x BW / (W + B x (K x L + A)) and math P / F (``generation.decode_point``); the verdict on a
+    measured rate (``measured_tokens_per_s`` > 0; 0 means none) uses ``generation.regime``: within
+    a factor ``near`` of the lower ceiling it is that wall, further below it is overhead."""
     a, c = accelerator(accelerator_name), model(model_name).config
     B = positive("batch", batch)
     L = non_negative("context_tokens", context_tokens)
@@ -121,38 +132,81 @@ def read_card(accelerator_name: str, model_name: str, weight_precision: str = "B
     measured = non_negative("measured_tokens_per_s", measured_tokens_per_s)
     near = fraction("near", near)
     P, BW = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
-    W, K = weight_bytes(c, weight_precision), kv_bytes_per_token(c, kv_precision)
+    stored, K = weight_bytes(c, weight_precision), kv_bytes_per_token(c, kv_precision)
     kept = cached_tokens(c, L)
-    F = decode_flops_per_token(c, L)
-    cache = kv_cache_bytes(K, B, kept)
-    mem, math_ = memory_ceiling_tokens_per_s(BW, W, B, K, kept), math_ceiling_tokens_per_s(P, F)
-    ceiling = min(mem, math_)
-    if measured and measured > ceiling * 1.000001:
+    memory = fit(a.capacity_bytes, stored, K, B, kept)
+    prompt_memory = fit(a.capacity_bytes, stored, K, 1, cached_tokens(c, S))
+    point = decode_point(c, P, BW, B, L, weight_precision, kv_precision)
+    crossover = prefill_crossover_tokens(c, P, BW, weight_precision, kv_precision)
+    ttft = prefill_point(c, P, BW, S, weight_precision, kv_precision).time_s if prompt_memory.fits else None
+    common = dict(accelerator_name=a.name, model_name=model_name, weight_precision=weight_precision,
+                  kv_precision=kv_precision, batch=B, context_tokens=L, prompt_tokens=S,
+                  measured_tokens_per_s=measured, stored_weight_bytes=stored, weight_bytes=point.weight_bytes,
+                  kv_bytes_per_token=K, cache_bytes=point.cache_bytes, activation_bytes=point.activation_bytes,
+                  capacity_bytes=a.capacity_bytes, memory=memory, prompt_memory=prompt_memory,
+                  flops_per_token=point.flops_per_token, prefill_crossover_tokens=crossover,
+                  time_to_first_token_s=ttft)
+    if not memory.fits:
+        levers = _fit_levers(a, c, weight_precision, kv_precision, B, kept, memory)
+        return Card(**common, memory_ceiling=None, math_ceiling=None, weights_time_s=None, cache_time_s=None,
+                    activation_time_s=None, math_time_s=None, verdict=DOES_NOT_FIT, levers=tuple(levers))
+    mem, math_ = point.memory_ceiling, point.math_ceiling
+    if measured and measured > min(mem, math_) * 1.000001:
         verdict = ABOVE
     elif measured and regime(measured, mem, math_, near) == OVERHEAD_BOUND:
         verdict = OVERHEAD
     elif mem > math_:
         verdict = MATH_BOUND
     else:
-        verdict = CACHE_BOUND if cache > W else WEIGHTS_BOUND
+        verdict = CACHE_BOUND if point.cache_bytes > point.weight_bytes else WEIGHTS_BOUND
 
-    def attainable(w=W, k=K, b=B, bw=BW, p=P):
-        return _attainable(bw, p, w, b, k, kept, F)
+    def attainable(wp=weight_precision, kp=kv_precision, b=B, on=a):
+        return decode_point(c, on.dense_bf16_flops_per_s, on.bandwidth_bytes_per_s, b, L, wp, kp).ceiling
 
-    levers = _levers(verdict, weight_precision, kv_precision, c, a.name, B, W, K, kept, a.capacity_bytes, attainable)
-    return Card(accelerator_name=a.name, model_name=model_name, weight_precision=weight_precision,
-                kv_precision=kv_precision, batch=B, context_tokens=L, prompt_tokens=S, measured_tokens_per_s=measured,
-                weight_bytes=W, kv_bytes_per_token=K, cache_bytes=cache, capacity_bytes=a.capacity_bytes,
-                flops_per_token=F, memory_ceiling=mem, math_ceiling=math_,
-                weights_time_s=W / BW, cache_time_s=cache / BW, math_time_s=B * F / P,
-                prefill_crossover_tokens=prefill_crossover_prompt_tokens(c, P, BW, W, K),
-                time_to_first_token_s=time_to_first_token_s(c, S, P, BW, W, K),
-                verdict=verdict, levers=tuple(levers))
+    levers = _levers(verdict, weight_precision, kv_precision, c, a, B, kept, stored, K, attainable)
+    return Card(**common, memory_ceiling=mem, math_ceiling=math_, weights_time_s=point.weight_bytes / BW,
+                cache_time_s=point.cache_bytes / BW, activation_time_s=point.activation_bytes / BW,
+                math_time_s=point.flops / P, verdict=verdict, levers=tuple(levers))
 
 
-def _levers(verdict, weight_precision, kv_precision, c, name, B, W, K, kept, capacity, attainable) -> list[Lever]:
+def _fit_levers(a: Accelerator, c: Config, weight_precision: str, kv_precision: str, B: float, kept: float,
+                memory: Fit) -> list[Lever]:
+    """What would make a setup that does not fit fit: lighter weights or cache, a shorter context,
+    a smaller batch, or splitting the model over several GPUs."""
+    out = []
+    need = f"needs {memory.needed_bytes / GB:,.1f} GB, {memory.usable_bytes / GB:,.1f} GB usable"
+
+    def lever(label, fits, why):
+        out.append(Lever(label, fits, None, why))
+
+    lighter = LIGHTER.get(weight_precision)
+    if lighter:
+        f = fit(a.capacity_bytes, weight_bytes(c, lighter), kv_bytes_per_token(c, kv_precision), B, kept)
+        lever(f"quantize the weights to {lighter}", f.fits, "then it fits" if f.fits else "still too large")
+    lighter_kv = LIGHTER.get(kv_precision)
+    if lighter_kv and kept:
+        f = fit(a.capacity_bytes, memory.weight_bytes, kv_bytes_per_token(c, lighter_kv), B, kept)
+        lever(f"quantize the KV cache to {lighter_kv}", f.fits, "then it fits" if f.fits else "still too large")
+    k = kv_bytes_per_token(c, kv_precision)
+    room_for_weights = memory.weight_bytes < memory.usable_bytes
+    if kept:
+        longest = max_context_tokens(a.capacity_bytes, memory.weight_bytes, k, B) if room_for_weights else 0
+        lever("a shorter context", longest >= 1,
+              f"at most {longest:,} tokens per sequence fit" if longest >= 1 else "the weights alone do not fit")
+        most = max_sequences(a.capacity_bytes, memory.weight_bytes, k, kept) if room_for_weights else 0
+        lever("a smaller batch", most >= 1 and most < B,
+              f"at most {most:,} sequences of this context fit" if most >= 1 else "not even one sequence fits")
+    gpus = max(2, math.ceil(memory.needed_bytes / memory.usable_bytes))
+    lever(f"split the model over {gpus} GPUs", True,
+          f"each holds 1/{gpus} of the weights and caches; {need} on one (the communication between them "
+          "is not modelled here)")
+    return out
+
+
+def _levers(verdict, weight_precision, kv_precision, c, a, B, kept, stored, K, attainable) -> list[Lever]:
     """Each lever's gain is the attainable rate (the lower ceiling) with the lever applied over the
-    rate now; it helps when that gain is at least ``WORTH_IT`` and nothing else is in charge."""
+    rate now; it helps when that gain is at least ``WORTH_IT``, the lever's setup still fits, and
+    nothing else is in charge."""
     now = attainable()
     memory_bound = verdict in (WEIGHTS_BOUND, CACHE_BOUND)
     out = []
@@ -167,20 +221,20 @@ def _levers(verdict, weight_precision, kv_precision, c, name, B, W, K, kept, cap
 
     lighter = LIGHTER.get(weight_precision)
     if lighter:
-        gain = attainable(w=W * bytes_per_element(lighter) / bytes_per_element(weight_precision)) / now
+        gain = attainable(wp=lighter) / now
         lever(f"quantize the weights to {lighter}", gain,
               "fewer weight bytes per step" if gain >= WORTH_IT else "the weights are not what limits this step")
     else:
         lever("quantize the weights", None, "already the lightest format the book models", possible=False)
     lighter_kv = LIGHTER.get(kv_precision)
     if lighter_kv and kept:
-        gain = attainable(k=K * bytes_per_element(lighter_kv) / bytes_per_element(kv_precision)) / now
+        gain = attainable(kp=lighter_kv) / now
         lever(f"quantize the KV cache to {lighter_kv}", gain,
               "fewer cache bytes per step" if gain >= WORTH_IT else "the caches are a small part of the bytes")
     else:
         lever("quantize the KV cache", None,
               "no cache to shrink" if not kept else "already the lightest format the book models", possible=False)
-    fits_doubled = W + 2 * B * K * kept <= capacity
+    fits_doubled = fit(a.capacity_bytes, stored, K, 2 * B, kept).fits
     gain = attainable(b=2 * B) / now
     if not fits_doubled:
         why = "twice the caches would not fit in memory"
@@ -194,15 +248,19 @@ def _levers(verdict, weight_precision, kv_precision, c, name, B, W, K, kept, cap
           "the gain depends on how many drafts are accepted" if memory_bound or verdict == OVERHEAD
           else "it needs idle math to spend", possible=memory_bound or verdict == OVERHEAD)
     if verdict == MATH_BOUND:
-        best = max(accelerators().values(), key=lambda x: x.dense_bf16_flops_per_s)
+        better = [x for x in accelerators().values() if x.dense_bf16_flops_per_s > a.dense_bf16_flops_per_s]
+        best = max(better, key=lambda x: x.dense_bf16_flops_per_s, default=None)
         what, why = "math", "the step is paced by FLOP/s"
     else:
-        best = max(accelerators().values(), key=lambda x: x.bandwidth_bytes_per_s)
+        better = [x for x in accelerators().values() if x.bandwidth_bytes_per_s > a.bandwidth_bytes_per_s]
+        best = max(better, key=lambda x: x.bandwidth_bytes_per_s, default=None)
         what, why = "bandwidth", "the step is paced by bytes per second"
-    if best.name == name:
+    if best is None:
         lever(f"a card with more {what}", None, f"no card in the book's table has more {what}", possible=False)
+    elif not fit(best.capacity_bytes, stored, K, B, kept).fits:
+        lever(f"a card with more {what} ({best.name})", None, "the setup would not fit in its memory", possible=False)
     else:
-        gain = attainable(bw=best.bandwidth_bytes_per_s, p=best.dense_bf16_flops_per_s) / now
+        gain = attainable(on=best) / now
         lever(f"a card with more {what} ({best.name})", gain, why if gain >= WORTH_IT else "it would gain little")
     out.append(Lever("profile: launches, kernel efficiency, synchronisation", verdict == OVERHEAD, None,
                      "the measurement is far below both ceilings: something outside the two-resource model is "
@@ -224,59 +282,99 @@ class Step:
 
 
 STEPS: tuple[Step, ...] = (
-    Step("weight bytes", r"W = N \cdot b_w", "models.weight_bytes", "W = parameters x bytes per weight"),
+    Step("fit first", r"W_\text{stored} + B \cdot K \cdot L \le u \cdot \text{capacity}", "kvcache.fit",
+         "W + B x K x L, fit in capacity x usable fraction"),
+    Step("weights a step reads", r"W = N \cdot b_w", "generation.weight_bytes_read_per_step",
+         "N x bytes per weight"),
     Step("cache bytes per token", r"K = 2 \cdot n_\text{layers} \cdot n_{kv} \cdot d \cdot b_{kv}",
          "models.kv_bytes_per_token", "K = 2 x layers x kv_heads x head_dim x bytes"),
+    Step("activations per token", r"A = \textstyle\sum_\text{kernels} (\text{in} + \text{out}) \cdot b_a",
+         "activations.activation_bytes_per_token", "numbers read + numbers written"),
     Step("work per token", r"F \approx 2N + 4\, n_\text{layers}\, n_q\, d\, L", "generation.decode_flops_per_token",
-         "F = 2 x active parameters"),
-    Step("memory ceiling", r"\dfrac{B \cdot BW}{W + B \cdot K \cdot L}", "generation.memory_ceiling_tokens_per_s",
-         "B x BW / (W + B x K x L)"),
+         "F = 2N"),
+    Step("memory ceiling", r"\dfrac{B \cdot BW}{W + B\,(K L + A)}", "generation.memory_ceiling_tokens_per_s",
+         "B x BW / (W + B x (K x L + A))"),
     Step("math ceiling", r"\dfrac{P}{F}", "generation.math_ceiling_tokens_per_s", "P / F"),
-    Step("prefill turns compute-bound", r"S^* \approx \dfrac{P}{BW} \cdot \dfrac{b_w}{2}",
-         "generation.prefill_crossover_prompt_tokens", "S* is about R x b / 2"),
-    Step("time to first token", r"\max\!\left(\dfrac{F_\text{prefill}}{P},\; \dfrac{W + S \cdot K}{BW}\right)",
-         "generation.time_to_first_token_s", "max(prefill FLOPs / P, (W + S x K) / BW)"),
+    Step("prefill turns compute-bound", r"S^* \approx \dfrac{P}{BW} \cdot \dfrac{W}{2N - (P/BW)(K + A)}",
+         "generation.prefill_crossover_prompt_tokens", "S* = 2 R W / (beta + sqrt(beta^2 + 4 a R W))"),
+    Step("time to first token", r"\max\!\left(\dfrac{F_\text{prefill}}{P},\; \dfrac{W + S\,(K + A)}{BW}\right)",
+         "generation.time_to_first_token_s", "max(prefill FLOPs / P, (W + S x (K + A)) / BW)"),
     Step("verdict on a measurement", r"r < \tfrac{1}{2} \min(\text{ceilings}) \Rightarrow \text{overhead}",
          "generation.regime", "within a factor ``near`` of the lower ceiling"),
 )
 
 
+def _gb(x: float) -> str:
+    """Bytes as GB, with three significant figures below 10 GB (so a small shortfall still shows)."""
+    return f"{x / GB:,.3g} GB" if x < 10 * GB else f"{x / GB:,.1f} GB"
+
+
+def _tokens_per_s(x: float | None) -> str:
+    return f"{x:,.0f} tokens/s" if x is not None else "none: it does not fit"
+
+
 def card_rows(card: Card) -> list[tuple[str, str, str]]:
-    """The printed card: (step, formula, this setup's value) for every step of ``STEPS``."""
-    gb = 1e9
+    """The printed card: (step, formula, this setup's value) for every step of ``STEPS``. A setup
+    that does not fit gets "does not fit" and no rate."""
+    m = card.memory
+    fits = (f"{m.needed_bytes / GB:,.1f} of {m.usable_bytes / GB:,.1f} GB: "
+            + ("fits" if m.fits else f"does not fit, {_gb(m.missing_bytes)} short"))
+    ttft = (f"{card.time_to_first_token_s * 1e3:,.1f} ms for {card.prompt_tokens:,.0f} tokens"
+            if card.time_to_first_token_s is not None else
+            f"none: a {card.prompt_tokens:,.0f}-token prompt does not fit")
+    if not card.fits:
+        verdict = f"no verdict on a rate: {card.verdict}"
+    elif card.measured_tokens_per_s:
+        verdict = (f"{card.measured_tokens_per_s:,.0f} tokens/s is {card.share_of_ceiling:.0%} of the lower ceiling: "
+                   f"{card.verdict}")
+    else:
+        verdict = f"no measurement: {card.verdict}"
     values = [
-        f"{card.weight_bytes / gb:,.1f} GB ({card.weight_precision})",
+        fits,
+        f"{card.weight_bytes / GB:,.1f} GB ({card.weight_precision}); {card.stored_weight_bytes / GB:,.1f} GB stored",
         f"{card.kv_bytes_per_token / 1024:,.0f} KiB ({card.kv_precision})",
+        f"{card.activation_bytes / card.batch / 1e6:,.1f} MB",
         f"{card.flops_per_token / 1e9:,.1f} GFLOP",
-        f"{card.memory_ceiling:,.0f} tokens/s",
-        f"{card.math_ceiling:,.0f} tokens/s",
+        _tokens_per_s(card.memory_ceiling),
+        _tokens_per_s(card.math_ceiling),
         f"{card.prefill_crossover_tokens:,.0f} tokens",
-        f"{card.time_to_first_token_s * 1e3:,.1f} ms for {card.prompt_tokens:,.0f} tokens",
-        (f"{card.measured_tokens_per_s:,.0f} tokens/s is {card.share_of_ceiling:.0%} of the lower ceiling: "
-         f"{card.verdict}") if card.measured_tokens_per_s else f"no measurement: {card.verdict}",
+        ttft,
+        verdict,
     ]
     return [(s.what, f"${s.formula}$", v) for s, v in zip(STEPS, values)]
 
 
 def summary_lines(card: Card) -> list[str]:
-    """The card's answer in a few short lines: ceilings, wall, where the time goes, prefill,
-    measurement, levers (✓ helps, ✗ does not)."""
+    """The card's answer in a few short lines: fit, ceilings, wall, where the time goes, prefill,
+    measurement, levers (✓ helps, ✗ does not). A setup that does not fit says so first and states
+    no rate."""
     ms = 1e3
-    lines = [f"<b>{card.verdict}</b>",
-             f"B = {card.batch:,.4g}, L = {card.context_tokens:,.0f}, S = {card.prompt_tokens:,.0f} tokens; "
-             f"{card.weight_precision} weights, {card.kv_precision} cache",
-             f"memory ceiling {card.memory_ceiling:,.0f} tokens/s, math ceiling {card.math_ceiling:,.0f}",
-             f"per step: weights {card.weights_time_s * ms:,.2f} ms, caches {card.cache_time_s * ms:,.2f} ms, "
-             f"math {card.math_time_s * ms:,.2f} ms",
-             (f"memory: {(card.weight_bytes + card.cache_bytes) / 1e9:,.0f} of {card.capacity_bytes / 1e9:,.0f} GB"
-              + ("" if card.fits else " — does not fit!")),
-             f"prefill of {card.prompt_tokens:,.0f} tokens: {card.prefill_wall} "
-             f"(from {card.prefill_crossover_tokens:,.0f}), first token after {card.time_to_first_token_s * ms:,.1f} ms"]
-    if card.measured_tokens_per_s:
+    m = card.memory
+    setup = (f"B = {card.batch:,.4g}, L = {card.context_tokens:,.0f}, S = {card.prompt_tokens:,.0f} tokens; "
+             f"{card.weight_precision} weights, {card.kv_precision} cache")
+    memory = f"memory: {m.needed_bytes / GB:,.0f} of {m.usable_bytes / GB:,.0f} GB usable"
+    if not card.fits:
+        lines = [f"<b>{card.verdict}: {_gb(m.missing_bytes)} short</b>", setup,
+                 memory + " — no rate: it cannot run"]
+    else:
+        lines = [f"<b>{card.verdict}</b>", setup,
+                 f"memory ceiling {card.memory_ceiling:,.0f} tokens/s, math ceiling {card.math_ceiling:,.0f}",
+                 f"per step: weights {card.weights_time_s * ms:,.2f} ms, caches {card.cache_time_s * ms:,.2f} ms, "
+                 f"activations {card.activation_time_s * ms:,.2f} ms, math {card.math_time_s * ms:,.2f} ms",
+                 memory]
+    if card.time_to_first_token_s is not None:
+        lines.append(f"prefill of {card.prompt_tokens:,.0f} tokens: {card.prefill_wall} "
+                     f"(from {card.prefill_crossover_tokens:,.0f}), first token after "
+                     f"{card.time_to_first_token_s * ms:,.1f} ms")
+    else:
+        lines.append(f"prefill of {card.prompt_tokens:,.0f} tokens: its cache does not fit beside the weights")
+    if card.measured_tokens_per_s and card.fits:
         lines.append(f"measured {card.measured_tokens_per_s:,.0f} tokens/s = {card.share_of_ceiling:.1%} of the ceiling")
+    elif card.measured_tokens_per_s:
+        lines.append("a measured rate was given, but this setup cannot run as described: check the inputs")
     else:
         lines.append("no measured rate given")
-    lines.append("<b>levers</b>")
+    lines.append("<b>levers</b>" if card.fits else "<b>levers that make it fit</b>")
     for lever in card.levers:
         gain = f" ×{lever.gain:.2f}" if lever.gain is not None and lever.helps else ""
         lines.append(f"{'✓' if lever.helps else '✗'} {lever.name}{gain}")

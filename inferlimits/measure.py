@@ -27,9 +27,8 @@ from IPython.display import Markdown
 
 from . import tinyllm
 from .checks import CheckFailed
-from .generation import (decode_bytes_per_step, decode_flops_per_token, math_ceiling_tokens_per_s,
-                         memory_ceiling_tokens_per_s)
-from .models import Config, kv_bytes_per_token, weight_bytes
+from .generation import decode_flops_per_token, decode_point
+from .models import Config
 from .roofline import balance_point_flop_per_byte, matmul_bytes, matmul_flops
 from .units import MIB, bytes_per_element, non_negative, positive
 
@@ -377,9 +376,9 @@ class DecodePoint:
 
     @property
     def bytes_per_step(self) -> float:
-        """What the book's formula says a step reads: W + B x K x L."""
-        return decode_bytes_per_step(weight_bytes(self.config, PRECISION), self.batch,
-                                     kv_bytes_per_token(self.config, PRECISION), self.context_tokens)
+        """What the book's formula says a step reads: W + B x (K x L + A), all in float32."""
+        return decode_point(self.config, 1.0, 1.0, self.batch, self.context_tokens,
+                            PRECISION, PRECISION, PRECISION).bytes
 
     @property
     def flops_per_token(self) -> float:
@@ -497,12 +496,11 @@ def point_at(points: Sequence, batch: int):
 def decode_ceilings_tokens_per_s(m: Machine, batch: float, context_tokens: float,
                                  c: Config = tinyllm.TINY_LLAMA) -> tuple[float, float]:
     """The book's two ceilings for a float32 decoder on this machine: memory
-    B x BW / (W + B x K x L) with the measured bandwidth, and math P / F with the measured
+    B x BW / (W + B x (K x L + A)) with the measured bandwidth, and math P / F with the measured
     matrix-multiply rate."""
-    memory = memory_ceiling_tokens_per_s(m.bandwidth_bytes_per_s, weight_bytes(c, PRECISION), batch,
-                                         kv_bytes_per_token(c, PRECISION), context_tokens)
-    math_ = math_ceiling_tokens_per_s(m.peak_flop_per_s, decode_flops_per_token(c, context_tokens))
-    return memory, math_
+    point = decode_point(c, m.peak_flop_per_s, m.bandwidth_bytes_per_s, batch, context_tokens,
+                         PRECISION, PRECISION, PRECISION)
+    return point.memory_ceiling, point.math_ceiling
 
 
 def efficiency(point: DecodePoint, m: Machine) -> float:

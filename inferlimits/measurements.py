@@ -8,11 +8,17 @@ from . import datafiles
 
 @dataclass(frozen=True)
 class Measurement:
+    """One published measurement: what ran, on what, under which conditions, and where it is
+    published (``data/measurements.toml`` says what each field means)."""
+
     key: str
     model: str
     accelerator: str
     tokens_per_s: float
+    batch: int
     weight_precision: str
+    framework: str
+    date: str
     setup: str
     source: str
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from . import datafiles
-from .units import bytes_per_element, non_negative
+from .units import bytes_per_element, non_negative, positive
 
 
 @dataclass(frozen=True)
@@ -76,12 +76,16 @@ class Config:
 
 @dataclass(frozen=True)
 class Model:
-    """A model: its config and the parameter counts its publisher states (for comparison only)."""
+    """A model: its config, the context length its publisher supports (``config.json``'s
+    ``max_position_embeddings`` is only the size of its position table, which can be larger), and
+    the parameter counts its publisher states (for comparison only)."""
 
     name: str
     family: str
     source: str
     config: Config
+    context_length: int
+    context_length_source: str
     published_params: float
     published_params_exact: bool
     published_params_source: str
@@ -98,6 +102,8 @@ def _from_row(name: str, row: dict) -> Model:
         family=row["family"],
         source=row["source"],
         config=Config(**cfg),
+        context_length=int(row["context_length"]),
+        context_length_source=row["context_length_source"],
         published_params=(row["published_params"] if "published_params" in row
                           else row["published_params_billions"] * 1e9),
         published_params_exact="published_params" in row,
@@ -141,12 +147,17 @@ def _gated_mlp(hidden: int, inner: int) -> int:
     return 3 * hidden * inner
 
 
+def _layer_index(c: Config, layer: object) -> int:
+    """``layer`` if it is a layer of ``c`` (0 to layers - 1), else a ValueError naming it."""
+    if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < c.num_hidden_layers:
+        raise ValueError(f"layer must be a whole number from 0 to {c.num_hidden_layers - 1}; got {layer!r}")
+    return layer
+
+
 def mlp_params_per_layer(c: Config, layer: int, active_only: bool = False) -> int:
     """Weights of one layer's MLP; for an MoE layer, all experts or (``active_only``) the
     shared experts, the ones a token is routed to, and the router."""
-    if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < c.num_hidden_layers:
-        raise ValueError(f"layer must be a whole number from 0 to {c.num_hidden_layers - 1}; got {layer!r}")
-    if not c.layer_is_moe(layer):
+    if not c.layer_is_moe(_layer_index(c, layer)):
         return _gated_mlp(c.hidden_size, c.intermediate_size)
     router = c.n_routed_experts * c.hidden_size + (c.n_routed_experts if c.topk_method == "noaux_tc" else 0)
     routed = c.num_experts_per_tok if active_only else c.n_routed_experts
@@ -166,6 +177,18 @@ def _count(c: Config, active_only: bool) -> int:
     return layers + embedding_params(c) + head + c.hidden_size  # + final norm
 
 
+def routed_expert_params(c: Config) -> int:
+    """The weights of one routed expert of one MoE layer: a gated MLP, 3 x hidden x moe width."""
+    if not c.is_moe:
+        raise ValueError("c must be a mixture-of-experts config; this model has no routed experts")
+    return _gated_mlp(c.hidden_size, c.moe_intermediate_size)
+
+
+def moe_layer_count(c: Config) -> int:
+    """How many layers route their tokens to experts (0 for a dense model)."""
+    return sum(c.layer_is_moe(i) for i in range(c.num_hidden_layers))
+
+
 def param_count(c: Config) -> int:
     """Every stored weight: layers + embedding + untied LM head + final norm."""
     return _count(c, active_only=False)
@@ -175,6 +198,14 @@ def active_param_count(c: Config) -> int:
     """Weights one token passes through: for an MoE model, only its routed experts count.
     Equal to ``param_count`` for a dense model."""
     return _count(c, active_only=True)
+
+
+def multiplied_params_per_token(c: Config) -> int:
+    """N, the weights one token multiplies: every active weight except the input embedding table,
+    of which a token only copies its own row (no arithmetic). A table tied to the output head is
+    multiplied in full there, so it stays in. This is the count behind F = 2N and behind the
+    weight bytes a decode step reads."""
+    return active_param_count(c) - (0 if c.tie_word_embeddings else embedding_params(c))
 
 
 # ---- KV cache ------------------------------------------------------------------------------
@@ -197,6 +228,33 @@ def cached_tokens(c: Config, context_tokens: float) -> float:
     return min(n, c.sliding_window) if c.sliding_window else n
 
 
+@datafiles.cached
+def kept_precision() -> str:
+    """The precision a quantized checkpoint keeps its embedding table and output head in
+    (``data/serving.toml``: quantization recipes convert only the decoder's linear layers)."""
+    return datafiles.load("serving.toml")["quantization"]["kept_precision"]
+
+
+def vocabulary_params(c: Config) -> int:
+    """The weights of the two vocabulary-sized tables, the input embedding and the output head
+    (one table when they are tied)."""
+    return embedding_params(c) * (1 if c.tie_word_embeddings else 2)
+
+
+def quantized_bytes(params: float, vocabulary: float, weight_precision: str) -> float:
+    """Bytes of ``params`` weights of which ``vocabulary`` belong to the embedding table or the
+    output head: at ``weight_precision``, except that a format lighter than the kept precision
+    (``kept_precision``, BF16) leaves those vocabulary tables at the kept precision:
+    (params - vocabulary) x b + vocabulary x b_kept."""
+    n, v = positive("params", params), non_negative("vocabulary", vocabulary)
+    if v > n:
+        raise ValueError(f"vocabulary ({v:g}) cannot exceed params ({n:g})")
+    b = bytes_per_element(weight_precision, "weight_precision")
+    kept = bytes_per_element(kept_precision(), "kept_precision")
+    return n * b if b >= kept else (n - v) * b + v * kept
+
+
 def weight_bytes(c: Config, weight_precision: str = "BF16") -> float:
-    """Bytes of all stored weights, W = parameters x bytes per weight."""
-    return param_count(c) * bytes_per_element(weight_precision, "weight_precision")
+    """Bytes of all stored weights, what memory must hold: parameters x bytes per weight, with the
+    embedding table and the output head kept in BF16 when the rest is quantized."""
+    return quantized_bytes(param_count(c), vocabulary_params(c), weight_precision)

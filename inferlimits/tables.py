@@ -38,22 +38,26 @@ def balance_points(names: Sequence[str], low: float, high: float) -> Markdown:
 
 
 def accelerator_figures() -> Markdown:
-    """Every accelerator's figures with units spelled out, capacity shown in both GB and GiB."""
+    """Every accelerator's figures with units spelled out: capacity as marketed, as the device
+    reports it (MiB), and the bytes the book computes with, in GB and GiB."""
     rows = []
     for a in accelerators().values():
         measured = _g(a.measured_matmul_flops_per_s / 1e12) if a.measured_matmul_flops_per_s else "–"
+        reported = _g(a.reported_capacity_mib) if a.capacity_reported else "none found (read as GB)"
         rows.append([a.name, a.vendor, a.year, _g(a.dense_bf16_tflops, 1), _g(a.sparse_bf16_flops_per_s / 1e12, 1),
-                     measured, _g(a.bandwidth_bytes_per_s / GB), f"{a.capacity_marketed:g} {a.capacity_unit}",
+                     measured, _g(a.bandwidth_bytes_per_s / GB), f"{a.capacity_marketed_gb:g} GB", reported,
                      _g(a.capacity_bytes / GB, 1), _g(a.capacity_bytes / GIB, 1)])
     return _table(["accelerator", "vendor", "year", "dense BF16 TFLOP/s", "sparse (not used)",
-                   "measured matmul TFLOP/s", "bandwidth GB/s", "capacity as marketed",
-                   "capacity GB", "capacity GiB"], rows, "lllrrrrrrr")
+                   "measured matmul TFLOP/s", "bandwidth GB/s", "capacity as marketed", "reported MiB",
+                   "capacity GB", "capacity GiB"], rows, "lllrrrrrrrr")
 
 
 def accelerator_sources() -> Markdown:
-    rows = [[a.name, a.source + (f"; measured matmul: {a.measured_source}" if a.measured_source else ""), a.notes]
-            for a in accelerators().values()]
-    return _table(["accelerator", "source", "notes"], rows, "lll")
+    """Where every accelerator's figures come from: the datasheet, the reported capacity (or why
+    none is used), the measured matmul rate, and the notes."""
+    rows = [[a.name, a.source + (f"; measured matmul: {a.measured_source}" if a.measured_source else ""),
+             a.capacity_source, a.notes] for a in accelerators().values()]
+    return _table(["accelerator", "datasheet source", "capacity as reported", "notes"], rows, "llll")
 
 
 def model_configs() -> Markdown:
@@ -110,22 +114,19 @@ def kv_bytes_derivation(kv_precision: str = "BF16") -> Markdown:
 
 def gpu_hour_prices(model_name: str) -> Markdown:
     """The assumed price per GPU-hour of each priced accelerator, and what a million tokens of
-    ``model_name`` (BF16 weights, weights only) cost on it with one user and at the batch where the
-    math ceiling starts to bind."""
-    from .economics import aggregate_tokens_per_s, cost_per_million_tokens_usd, gpu_hour_prices as prices
-    from .generation import decode_flops_per_token
-    from .kvcache import batch_where_math_binds
-    from .models import model, weight_bytes
+    ``model_name`` (BF16 weights, no context: weights and activations) cost on it with one user and
+    at the batch where the math ceiling starts to bind."""
+    from .economics import cost_per_million_tokens_usd, gpu_hour_prices as prices
+    from .generation import decode_knee_batch, decode_point
+    from .models import model
 
     c = model(model_name).config
-    w, f = weight_bytes(c), decode_flops_per_token(c)
     rows = []
     for name, price in prices().items():
         a = accelerator(name)
         p, bw = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
-        knee = batch_where_math_binds(p, bw, w, f)
-        one = aggregate_tokens_per_s(p, bw, w, f, 1)
-        full = aggregate_tokens_per_s(p, bw, w, f, knee)
+        knee = decode_knee_batch(c, p, bw)
+        one, full = decode_point(c, p, bw, 1).ceiling, decode_point(c, p, bw, knee).ceiling
         rows.append([name, f"{price.usd_per_gpu_hour:.2f}", _g(one), f"{cost_per_million_tokens_usd(price.usd_per_gpu_hour, one):.2f}",
                      _g(knee), _g(full), f"{cost_per_million_tokens_usd(price.usd_per_gpu_hour, full):.4f}"])
     return _table(["accelerator", "USD per GPU-hour (assumed)", "one user: tokens/s", "USD per million tokens",
@@ -133,82 +134,84 @@ def gpu_hour_prices(model_name: str) -> Markdown:
 
 
 def sequences_that_fit(pairs: Sequence[tuple[str, str]], contexts: Sequence[int], kv_precision: str = "BF16",
-                       usable_fraction: float = 0.95) -> Markdown:
+                       usable_fraction: float | None = None) -> Markdown:
     """For each (model, accelerator) pair: capacity in GB and GiB, the usable part, the weights, the
     budget left for the caches (GB and GiB kept apart), and how many whole sequences of each context
     length fit in it (a sliding window caps what each sequence keeps; contexts longer than the
     model supports are marked)."""
-    from .kvcache import max_sequences, memory_left_for_cache_bytes
+    from .kvcache import max_sequences, memory_left_for_cache_bytes, usable_memory_fraction
     from .models import cached_tokens, model, weight_bytes
 
+    share = usable_memory_fraction() if usable_fraction is None else usable_fraction
     rows = []
     for model_name, accelerator_name in pairs:
-        c, a = model(model_name).config, accelerator(accelerator_name)
+        m, a = model(model_name), accelerator(accelerator_name)
+        c = m.config
         w, k = weight_bytes(c), kv_bytes_per_token(c, kv_precision)
-        left = memory_left_for_cache_bytes(a.capacity_bytes, w, usable_fraction)
-        fits = [("longer than it supports" if c.max_position_embeddings and L > c.max_position_embeddings
-                 else _g(max_sequences(a.capacity_bytes, w, k, cached_tokens(c, L), usable_fraction)) if left
+        left = memory_left_for_cache_bytes(a.capacity_bytes, w, share)
+        fits = [("longer than it supports" if L > m.context_length
+                 else _g(max_sequences(a.capacity_bytes, w, k, cached_tokens(c, L), share)) if left
                  else "weights do not fit") for L in contexts]
-        rows.append([model_name, accelerator_name, f"{a.capacity_marketed:g} {a.capacity_unit}",
+        rows.append([model_name, accelerator_name, f"{a.capacity_marketed_gb:g} GB",
                      _g(a.capacity_bytes / GB, 1), _g(a.capacity_bytes / GIB, 1), _g(w / GB, 1),
                      _g(left / GB, 1), _g(left / GIB, 1), *fits])
-    return _table(["model", "accelerator", "capacity as marketed", "GB", "GiB", "weights GB",
-                   f"left for caches ({usable_fraction:.0%} usable) GB", "GiB",
+    return _table(["model", "accelerator", "capacity as marketed", "reported GB", "GiB", "weights GB",
+                   f"left for caches ({share:.0%} usable) GB", "GiB",
                    *[f"sequences at {L:,} tokens" for L in contexts]], rows, "llrrrrrr" + "r" * len(contexts))
 
 
 def ceiling_by_context(model_name: str, accelerator_name: str, contexts: Sequence[int], batches: Sequence[int],
                        kv_precision: str = "BF16") -> Markdown:
-    """The memory ceiling B x BW / (W + B x K x L) and its two limits at several context lengths:
-    the cache of one sequence, the batch where the caches weigh as much as the weights, the
-    large-batch limit BW / (K x L), the ceiling (the lower of memory and math) at each batch, and
-    the batch where math would start to bind."""
+    """The decode ceiling at several context lengths: the cache of one sequence, the batch where the
+    caches weigh as much as the weights a step reads, the large-batch limit BW / (K x L + A), the
+    ceiling (the lower of memory and math) at each batch, "does not fit" where the weights and
+    caches exceed the usable memory, and the batch where math would start to bind."""
     import math
 
-    from .economics import aggregate_tokens_per_s
-    from .generation import decode_flops_per_token
-    from .kvcache import batch_where_cache_equals_weights, batch_where_math_binds, cache_limited_tokens_per_s
+    from .generation import decode_knee_batch, decode_point, weight_bytes_read_per_step
+    from .kvcache import batch_where_cache_equals_weights, cache_limited_tokens_per_s, fit
+    from .activations import activation_bytes_per_token
     from .models import cached_tokens, model, weight_bytes
 
     c, a = model(model_name).config, accelerator(accelerator_name)
     p, bw = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
-    w, k = weight_bytes(c), kv_bytes_per_token(c, kv_precision)
+    w, stored, k = weight_bytes_read_per_step(c), weight_bytes(c), kv_bytes_per_token(c, kv_precision)
+    act = activation_bytes_per_token(c)
     rows = []
     for L in contexts:
-        kept, f = cached_tokens(c, L), decode_flops_per_token(c, L)
+        kept = cached_tokens(c, L)
         even = _g(batch_where_cache_equals_weights(w, k, kept), 1) if kept else "never"
-        limit = _g(cache_limited_tokens_per_s(bw, k, kept)) if kept else "none"
-        knee = batch_where_math_binds(p, bw, w, f, k, kept)
-        rows.append([_g(L), f"{k * kept / GB:,.2f} ({k * kept / GIB:,.2f})", even, limit,
-                     *[_g(aggregate_tokens_per_s(p, bw, w, f, b, k, kept)) for b in batches],
+        limit = _g(cache_limited_tokens_per_s(bw, k, kept, act)) if kept else "none"
+        knee = decode_knee_batch(c, p, bw, L, kv_precision=kv_precision)
+        cells = [_g(decode_point(c, p, bw, b, L, kv_precision=kv_precision).ceiling)
+                 if fit(a.capacity_bytes, stored, k, b, kept).fits else "does not fit" for b in batches]
+        rows.append([_g(L), f"{k * kept / GB:,.2f} ({k * kept / GIB:,.2f})", even, limit, *cells,
                      "never" if math.isinf(knee) else _g(knee)])
-    return _table(["context L", "one cache, GB (GiB)", "B where caches = weights", "limit BW / KL",
+    return _table(["context L", "one cache, GB (GiB)", "B where caches = weights", "limit BW / (KL + A)",
                    *[f"B = {b:,}" for b in batches], "B where math binds"], rows, "r" * (5 + len(batches)))
 
 
 # ---- decode and prefill (chapters 2 and 3) ----------------------------------------------------
 
 def decode_ceilings(model_name: str, names: Sequence[str], precisions: Sequence[str] = ("BF16", "FP8", "INT4")) -> Markdown:
-    """Batch-1 decode ceilings of ``model_name`` on each accelerator: the memory ceiling BW / W at
-    each weight precision ("does not fit" where the weights alone exceed the memory), the math
-    ceiling P / F, and the largest share of peak math decode can use at the first precision."""
-    from .generation import decode_flops_per_token, math_ceiling_tokens_per_s, memory_ceiling_tokens_per_s
-    from .kvcache import memory_left_for_cache_bytes
+    """Batch-1 decode ceilings of ``model_name`` on each accelerator, no context: the memory ceiling
+    BW / (W + A) at each weight precision ("does not fit" where the stored weights exceed the usable
+    memory), the math ceiling P / F, and the largest share of peak math decode can use at the
+    first precision."""
+    from .generation import decode_point
+    from .kvcache import fit
     from .models import model, weight_bytes
 
     c = model(model_name).config
-    f = decode_flops_per_token(c)
     rows = []
     for n in names:
         a = accelerator(n)
-        cells = []
-        for p in precisions:
-            w = weight_bytes(c, p)
-            fits = memory_left_for_cache_bytes(a.capacity_bytes, w) > 0
-            cells.append(_g(memory_ceiling_tokens_per_s(a.bandwidth_bytes_per_s, w)) if fits else "does not fit")
-        math_ceiling = math_ceiling_tokens_per_s(a.dense_bf16_flops_per_s, f)
-        share = memory_ceiling_tokens_per_s(a.bandwidth_bytes_per_s, weight_bytes(c, precisions[0])) / math_ceiling
-        rows.append([n, f"{a.bandwidth_tb_s:.3g}", *cells, _g(math_ceiling), f"{share:.2%}"])
+        p, bw = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
+        cells = [_g(decode_point(c, p, bw, weight_precision=q).memory_ceiling)
+                 if fit(a.capacity_bytes, weight_bytes(c, q)).fits else "does not fit" for q in precisions]
+        first = decode_point(c, p, bw, weight_precision=precisions[0])
+        rows.append([n, f"{a.bandwidth_tb_s:.3g}", *cells, _g(first.math_ceiling),
+                     f"{first.memory_ceiling / first.math_ceiling:.2%}"])
     return _table(["accelerator", "TB/s", *[f"{p} weights" for p in precisions],
                    "math ceiling", f"share of peak math ({precisions[0]})"], rows)
 
@@ -216,18 +219,18 @@ def decode_ceilings(model_name: str, names: Sequence[str], precisions: Sequence[
 def prefill_crossovers(model_name: str, names: Sequence[str],
                        precisions: Sequence[str] = ("BF16", "FP8", "INT4"), kv_precision: str = "BF16") -> Markdown:
     """The prompt length at which prefill of ``model_name`` turns compute-bound on each
-    accelerator, at each weight precision (math at the dense BF16 rate), beside the balance point."""
-    from .generation import prefill_crossover_prompt_tokens
-    from .models import model, weight_bytes
+    accelerator, at each weight precision (math at the dense BF16 rate, activations counted),
+    beside the balance point."""
+    from .generation import prefill_crossover_tokens
+    from .models import model
 
     c = model(model_name).config
-    k = kv_bytes_per_token(c, kv_precision)
     rows = []
     for n in names:
         a = accelerator(n)
         p, bw = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
         rows.append([n, _g(balance_point_flop_per_byte(p, bw)),
-                     *[_g(prefill_crossover_prompt_tokens(c, p, bw, weight_bytes(c, q), k)) for q in precisions]])
+                     *[_g(prefill_crossover_tokens(c, p, bw, q, kv_precision)) for q in precisions]])
     return _table(["accelerator", "balance point (FLOP/byte)",
                    *[f"compute-bound from (tokens), {q} weights" for q in precisions]], rows)
 
@@ -235,58 +238,52 @@ def prefill_crossovers(model_name: str, names: Sequence[str],
 def phase_comparison(model_name: str, accelerator_name: str, prompt_tokens: int, weight_precision: str = "BF16",
                      lighter_precision: str = "FP8", kv_precision: str = "BF16") -> Markdown:
     """Prefill of a ``prompt_tokens`` prompt beside one decode step after it (batch 1), each row
-    computed: FLOPs, bytes, intensity, which wall binds, the ideal time, and that time with twice
-    the math, twice the bandwidth, or lighter weights; the last row names the lever that helps."""
-    from .generation import (decode_bytes_per_step, decode_flops_per_token, decode_intensity_flop_per_byte,
-                             decode_step_time_s, prefill_bytes_moved, prefill_flops,
-                             prefill_intensity_flop_per_byte, time_to_first_token_s)
-    from .models import model, weight_bytes
+    computed: FLOPs, bytes (weights, cache, activations), intensity, which wall binds, the ideal
+    time, and that time with twice the math, twice the bandwidth, or lighter weights; the last row
+    names the lever that helps."""
+    from .generation import decode_point, prefill_point
+    from .models import model
     from .roofline import bound
 
     c, a = model(model_name).config, accelerator(accelerator_name)
     p, bw = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
-    k, S = kv_bytes_per_token(c, kv_precision), prompt_tokens
+    S = prompt_tokens
 
     def prefill(peak, bandwidth, precision):
-        return time_to_first_token_s(c, S, peak, bandwidth, weight_bytes(c, precision), k)
+        return prefill_point(c, peak, bandwidth, S, precision, kv_precision)
 
     def decode(peak, bandwidth, precision):
-        return decode_step_time_s(peak, bandwidth, weight_bytes(c, precision), decode_flops_per_token(c, S),
-                                  1, k, S)
+        return decode_point(c, peak, bandwidth, 1, S, precision, kv_precision)
 
-    w = weight_bytes(c, weight_precision)
-    columns = {
-        "prefill": dict(flops=prefill_flops(c, S), moved=prefill_bytes_moved(w, k, S),
-                        intensity=prefill_intensity_flop_per_byte(c, S, w, k), time=prefill),
-        "decode": dict(flops=decode_flops_per_token(c, S), moved=decode_bytes_per_step(w, 1, k, S),
-                       intensity=decode_intensity_flop_per_byte(w, decode_flops_per_token(c, S), 1, k, S),
-                       time=decode),
-    }
+    steps = {"prefill": (prefill, lambda x: x.time_s), "decode": (decode, lambda x: 1 / x.ceiling)}
+    now = {name: make(p, bw, weight_precision) for name, (make, _) in steps.items()}
     ms = lambda t: f"{t * 1e3:,.2f} ms"  # noqa: E731
+    flops = {"prefill": now["prefill"].flops, "decode": now["decode"].flops_per_token}
     rows = [["what it does", f"reads the {S:,}-token prompt in one pass",
              f"generates one token after it (batch 1, {S:,} tokens of cache)"],
             ["each weight product", f"matrix × matrix ({S:,} rows)", "matrix × vector"],
-            ["FLOPs", *[f"{v['flops'] / 1e12:,.1f} trillion" if v["flops"] >= 1e12 else f"{v['flops'] / 1e9:,.1f} billion"
-                        for v in columns.values()]],
-            ["bytes moved", *[f"{v['moved'] / GB:,.2f} GB" for v in columns.values()]],
-            ["intensity (FLOP/byte)", *[_g(v["intensity"], 2 if v["intensity"] < 10 else 0) for v in columns.values()]],
+            ["FLOPs", *[f"{f / 1e12:,.1f} trillion" if f >= 1e12 else f"{f / 1e9:,.1f} billion" for f in flops.values()]],
+            ["bytes moved: weights, cache, activations",
+             *[f"{x.weight_bytes / GB:,.2f} + {x.cache_bytes / GB:,.2f} + {x.activation_bytes / GB:,.2f} = "
+               f"{x.bytes / GB:,.2f} GB" for x in now.values()]],
+            ["intensity (FLOP/byte)", *[_g(x.intensity, 2 if x.intensity < 10 else 0) for x in now.values()]],
             [f"vs. the balance point, {_g(balance_point_flop_per_byte(p, bw))}",
-             *[bound(v["intensity"], p, bw) for v in columns.values()]],
-            ["ideal time (the metric it sets)", f"{ms(prefill(p, bw, weight_precision))} (time to first token)",
-             f"{ms(decode(p, bw, weight_precision))} (time per output token)"]]
+             *[bound(x.intensity, p, bw) for x in now.values()]],
+            ["ideal time (the metric it sets)", f"{ms(now['prefill'].time_s)} (time to first token)",
+             f"{ms(1 / now['decode'].ceiling)} (time per output token)"]]
     levers = {"twice the peak math": (2 * p, bw, weight_precision),
               "twice the bandwidth": (p, 2 * bw, weight_precision),
               f"{lighter_precision} weights instead of {weight_precision}": (p, bw, lighter_precision)}
     best = {}
     for label, args in levers.items():
         cells = []
-        for name, v in columns.items():
-            base, t = v["time"](p, bw, weight_precision), v["time"](*args)
+        for name, (make, time_of) in steps.items():
+            base, t = time_of(now[name]), time_of(make(*args))
             cells.append(f"{ms(t)} ({base / t:.2f}× faster)" if base / t >= 1.005 else f"{ms(t)} (no faster)")
             if base / t > best.get(name, ("", 0.0))[1]:
                 best[name] = (label, base / t)
         rows.append([f"with {label}", *cells])
-    rows.append(["the lever that helps most", *[best[name][0] for name in columns]])
+    rows.append(["the lever that helps most", *[best[name][0] for name in steps]])
     return _table(["", f"prefill of {model_name}, {weight_precision} weights, on the {accelerator_name}",
                    "decode"], rows, "lrr")
 
@@ -308,21 +305,27 @@ def worked_example_claims() -> Markdown:
 
 
 def worked_example_memory() -> Markdown:
-    """The memory plan of the worked example in GB and in GiB, beside the document's figures."""
+    """The memory plan of the worked example in GB and in GiB, with the book's usable share and
+    with the document's, beside the document's figures."""
     from .worked_example import Setting, claim
 
     s = Setting()
     cap = s.a.capacity_bytes
-    lines = [("capacity", cap, "gpu_memory"), (f"usable ({s.usable:.0%})", s.usable * cap, "usable"),
-             ("weights, BF16", s.w, "plan_weights"), ("left for KV caches", s.left, "remaining")]
-    rows = [[label, _g(x / GB, 1), _g(x / GIB, 1), f"“{claim(key).wording}”"] for label, x, key in lines]
+    lines = [("capacity the card reports", cap, "gpu_memory"),
+             (f"usable, the book's {s.usable:.0%}", s.usable * cap, None),
+             (f"usable, the document's {s.doc_usable:.0%}", s.doc_usable * cap, "usable"),
+             ("weights, BF16", s.w, "plan_weights"),
+             (f"left for KV caches, {s.usable:.0%} usable", s.left, None),
+             (f"left for KV caches, {s.doc_usable:.0%} usable", s.doc_left, "remaining")]
+    rows = [[label, _g(x / GB, 1), _g(x / GIB, 1), f"“{claim(key).wording}”" if key else "–"]
+            for label, x, key in lines]
     return _table(["", "GB (10⁹ bytes)", "GiB (2³⁰ bytes)", "the document"], rows, "lrrr")
 
 
 def worked_example_sequences(kv_cases: Sequence[tuple[str, str, float]]) -> Markdown:
-    """How many whole sequences fit in the memory left (95% usable) at each context the document
-    names, for each cache accounting (label, KV precision, factor on the cache), beside the
-    document's count."""
+    """How many whole sequences fit in the memory left (the book's usable share) at each context
+    the document names, for each cache accounting (label, KV precision, factor on the cache),
+    beside the document's count."""
     from .kvcache import max_sequences
     from .worked_example import Setting, claims
 
@@ -338,18 +341,19 @@ def worked_example_sequences(kv_cases: Sequence[tuple[str, str, float]]) -> Mark
                    "the document"], rows, "r" * (3 + len(kv_cases)))
 
 
-def l2_caches(model_name: str) -> Markdown:
-    """Every accelerator row that gives an on-chip L2 size, in both units, and how many times the
-    model's BF16 weights exceed it."""
-    from .models import model, weight_bytes
+def on_chip_caches(model_name: str, weight_precision: str = "BF16") -> Markdown:
+    """Every accelerator whose row gives its last-level on-chip cache, in both units, and how many
+    times the weights a decode step of ``model_name`` reads exceed it."""
+    from .generation import weight_bytes_read_per_step
+    from .models import model
     from .units import MB, MIB
-    from .worked_example import l2_cache_table
 
-    w = weight_bytes(model(model_name).config)
-    rows = [[name, marketed, _g(b / MB, 1), _g(b / MIB, 1), _g(w / b), where]
-            for name, b, marketed, where in l2_cache_table()]
-    return _table(["accelerator", "L2 as marketed (real unit)", "MB", "MiB", f"{model_name} BF16 weights ÷ L2",
-                   "source"], rows, "llrrrl")
+    w = weight_bytes_read_per_step(model(model_name).config, weight_precision)
+    rows = [[a.name, a.last_level_cache_name, a.last_level_cache_marketed, _g(a.last_level_cache_bytes / MB, 1),
+             _g(a.last_level_cache_bytes / MIB, 1), _g(w / a.last_level_cache_bytes), a.last_level_cache_source]
+            for a in accelerators().values() if a.last_level_cache_bytes]
+    return _table(["accelerator", "cache", "as marketed (real unit)", "MB", "MiB",
+                   f"{model_name} {weight_precision} weights read per step ÷ cache", "source"], rows, "lllrrrl")
 
 
 # ---- the overhead regime and the index card (chapters 6 and 7) --------------------------------
@@ -380,15 +384,16 @@ def index_card(card) -> Markdown:
 
 
 def card_cases(cases) -> Markdown:
-    """Cards side by side: for each (label, card) its setup, both ceilings, the verdict and the
-    levers that help."""
+    """Cards side by side: for each (label, card) its setup, both ceilings (or "does not fit"), the
+    verdict and the levers that help."""
     rows = []
     for label, card in cases:
         setup = (f"{card.model_name}, {card.accelerator_name}, {card.weight_precision} weights, batch {card.batch:,g}, "
                  f"context {card.context_tokens:,g}, prompt {card.prompt_tokens:,g}"
                  + (f", measured {card.measured_tokens_per_s:,g} tokens/s" if card.measured_tokens_per_s else ""))
-        prefill = f"{card.prefill_wall} (from {card.prefill_crossover_tokens:,.0f} tokens)"
-        rows.append([label, setup, _g(card.memory_ceiling), _g(card.math_ceiling), card.verdict, prefill,
-                     ", ".join(card.helping()) or "–"])
+        prefill = (f"{card.prefill_wall} (from {card.prefill_crossover_tokens:,.0f} tokens)" if card.prefill_wall
+                   else "the prompt's cache does not fit")
+        ceilings = [_g(x) if x is not None else "does not fit" for x in (card.memory_ceiling, card.math_ceiling)]
+        rows.append([label, setup, *ceilings, card.verdict, prefill, ", ".join(card.helping()) or "–"])
     return _table(["case", "setup", "memory ceiling (tokens/s)", "math ceiling (tokens/s)", "decode verdict",
                    "prefill", "levers that help"], rows, "llrrlll")

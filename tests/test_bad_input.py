@@ -20,8 +20,8 @@ import pytest
 from inferlimits.hardware import accelerator
 from inferlimits.models import model
 
-MODULES = ["units", "roofline", "generation", "kvcache", "models", "hardware", "economics", "overhead", "indexcard",
-           "worked_example"]
+MODULES = ["units", "roofline", "activations", "generation", "kvcache", "models", "hardware", "economics", "overhead",
+           "indexcard", "worked_example"]
 
 LLAMA = model("Llama-3.1-8B").config
 MISTRAL = model("Mistral-7B-v0.1").config
@@ -51,29 +51,48 @@ VALID: dict[str, dict[str, object]] = {
     "generation.decode_flops_per_token": dict(c=LLAMA, context_tokens=8192),
     "generation.prefill_flops": dict(c=LLAMA, prompt_tokens=1024),
     "generation.decode_bytes_per_step": dict(weight_bytes=16e9, batch=8, kv_bytes_per_token=131_072,
-                                             context_tokens=8192),
+                                             context_tokens=8192, activation_bytes_per_token=1.1e7),
     "generation.memory_ceiling_tokens_per_s": dict(bandwidth_bytes_per_s=8e12, weight_bytes=16e9, batch=8,
                                                    kv_bytes_per_token=131_072, context_tokens=8192,
-                                                   efficiency=0.8),
+                                                   efficiency=0.8, activation_bytes_per_token=1.1e7),
     "generation.math_ceiling_tokens_per_s": dict(peak_flop_per_s=2.25e15, flops_per_token=16e9),
     "generation.decode_step_time_s": dict(peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12,
                                           weight_bytes=16e9, flops_per_token=16e9, batch=8,
-                                          kv_bytes_per_token=131_072, context_tokens=8192),
+                                          kv_bytes_per_token=131_072, context_tokens=8192,
+                                          activation_bytes_per_token=1.1e7),
     "generation.decode_intensity_flop_per_byte": dict(weight_bytes=16e9, flops_per_token=16e9, batch=8,
-                                                      kv_bytes_per_token=131_072, context_tokens=8192),
+                                                      kv_bytes_per_token=131_072, context_tokens=8192,
+                                                      activation_bytes_per_token=1.1e7),
     "generation.time_to_first_token_s": dict(c=LLAMA, prompt_tokens=1024, peak_flop_per_s=2.25e15,
                                              bandwidth_bytes_per_s=8e12, weight_bytes=16e9,
-                                             kv_bytes_per_token=131_072),
+                                             kv_bytes_per_token=131_072, activation_bytes_per_token=1.1e7),
     "generation.regime": dict(measured_tokens_per_s=400.0, memory_ceiling=498.0, math_ceiling=140_000.0,
                               near=0.5),
     "generation.prefill_attention_flops": dict(c=LLAMA, prompt_tokens=1024),
     "generation.prefill_attention_share": dict(c=LLAMA, prompt_tokens=1024),
     "generation.prompt_tokens_at_attention_share": dict(c=LLAMA, share=0.1),
-    "generation.prefill_bytes_moved": dict(weight_bytes=16e9, kv_bytes_per_token=131_072, prompt_tokens=1024),
+    "generation.prefill_bytes_moved": dict(weight_bytes=16e9, kv_bytes_per_token=131_072, prompt_tokens=1024,
+                                           activation_bytes_per_token=1.1e7),
     "generation.prefill_intensity_flop_per_byte": dict(c=LLAMA, prompt_tokens=1024, weight_bytes=16e9,
-                                                       kv_bytes_per_token=131_072),
+                                                       kv_bytes_per_token=131_072, activation_bytes_per_token=1.1e7),
     "generation.prefill_crossover_prompt_tokens": dict(c=LLAMA, peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12,
-                                                       weight_bytes=16e9, kv_bytes_per_token=131_072),
+                                                       weight_bytes=16e9, kv_bytes_per_token=131_072,
+                                                       activation_bytes_per_token=1.1e7),
+    "generation.expected_experts_touched": dict(n_experts=256, experts_per_token=8, tokens=16),
+    "generation.weight_bytes_read_per_step": dict(c=DEEPSEEK, weight_precision="FP8", tokens=16),
+    "generation.decode_point": dict(c=DEEPSEEK, peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12, batch=8,
+                                    context_tokens=8192, weight_precision="FP8", kv_precision="BF16",
+                                    activation_precision="BF16", efficiency=0.8),
+    "generation.prefill_point": dict(c=LLAMA, peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12, prompt_tokens=2048,
+                                     weight_precision="BF16", kv_precision="BF16", activation_precision="BF16"),
+    "generation.decode_knee_batch": dict(c=DEEPSEEK, peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12,
+                                         context_tokens=1024, weight_precision="FP8", kv_precision="BF16",
+                                         activation_precision="BF16"),
+    "generation.prefill_crossover_tokens": dict(c=DEEPSEEK, peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12,
+                                                weight_precision="FP8", kv_precision="BF16",
+                                                activation_precision="BF16"),
+    # activations
+    "activations.layer_kernels": dict(c=DEEPSEEK, layer=5, phase="decode"),
     # kvcache
     "kvcache.kv_cache_bytes": dict(kv_bytes_per_token=131_072, batch=8, context_tokens=8192),
     "kvcache.batch_where_cache_equals_weights": dict(weight_bytes=16e9, kv_bytes_per_token=131_072,
@@ -82,11 +101,15 @@ VALID: dict[str, dict[str, object]] = {
     "kvcache.max_sequences": dict(capacity_bytes=180e9, weight_bytes=16e9, kv_bytes_per_token=131_072,
                                   context_tokens=8192, usable_fraction=0.9),
     "kvcache.cache_limited_tokens_per_s": dict(bandwidth_bytes_per_s=8e12, kv_bytes_per_token=131_072,
-                                               context_tokens=8192, efficiency=0.8),
-    "kvcache.cache_share_of_step_bytes": dict(weight_bytes=16e9, kv_bytes_per_token=131_072, context_tokens=8192,
-                                              batch=8),
+                                               context_tokens=8192, activation_bytes_per_token=1.1e7,
+                                               efficiency=0.8),
+    "kvcache.per_sequence_share_of_step_bytes": dict(weight_bytes=16e9, kv_bytes_per_token=131_072,
+                                                     context_tokens=8192, activation_bytes_per_token=1.1e7, batch=8),
     "kvcache.batch_where_math_binds": dict(peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12, weight_bytes=16e9,
-                                           flops_per_token=16e9, kv_bytes_per_token=131_072, context_tokens=256),
+                                           flops_per_token=16e9, kv_bytes_per_token=131_072, context_tokens=256,
+                                           activation_bytes_per_token=1.1e7),
+    "kvcache.fit": dict(capacity_bytes=180e9, weight_bytes=16e9, kv_bytes_per_token=131_072, batch=8,
+                        context_tokens=8192, usable_fraction=0.9),
     "kvcache.max_context_tokens": dict(capacity_bytes=180e9, weight_bytes=16e9, kv_bytes_per_token=131_072, batch=8,
                                        usable_fraction=0.9),
     "kvcache.kv_cache_reduction": dict(baseline_bytes_per_token=389_120, new_bytes_per_token=69_120),
@@ -95,17 +118,19 @@ VALID: dict[str, dict[str, object]] = {
     # economics
     "economics.decode_step_time_no_overlap_s": dict(peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12,
                                                     weight_bytes=16e9, flops_per_token=16e9, batch=8,
-                                                    kv_bytes_per_token=131_072, context_tokens=8192),
+                                                    kv_bytes_per_token=131_072, context_tokens=8192,
+                                                    activation_bytes_per_token=1.1e7),
     "economics.per_user_tokens_per_s": dict(peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12, weight_bytes=16e9,
                                             flops_per_token=16e9, batch=8, kv_bytes_per_token=131_072,
-                                            context_tokens=8192, overlap=False),
+                                            context_tokens=8192, activation_bytes_per_token=1.1e7, overlap=False),
     "economics.aggregate_tokens_per_s": dict(peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12, weight_bytes=16e9,
                                              flops_per_token=16e9, batch=8, kv_bytes_per_token=131_072,
-                                             context_tokens=8192, overlap=True),
+                                             context_tokens=8192, activation_bytes_per_token=1.1e7, overlap=True),
     "economics.cost_per_million_tokens_usd": dict(usd_per_gpu_hour=5.0, tokens_per_s=498.0),
     # models
     "models.cached_tokens": dict(c=MISTRAL, context_tokens=8192),
     "models.mlp_params_per_layer": dict(c=DEEPSEEK, layer=5, active_only=False),
+    "models.quantized_bytes": dict(params=8e9, vocabulary=1e9, weight_precision="INT4"),
     # overhead (chapter 6)
     "overhead.launches_per_step": dict(c=LLAMA, kernels_per_layer=43, kernels_outside_layers=20),
     "overhead.host_time_per_step_s": dict(launches_per_step=1396, seconds_per_launch=1e-5),
@@ -137,11 +162,28 @@ ZERO_ALLOWED: set[tuple[str, str]] = {
     ("generation.decode_flops_per_token", "context_tokens"),
     ("models.cached_tokens", "context_tokens"),
     ("kvcache.kv_cache_bytes", "context_tokens"),
-    # an empty context has no cache, so the cache's share of the bytes is zero
-    ("kvcache.cache_share_of_step_bytes", "context_tokens"),
+    # an empty context has no cache; activations not counted: a weights-only step
+    ("kvcache.per_sequence_share_of_step_bytes", "context_tokens"),
+    ("kvcache.per_sequence_share_of_step_bytes", "activation_bytes_per_token"),
+    ("kvcache.per_sequence_share_of_step_bytes", "kv_bytes_per_token"),
+    ("kvcache.cache_limited_tokens_per_s", "activation_bytes_per_token"),
     # weights only (no cache counted): the batch where math binds is the balance point times W / F
     ("kvcache.batch_where_math_binds", "kv_bytes_per_token"),
     ("kvcache.batch_where_math_binds", "context_tokens"),
+    ("kvcache.batch_where_math_binds", "activation_bytes_per_token"),
+    # no cache (the weights alone must fit)
+    ("kvcache.fit", "kv_bytes_per_token"),
+    ("kvcache.fit", "context_tokens"),
+    # an empty context; a prompt with no activations counted; no tables kept at another precision
+    ("generation.decode_point", "context_tokens"),
+    ("generation.decode_knee_batch", "context_tokens"),
+    ("generation.prefill_bytes_moved", "activation_bytes_per_token"),
+    ("generation.prefill_intensity_flop_per_byte", "activation_bytes_per_token"),
+    ("generation.prefill_crossover_prompt_tokens", "activation_bytes_per_token"),
+    ("generation.time_to_first_token_s", "activation_bytes_per_token"),
+    ("models.quantized_bytes", "vocabulary"),
+    # layer indices count from zero
+    ("activations.layer_kernels", "layer"),
     # decode with no cache reduces to the weights-only case
     ("economics.decode_step_time_no_overlap_s", "kv_bytes_per_token"),
     ("economics.decode_step_time_no_overlap_s", "context_tokens"),
@@ -149,6 +191,9 @@ ZERO_ALLOWED: set[tuple[str, str]] = {
     ("economics.per_user_tokens_per_s", "context_tokens"),
     ("economics.aggregate_tokens_per_s", "kv_bytes_per_token"),
     ("economics.aggregate_tokens_per_s", "context_tokens"),
+    ("economics.decode_step_time_no_overlap_s", "activation_bytes_per_token"),
+    ("economics.per_user_tokens_per_s", "activation_bytes_per_token"),
+    ("economics.aggregate_tokens_per_s", "activation_bytes_per_token"),
     # decode with no cache (L = 0) or a cache not counted (K = 0) reduces to the weights-only case
     ("generation.decode_bytes_per_step", "kv_bytes_per_token"),
     ("generation.decode_bytes_per_step", "context_tokens"),
@@ -158,12 +203,24 @@ ZERO_ALLOWED: set[tuple[str, str]] = {
     ("generation.decode_step_time_s", "context_tokens"),
     ("generation.decode_intensity_flop_per_byte", "kv_bytes_per_token"),
     ("generation.decode_intensity_flop_per_byte", "context_tokens"),
+    ("generation.decode_bytes_per_step", "activation_bytes_per_token"),
+    ("generation.memory_ceiling_tokens_per_s", "activation_bytes_per_token"),
+    ("generation.decode_step_time_s", "activation_bytes_per_token"),
+    ("generation.decode_intensity_flop_per_byte", "activation_bytes_per_token"),
     # layer indices count from zero
     ("models.mlp_params_per_layer", "layer"),
     # no kernels outside the layers; an empty context; no measured rate (0 means none given)
     ("overhead.launches_per_step", "kernels_outside_layers"),
     ("indexcard.read_card", "context_tokens"),
     ("indexcard.read_card", "measured_tokens_per_s"),
+}
+
+#: Where None is a real value: the book's own rule (the usable share of ``data/serving.toml``).
+NONE_ALLOWED: set[tuple[str, str]] = {
+    ("kvcache.memory_left_for_cache_bytes", "usable_fraction"),
+    ("kvcache.max_sequences", "usable_fraction"),
+    ("kvcache.max_context_tokens", "usable_fraction"),
+    ("kvcache.fit", "usable_fraction"),
 }
 
 #: The name a message must carry when it is not the parameter's own: the validators name the
@@ -305,8 +362,17 @@ def test_accepts_zero_where_zero_is_meaningful(key, param):
 
 @pytest.mark.parametrize("key,param,bad", _cases(NOT_NUMBERS, zero=False))
 def test_rejects_booleans_strings_and_none(key, param, bad):
+    if bad is None and (key, param) in NONE_ALLOWED:
+        pytest.skip("None means the book's own rule here (test_none_means_the_books_rule)")
     with pytest.raises(ValueError, match=_name_pattern(key, param)):
         _call(key, **{param: bad})
+
+
+@pytest.mark.parametrize("key,param", sorted(NONE_ALLOWED))
+def test_none_means_the_books_rule(key, param):
+    from inferlimits.kvcache import usable_memory_fraction
+
+    assert _call(key, **{param: None}) == _call(key, **{param: usable_memory_fraction()})
 
 
 def test_step_time_rejects_a_step_that_does_nothing():
@@ -320,6 +386,7 @@ def test_fraction_rejects_more_than_one():
                        ("kvcache.memory_left_for_cache_bytes", "usable_fraction"),
                        ("kvcache.max_context_tokens", "usable_fraction"),
                        ("kvcache.cache_limited_tokens_per_s", "efficiency"),
+                       ("kvcache.fit", "usable_fraction"), ("generation.decode_point", "efficiency"),
                        ("kvcache.bits_per_element_for_reduction", "reduction")]:
         with pytest.raises(ValueError, match=_name_pattern(key, param)):
             _call(key, **{param: 1.5})

@@ -12,7 +12,13 @@ from inferlimits.models import active_param_count, embedding_params, models, par
 @pytest.mark.parametrize("a", accelerators().values(), ids=lambda a: a.name)
 def test_accelerator_rows_have_sources_and_units(a):
     assert len(a.source.split()) >= 3 and a.notes
-    assert a.capacity_unit in ("GB", "GiB")
+    # the capacity the device reports, with a public log of it, or the reason none is used
+    assert len(a.capacity_source.split()) >= 8
+    if a.capacity_reported:
+        assert "smi" in a.capacity_source and a.reported_capacity_mib > 1000
+    else:
+        assert "cautious" in a.capacity_source
+    assert (a.last_level_cache_bytes is None) == (a.last_level_cache_source is None)
     assert a.sparse_bf16_flops_per_s > a.dense_bf16_flops_per_s, "dense and sparse swapped?"
     assert (a.measured_matmul_flops_per_s is None) == (a.measured_source is None)
     if a.measured_matmul_flops_per_s:
@@ -45,6 +51,28 @@ def test_dense_models_have_no_separate_active_count():
             assert active_param_count(m.config) == param_count(m.config)
 
 
+@pytest.mark.parametrize("m", models().values(), ids=lambda m: m.name)
+def test_every_model_states_the_context_its_publisher_supports(m):
+    assert m.context_length >= 2048 and len(m.context_length_source.split()) >= 5
+    # the position table may be larger than the supported context, never smaller
+    assert m.config.max_position_embeddings >= m.context_length
+
+
 def test_measurements_name_known_models_and_accelerators():
     for x in measurements().values():
         assert x.model in models() and x.accelerator in accelerators() and x.tokens_per_s > 0
+        assert x.batch >= 1 and x.framework and x.date and len(x.source.split()) >= 5
+
+
+@pytest.mark.parametrize("x", measurements().values(), ids=lambda x: x.key)
+def test_no_measurement_beats_its_ceiling(x):
+    """Measured reality bounds the model: a point above its ceiling is a bug to understand."""
+    from inferlimits.generation import decode_point
+    from inferlimits.kvcache import fit
+    from inferlimits.models import model, weight_bytes
+
+    a, c = accelerators()[x.accelerator], model(x.model).config
+    assert fit(a.capacity_bytes, weight_bytes(c, x.weight_precision), batch=x.batch).fits
+    point = decode_point(c, a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s, x.batch,
+                         weight_precision=x.weight_precision)
+    assert x.tokens_per_s <= point.ceiling

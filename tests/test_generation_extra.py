@@ -18,12 +18,14 @@ from hypothesis import strategies as st
 from inferlimits import generation as gen
 from inferlimits import roofline, units
 from inferlimits.hardware import accelerator, accelerators
+from inferlimits.activations import activation_bytes_per_token
 from inferlimits.models import (
     active_param_count,
     embedding_params,
     kv_bytes_per_token,
     model,
     models,
+    multiplied_params_per_token,
     param_count,
     weight_bytes,
 )
@@ -44,42 +46,95 @@ def _coefficient(c) -> float:
     return c.num_hidden_layers * c.num_attention_heads * (c.head_dim_qk + c.head_dim_v)
 
 
-# ==== weight bytes one token reads ================================================================
+# ==== weight bytes a step reads ==================================================================
 
 @pytest.mark.parametrize("name", DENSE)
 @pytest.mark.parametrize("precision", PRECISIONS)
-def test_dense_untied_model_reads_all_weights_but_one_embedding_row(name, precision):
+def test_dense_untied_model_reads_all_weights_but_the_embedding_table(name, precision):
+    # a token copies its own row of the embedding table (counted with the activations); every other
+    # weight is read once per step, whatever the batch
     c = model(name).config
-    b = units.bytes_per_element(precision)
-    read = gen.weight_bytes_read_per_token(c, precision)
-    assert read == pytest.approx(weight_bytes(c, precision) - (c.vocab_size - 1) * c.hidden_size * b, rel=1e-12)
+    read = gen.weight_bytes_read_per_step(c, precision)
+    stored_table = embedding_params(c) * max(units.bytes_per_element(precision), 2.0)
+    assert read == pytest.approx(weight_bytes(c, precision) - stored_table, rel=1e-12)
+    assert read == gen.weight_bytes_read_per_step(c, precision, tokens=4096)
     assert read < weight_bytes(c, precision)
 
 
 def test_llama_8b_reads_about_seven_percent_less_than_it_stores():
     c = model("Llama-3.1-8B").config
-    ratio = weight_bytes(c) / gen.weight_bytes_read_per_token(c)
-    assert ratio == pytest.approx(param_count(c) / (param_count(c) - embedding_params(c) + c.hidden_size))
+    ratio = weight_bytes(c) / gen.weight_bytes_read_per_step(c)
+    assert ratio == pytest.approx(param_count(c) / (param_count(c) - embedding_params(c)))
     assert 1.06 < ratio < 1.08
 
 
 def test_tied_embeddings_are_read_in_full_as_the_output_head():
     c = dataclasses.replace(model("Llama-3.1-8B").config, tie_word_embeddings=True)
-    assert gen.weight_bytes_read_per_token(c, "BF16") == pytest.approx(weight_bytes(c, "BF16"))
+    assert gen.weight_bytes_read_per_step(c, "BF16") == pytest.approx(weight_bytes(c, "BF16"))
+    assert gen.decode_flops_per_token(c) == 2 * active_param_count(c)
+
+
+@pytest.mark.parametrize("precision", ["FP8", "INT8", "INT4"])
+def test_quantized_weights_keep_the_output_head_in_bf16(precision):
+    c = model("Llama-3.1-8B").config
+    head = embedding_params(c)
+    b = units.bytes_per_element(precision)
+    read = gen.weight_bytes_read_per_step(c, precision)
+    assert read == pytest.approx((multiplied_params_per_token(c) - head) * b + 2 * head)
+    # so a format of b bytes buys less than 2 / b over BF16
+    assert gen.weight_bytes_read_per_step(c, "BF16") / read < 2 / b
 
 
 @pytest.mark.parametrize("name", MOE)
 def test_a_mixture_of_experts_token_reads_only_its_experts(name):
     c = model(name).config
-    read = gen.weight_bytes_read_per_token(c, "FP8")
-    assert read == pytest.approx(active_param_count(c) - embedding_params(c) + c.hidden_size)
-    assert read < weight_bytes(c, "FP8") / 5
+    read = gen.weight_bytes_read_per_step(c, "BF16")
+    assert read == pytest.approx(2 * (active_param_count(c) - embedding_params(c)))
+    assert read < weight_bytes(c, "BF16") / 5
+
+
+@given(E=st.integers(2, 512), k=st.integers(1, 16), T=st.floats(1.0, 1e6))
+def test_expected_experts_touched_lie_between_top_k_and_all(E, k, T):
+    k = min(k, E)
+    touched = gen.expected_experts_touched(E, k, T)
+    assert k * (1 - 1e-9) <= touched <= E * (1 + 1e-12)
+    assert touched <= min(E, k * T) * (1 + 1e-9)  # no more than the tokens' choices
+    assert gen.expected_experts_touched(E, k, 2 * T) >= touched * (1 - 1e-12)  # grows with the tokens
+
+
+def test_expected_experts_touched_limits():
+    assert gen.expected_experts_touched(256, 8, 1) == pytest.approx(8)
+    assert gen.expected_experts_touched(256, 8, 2) == pytest.approx(8 + 8 * (1 - 8 / 256))
+    assert gen.expected_experts_touched(256, 8, 10_000) == pytest.approx(256)
+    assert gen.expected_experts_touched(8, 8, 3) == 8
+    with pytest.raises(ValueError, match=r"\bexperts_per_token\b"):
+        gen.expected_experts_touched(8, 9, 3)
+
+
+@pytest.mark.parametrize("name", MOE)
+def test_a_batch_reads_the_experts_it_touches(name):
+    c = model(name).config
+    one = gen.weight_bytes_read_per_step(c, "FP8", 1)
+    all_ = gen.weight_bytes_read_per_step(c, "FP8", 1e7)
+    stored_without_table = weight_bytes(c, "FP8") - embedding_params(c) * 2
+    assert one < gen.weight_bytes_read_per_step(c, "FP8", 8) < gen.weight_bytes_read_per_step(c, "FP8", 64) < all_
+    assert all_ == pytest.approx(stored_without_table, rel=1e-6)  # every expert, once
+
+
+def test_an_moe_model_stays_memory_bound_to_far_larger_batches_than_a_dense_one():
+    b200 = accelerator("B200 (HGX)")
+    p, bw = b200.dense_bf16_flops_per_s, b200.bandwidth_bytes_per_s
+    dense = gen.decode_knee_batch(model("Llama-3.1-70B").config, p, bw)
+    moe = gen.decode_knee_batch(model("DeepSeek-V3").config, p, bw)
+    assert moe > 10 * dense
+    point = gen.decode_point(model("DeepSeek-V3").config, p, bw, moe)
+    assert point.memory_ceiling == pytest.approx(point.math_ceiling, rel=1e-6)
 
 
 @pytest.mark.parametrize("bad", ["bf16", "FP4", "", None, 2])
 def test_weight_bytes_read_rejects_unknown_precisions(bad):
     with pytest.raises(ValueError, match=r"\bweight_precision\b"):
-        gen.weight_bytes_read_per_token(model("Llama-3.1-8B").config, bad)
+        gen.weight_bytes_read_per_step(model("Llama-3.1-8B").config, bad)
 
 
 # ==== prefill FLOPs split into the linear and the attention term ==================================
@@ -89,7 +144,7 @@ def test_prefill_attention_flops_formula_and_sum(name, S):
     c = model(name).config
     attention = gen.prefill_attention_flops(c, S)
     assert attention == pytest.approx(_coefficient(c) * S * (S + 1), rel=1e-12)
-    assert gen.prefill_flops(c, S) == pytest.approx(2 * active_param_count(c) * S + attention, rel=1e-12)
+    assert gen.prefill_flops(c, S) == pytest.approx(2 * multiplied_params_per_token(c) * S + attention, rel=1e-12)
 
 
 @given(name=st.sampled_from(MODEL_NAMES), S1=prompts, S2=prompts)
@@ -101,7 +156,7 @@ def test_attention_share_grows_with_the_prompt(name, S1, S2):
 
 def test_attention_share_of_llama_8b_concrete():
     c = model("Llama-3.1-8B").config
-    a, two_n = _coefficient(c), 2 * active_param_count(c)
+    a, two_n = _coefficient(c), 2 * multiplied_params_per_token(c)
     for S in (1, 2_000, 131_072):
         assert gen.prefill_attention_share(c, S) == pytest.approx(a * (S + 1) / (two_n + a * (S + 1)))
 
@@ -130,8 +185,8 @@ def test_prompt_length_at_a_share_is_monotone(name, f1, f2):
 def test_half_of_llama_8b_prefill_is_attention_near_61k_tokens():
     c = model("Llama-3.1-8B").config
     S = gen.prompt_tokens_at_attention_share(c, 0.5)
-    assert S == pytest.approx(2 * active_param_count(c) / _coefficient(c) - 1)
-    assert 61_000 < S < 61_500
+    assert S == pytest.approx(2 * multiplied_params_per_token(c) / _coefficient(c) - 1)
+    assert 57_000 < S < 57_500
 
 
 @pytest.mark.parametrize("share", [1.0, 1e-9])
@@ -142,9 +197,9 @@ def test_prompt_length_at_share_rejects_unreachable_shares(share):
 
 # ==== prefill bytes, intensity and the crossover =====================================================
 
-@given(w=st.floats(1e6, 1e13), k=st.floats(1e3, 1e7), S=prompts)
-def test_prefill_bytes_are_weights_plus_the_cache_written(w, k, S):
-    assert gen.prefill_bytes_moved(w, k, S) == pytest.approx(w + S * k, rel=1e-12)
+@given(w=st.floats(1e6, 1e13), k=st.floats(1e3, 1e7), act=st.floats(0, 1e8), S=prompts)
+def test_prefill_bytes_are_weights_plus_the_cache_written_plus_activations(w, k, act, S):
+    assert gen.prefill_bytes_moved(w, k, S, act) == pytest.approx(w + S * (k + act), rel=1e-12)
 
 
 @pytest.mark.parametrize("name", DENSE)
@@ -152,76 +207,98 @@ def test_prefill_bytes_are_weights_plus_the_cache_written(w, k, S):
 def test_short_prompt_intensity_is_about_two_s_over_b(name, precision):
     c = model(name).config
     b = units.bytes_per_element(precision)
-    S = 64
-    i = gen.prefill_intensity_flop_per_byte(c, S, weight_bytes(c, precision), kv_bytes_per_token(c))
-    assert i == pytest.approx(2 * S / b, rel=0.01)
+    S = 16
+    w = gen.weight_bytes_read_per_step(c, precision)
+    i = gen.prefill_intensity_flop_per_byte(c, S, w, kv_bytes_per_token(c), activation_bytes_per_token(c, "prefill"))
+    # the BF16 output head makes quantized weights a little heavier than N x b
+    assert 0.7 * 2 * S / b < i <= 2 * S / b
 
 
-@given(name=st.sampled_from(MODEL_NAMES), p=peaks, bw=bandwidths,
-       precision=st.sampled_from(["BF16", "FP8", "INT4"]))
+@given(name=st.sampled_from(DENSE), p=peaks, bw=bandwidths, precision=st.sampled_from(["BF16", "FP8", "INT4"]))
 def test_crossover_is_where_math_time_equals_memory_time(name, p, bw, precision):
     c = model(name).config
-    w, k = weight_bytes(c, precision), kv_bytes_per_token(c)
-    S = gen.prefill_crossover_prompt_tokens(c, p, bw, w, k)
+    w, k = gen.weight_bytes_read_per_step(c, precision), kv_bytes_per_token(c)
+    act = activation_bytes_per_token(c, "prefill")
+    S = gen.prefill_crossover_prompt_tokens(c, p, bw, w, k, act)
     assert S > 0 and math.isfinite(S)
     math_time = gen.prefill_flops(c, S) / p
-    memory_time = gen.prefill_bytes_moved(w, k, S) / bw
+    memory_time = gen.prefill_bytes_moved(w, k, S, act) / bw
     assert math_time == pytest.approx(memory_time, rel=1e-7)
-    assert gen.prefill_intensity_flop_per_byte(c, S, w, k) == pytest.approx(
+    assert gen.prefill_intensity_flop_per_byte(c, S, w, k, act) == pytest.approx(
         roofline.balance_point_flop_per_byte(p, bw), rel=1e-7)
 
 
 @given(name=st.sampled_from(DENSE), p=peaks, bw=bandwidths, factor=st.floats(1.01, 100.0))
 def test_prefill_is_memory_bound_below_the_crossover_and_compute_bound_above(name, p, bw, factor):
     c = model(name).config
-    w, k = weight_bytes(c), kv_bytes_per_token(c)
-    S = gen.prefill_crossover_prompt_tokens(c, p, bw, w, k)
+    S = gen.prefill_crossover_tokens(c, p, bw)
     for s, expected in ((S / factor, roofline.MEMORY_BOUND), (S * factor, roofline.COMPUTE_BOUND)):
         if s < 1:
             continue
-        i = gen.prefill_intensity_flop_per_byte(c, s, w, k)
-        assert roofline.bound(i, p, bw) == expected
+        assert gen.prefill_point(c, p, bw, s).wall == expected
 
 
 @pytest.mark.parametrize("name", list(accelerators()))
 @pytest.mark.parametrize("precision", ["BF16", "FP8", "INT4"])
-def test_crossover_for_llama_8b_is_about_the_balance_point_times_b_over_two(name, precision):
+def test_crossover_for_llama_8b_is_above_the_balance_point_times_b_over_two(name, precision):
+    # without activations it would be about R x b / 2; their bytes grow with the prompt and push
+    # the crossover later: S* ~ R W / (2N - R (K + A))
     a = accelerator(name)
     c = model("Llama-3.1-8B").config
-    ridge = roofline.balance_point_flop_per_byte(a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s)
-    S = gen.prefill_crossover_prompt_tokens(c, a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s,
-                                            weight_bytes(c, precision), kv_bytes_per_token(c))
-    assert S == pytest.approx(ridge * units.bytes_per_element(precision) / 2, rel=0.01)
+    p, bw = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
+    ridge = roofline.balance_point_flop_per_byte(p, bw)
+    w = gen.weight_bytes_read_per_step(c, precision)
+    act = activation_bytes_per_token(c, "prefill")
+    k = kv_bytes_per_token(c)
+    S = gen.prefill_crossover_tokens(c, p, bw, precision)
+    n2 = 2 * multiplied_params_per_token(c)
+    assert S > ridge * w / n2
+    assert S == pytest.approx(ridge * w / (n2 - ridge * (k + act)), rel=0.02)
 
 
 @given(name=st.sampled_from(DENSE), p=peaks, bw=bandwidths)
 def test_crossover_grows_with_the_balance_point(name, p, bw):
     c = model(name).config
-    w, k = weight_bytes(c), kv_bytes_per_token(c)
-    assert (gen.prefill_crossover_prompt_tokens(c, p, bw, w, k)
-            < gen.prefill_crossover_prompt_tokens(c, 2 * p, bw, w, k))
+    assert gen.prefill_crossover_tokens(c, p, bw) < gen.prefill_crossover_tokens(c, 2 * p, bw)
 
 
-def test_crossover_stays_positive_when_the_cache_outweighs_everything():
-    # beta = 2N + a - R K is negative here: the formula must still give the positive root.
+def test_crossover_stays_positive_when_the_bytes_per_token_outweigh_everything():
+    # beta = 2N + a - R (K + A) is negative here: the formula must still give the positive root.
     c = model("Llama-3.1-8B").config
-    S = gen.prefill_crossover_prompt_tokens(c, 1e16, 1e11, 1e6, 1e7)
-    assert S > 0
-    assert gen.prefill_flops(c, S) / 1e16 == pytest.approx(gen.prefill_bytes_moved(1e6, 1e7, S) / 1e11, rel=1e-7)
+    for act in (0.0, 1e7):
+        S = gen.prefill_crossover_prompt_tokens(c, 1e16, 1e11, 1e6, 1e7, act)
+        assert S > 0
+        assert gen.prefill_flops(c, S) / 1e16 == pytest.approx(gen.prefill_bytes_moved(1e6, 1e7, S, act) / 1e11,
+                                                               rel=1e-7)
+
+
+@pytest.mark.parametrize("name", MOE)
+def test_an_moe_prefill_crosses_over_where_its_memory_and_math_times_meet(name):
+    b200 = accelerator("B200 (HGX)")
+    c = model(name).config
+    p, bw = b200.dense_bf16_flops_per_s, b200.bandwidth_bytes_per_s
+    S = gen.prefill_crossover_tokens(c, p, bw)
+    point = gen.prefill_point(c, p, bw, S)
+    assert point.flops / p == pytest.approx(point.bytes / bw, rel=1e-6)
+    assert S > 10 * gen.prefill_crossover_tokens(model("Llama-3.1-70B").config, p, bw)
 
 
 @given(name=st.sampled_from(DENSE), S=prompts, p=peaks, bw=bandwidths)
 def test_time_to_first_token_is_the_larger_of_math_and_memory_time(name, S, p, bw):
     c = model(name).config
     w, k = weight_bytes(c), kv_bytes_per_token(c)
-    t = gen.time_to_first_token_s(c, S, p, bw, w, k)
-    assert t == pytest.approx(max(gen.prefill_flops(c, S) / p, gen.prefill_bytes_moved(w, k, S) / bw), rel=1e-12)
+    act = activation_bytes_per_token(c, "prefill")
+    t = gen.time_to_first_token_s(c, S, p, bw, w, k, act)
+    assert t == pytest.approx(max(gen.prefill_flops(c, S) / p, gen.prefill_bytes_moved(w, k, S, act) / bw),
+                              rel=1e-12)
+    assert gen.prefill_point(c, p, bw, S).time_s == pytest.approx(
+        gen.time_to_first_token_s(c, S, p, bw, gen.weight_bytes_read_per_step(c), k, act), rel=1e-12)
 
 
 def test_short_prompts_cost_about_one_weight_read():
     b200 = accelerator("B200 (HGX)")
     c = model("Llama-3.1-8B").config
-    w, k = weight_bytes(c), kv_bytes_per_token(c)
+    w = gen.weight_bytes_read_per_step(c)
     for S in (1, 16, 128):
-        t = gen.time_to_first_token_s(c, S, b200.dense_bf16_flops_per_s, b200.bandwidth_bytes_per_s, w, k)
-        assert t == pytest.approx(w / b200.bandwidth_bytes_per_s, rel=0.01)
+        t = gen.prefill_point(c, b200.dense_bf16_flops_per_s, b200.bandwidth_bytes_per_s, S).time_s
+        assert t == pytest.approx(w / b200.bandwidth_bytes_per_s, rel=0.2)

@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inferlimits import datafiles, economics, kvcache, tables
-from inferlimits.generation import (decode_flops_per_token, decode_step_time_s, math_ceiling_tokens_per_s,
-                                    memory_ceiling_tokens_per_s)
+from inferlimits.generation import (decode_flops_per_token, decode_knee_batch, decode_point, decode_step_time_s,
+                                    math_ceiling_tokens_per_s, memory_ceiling_tokens_per_s,
+                                    weight_bytes_read_per_step)
 from inferlimits.hardware import accelerator, accelerators
 from inferlimits.models import kv_bytes_per_token, model, param_count, weight_bytes
 from inferlimits.roofline import balance_point_flop_per_byte
@@ -31,58 +32,72 @@ def _close(a, b, rel=1e-9):
 
 # ---- the memory ceiling's two limits ----------------------------------------------------------
 
-@given(bandwidth, weights, kv, context)
-def test_memory_ceiling_approaches_the_cache_limit(bw, w, k, L):
-    limit = kvcache.cache_limited_tokens_per_s(bw, k, L)
+activations = st.one_of(st.just(0.0), st.floats(1e5, 1e8))
+
+
+@given(bandwidth, weights, kv, context, activations)
+def test_memory_ceiling_approaches_the_large_batch_limit(bw, w, k, L, a):
+    limit = kvcache.cache_limited_tokens_per_s(bw, k, L, a)
     huge = 1e9 * w / (k * L)
-    assert memory_ceiling_tokens_per_s(bw, w, huge, k, L) <= limit * (1 + 1e-12)
-    assert _close(memory_ceiling_tokens_per_s(bw, w, huge, k, L), limit, rel=1e-6)
+    assert memory_ceiling_tokens_per_s(bw, w, huge, k, L, activation_bytes_per_token=a) <= limit * (1 + 1e-12)
+    assert _close(memory_ceiling_tokens_per_s(bw, w, huge, k, L, activation_bytes_per_token=a), limit, rel=1e-6)
 
 
-@given(bandwidth, weights, kv, context, batch)
-def test_ceiling_over_its_limit_is_the_caches_share_of_the_bytes(bw, w, k, L, b):
-    share = kvcache.cache_share_of_step_bytes(w, k, L, b)
+@given(bandwidth, weights, kv, context, activations, batch)
+def test_ceiling_over_its_limit_is_the_per_sequence_share_of_the_bytes(bw, w, k, L, a, b):
+    share = kvcache.per_sequence_share_of_step_bytes(w, k, L, a, b)
     assert 0 < share < 1
-    assert _close(memory_ceiling_tokens_per_s(bw, w, b, k, L) / kvcache.cache_limited_tokens_per_s(bw, k, L), share)
+    ceiling = memory_ceiling_tokens_per_s(bw, w, b, k, L, activation_bytes_per_token=a)
+    assert _close(ceiling / kvcache.cache_limited_tokens_per_s(bw, k, L, a), share)
 
 
 @given(weights, kv, context)
 def test_half_the_limit_where_caches_equal_weights_and_nine_tenths_at_nine_times(w, k, L):
     even = kvcache.batch_where_cache_equals_weights(w, k, L)
-    assert _close(kvcache.cache_share_of_step_bytes(w, k, L, even), 0.5)
-    assert _close(kvcache.cache_share_of_step_bytes(w, k, L, 3 * even), 0.75)
-    assert _close(kvcache.cache_share_of_step_bytes(w, k, L, 9 * even), 0.9)
+    assert _close(kvcache.per_sequence_share_of_step_bytes(w, k, L, 0.0, even), 0.5)
+    assert _close(kvcache.per_sequence_share_of_step_bytes(w, k, L, 0.0, 3 * even), 0.75)
+    assert _close(kvcache.per_sequence_share_of_step_bytes(w, k, L, 0.0, 9 * even), 0.9)
 
 
 def test_cache_limit_scales_with_efficiency():
-    assert _close(kvcache.cache_limited_tokens_per_s(8e12, 131_072, 8192, efficiency=0.5),
-                  0.5 * kvcache.cache_limited_tokens_per_s(8e12, 131_072, 8192))
+    assert _close(kvcache.cache_limited_tokens_per_s(8e12, 131_072, 8192, 1e7, efficiency=0.5),
+                  0.5 * kvcache.cache_limited_tokens_per_s(8e12, 131_072, 8192, 1e7))
 
 
 # ---- where math binds -------------------------------------------------------------------------
 
 @given(peak, bandwidth, weights, st.floats(1e9, 1e12))
 def test_weights_only_math_binds_at_balance_point_times_bytes_per_flop(p, bw, w, f):
-    b = kvcache.batch_where_math_binds(p, bw, w, f)
+    b = kvcache.batch_where_math_binds(p, bw, w, f, 0.0, 0.0, 0.0)
     assert _close(b, balance_point_flop_per_byte(p, bw) * w / f)
     assert _close(memory_ceiling_tokens_per_s(bw, w, b), math_ceiling_tokens_per_s(p, f))
 
 
-@given(peak, bandwidth, weights, st.floats(1e9, 1e12), kv, context)
-def test_at_the_binding_batch_both_ceilings_meet_or_never(p, bw, w, f, k, L):
-    b = kvcache.batch_where_math_binds(p, bw, w, f, k, L)
+@given(peak, bandwidth, weights, st.floats(1e9, 1e12), kv, context, activations)
+def test_at_the_binding_batch_both_ceilings_meet_or_never(p, bw, w, f, k, L, a):
+    b = kvcache.batch_where_math_binds(p, bw, w, f, k, L, a)
     if math.isinf(b):
-        assert kvcache.cache_limited_tokens_per_s(bw, k, L) <= math_ceiling_tokens_per_s(p, f) * (1 + 1e-12)
+        assert kvcache.cache_limited_tokens_per_s(bw, k, L, a) <= math_ceiling_tokens_per_s(p, f) * (1 + 1e-12)
     else:
-        assert _close(memory_ceiling_tokens_per_s(bw, w, b, k, L), math_ceiling_tokens_per_s(p, f), rel=1e-6)
+        ceiling = memory_ceiling_tokens_per_s(bw, w, b, k, L, activation_bytes_per_token=a)
+        assert _close(ceiling, math_ceiling_tokens_per_s(p, f), rel=1e-6)
 
 
-def test_llama_8b_on_b200_math_binds_at_281_weights_only_and_never_at_8k():
+@given(peak, bandwidth, weights, st.floats(1e9, 1e12), activations)
+def test_activations_push_the_knee_to_a_larger_batch(p, bw, w, f, a):
+    bare = kvcache.batch_where_math_binds(p, bw, w, f, 0.0, 0.0, 0.0)
+    assert kvcache.batch_where_math_binds(p, bw, w, f, 0.0, 0.0, a) >= bare
+
+
+def test_llama_8b_on_b200_math_binds_near_the_balance_point_and_never_at_8k():
     c, a = model("Llama-3.1-8B").config, accelerator("B200 (HGX)")
-    w, k = weight_bytes(c), kv_bytes_per_token(c)
     p, bw = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
-    assert kvcache.batch_where_math_binds(p, bw, w, decode_flops_per_token(c)) == pytest.approx(281.25)
-    assert math.isinf(kvcache.batch_where_math_binds(p, bw, w, decode_flops_per_token(c, 8192), k, 8192))
+    w, f = weight_bytes_read_per_step(c), decode_flops_per_token(c)
+    # weights only, the batch is the balance point itself (2 FLOPs per 2-byte weight) ...
+    assert kvcache.batch_where_math_binds(p, bw, w, f, 0.0, 0.0, 0.0) == pytest.approx(281.25)
+    # ... and the activations each sequence moves push it a quarter further out
+    assert decode_knee_batch(c, p, bw) == pytest.approx(356, abs=1)
+    assert math.isinf(decode_knee_batch(c, p, bw, 8192))
 
 
 # ---- capacity -----------------------------------------------------------------------------------
@@ -153,8 +168,8 @@ def test_models_without_a_stated_reduction_raise_naming_the_parameter(name):
 @given(peak, bandwidth, weights, st.floats(1e9, 1e12), batch, st.floats(0, 1e6), st.floats(0, 1e5))
 def test_aggregate_is_batch_times_each_user_and_overlap_is_at_most_twice_as_fast(p, bw, w, f, b, k, L):
     for overlap in (True, False):
-        assert _close(economics.aggregate_tokens_per_s(p, bw, w, f, b, k, L, overlap),
-                      b * economics.per_user_tokens_per_s(p, bw, w, f, b, k, L, overlap))
+        assert _close(economics.aggregate_tokens_per_s(p, bw, w, f, b, k, L, overlap=overlap),
+                      b * economics.per_user_tokens_per_s(p, bw, w, f, b, k, L, overlap=overlap))
     fast = economics.per_user_tokens_per_s(p, bw, w, f, b, k, L)
     slow = economics.per_user_tokens_per_s(p, bw, w, f, b, k, L, overlap=False)
     assert slow <= fast * (1 + 1e-12) and fast <= 2 * slow * (1 + 1e-12)
@@ -198,14 +213,15 @@ def test_unknown_priced_accelerator_raises_naming_the_parameter():
         economics.gpu_hour_price("L4")
 
 
-def test_b200_one_user_costs_281_times_a_full_batch():
+def test_b200_one_user_costs_about_the_knee_times_a_full_batch():
     c, a = model("Llama-3.1-8B").config, accelerator("B200 (HGX)")
-    p, bw, w, f = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s, weight_bytes(c), decode_flops_per_token(c)
+    p, bw = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
     price = economics.gpu_hour_price("B200 (HGX)").usd_per_gpu_hour
-    knee = kvcache.batch_where_math_binds(p, bw, w, f)
-    one = economics.cost_per_million_tokens_usd(price, economics.aggregate_tokens_per_s(p, bw, w, f, 1))
-    full = economics.cost_per_million_tokens_usd(price, economics.aggregate_tokens_per_s(p, bw, w, f, knee))
-    assert one / full == pytest.approx(knee)
+    knee = decode_knee_batch(c, p, bw)
+    one = economics.cost_per_million_tokens_usd(price, decode_point(c, p, bw, 1).ceiling)
+    full = economics.cost_per_million_tokens_usd(price, decode_point(c, p, bw, knee).ceiling)
+    # each sequence's activations make a full batch's step a little longer than the weight read
+    assert knee * 0.75 < one / full < knee
 
 
 # ---- generated tables ---------------------------------------------------------------------------------
@@ -215,12 +231,16 @@ def test_fit_table_marks_weights_that_do_not_fit_and_contexts_a_model_lacks():
                                      [8192, 131072]).data
     assert "weights do not fit" in text and "longer than it supports" in text
     assert "80 GiB" not in text and "| 80 GB |" in text
+    assert "| 85.5 |" in text  # the capacity the H100 reports, in GB
 
 
-def test_ceiling_table_says_never_where_math_cannot_bind():
-    text = tables.ceiling_by_context("Llama-3.1-8B", "B200 (HGX)", [0, 8192], [1, 64]).data
+def test_ceiling_table_says_never_where_math_cannot_bind_and_states_no_rate_that_does_not_fit():
+    text = tables.ceiling_by_context("Llama-3.1-8B", "B200 (HGX)", [0, 8192, 131072], [1, 64, 256]).data
     rows = text.splitlines()[2:]
-    assert rows[0].endswith("| 281 |") and rows[1].endswith("| never |")
+    assert rows[0].endswith("| 356 |") and rows[1].endswith("| never |")
+    # 256 sequences of 8,192 tokens (275 GB of caches) and 64 of 131,072 do not fit a B200
+    assert "| does not fit | never |" in rows[1]
+    assert rows[2].count("does not fit") == 2
 
 
 def test_price_table_lists_every_priced_accelerator():

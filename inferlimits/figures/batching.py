@@ -1,16 +1,18 @@
 """Figures of batching (chapter 4): aggregate and per-user tokens/s against batch, the decode
 point climbing the roofline as the batch grows, and the cost of a million tokens against batch.
-Weights only: every sequence's KV cache is left out here (chapter 5 adds it)."""
+No context: a step reads the weights and moves each sequence's activations; every sequence's KV
+cache is left out here (chapter 5 adds it)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..activations import activation_bytes_per_token
 from ..economics import aggregate_tokens_per_s, cost_per_million_tokens_usd, per_user_tokens_per_s
-from ..generation import (decode_flops_per_token, decode_intensity_flop_per_byte, math_ceiling_tokens_per_s,
-                          memory_ceiling_tokens_per_s)
+from ..generation import (decode_flops_per_token, decode_intensity_flop_per_byte, decode_knee_batch,
+                          math_ceiling_tokens_per_s, memory_ceiling_tokens_per_s, weight_bytes_read_per_step)
 from ..hardware import accelerator
 from ..interactive import Control, panel as _panel
-from ..kvcache import batch_where_math_binds
+from ..kvcache import fit
 from ..models import model, weight_bytes
 from ..roofline import attainable_flop_per_s
 from ..units import TERA
@@ -40,56 +42,76 @@ def rounded(values, digits: int = 4) -> list:
 
 
 def _setup(model_name: str, accelerator_name: str):
+    """Peak, bandwidth, weights a step reads, FLOPs and activation bytes per token (a dense model:
+    W does not grow with the batch), and whether the weights fit in the usable memory."""
     c = model(model_name).config
     a = accelerator(accelerator_name)
-    return a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s, weight_bytes(c), decode_flops_per_token(c)
+    if c.is_moe:
+        raise ValueError(f"model_name must be a dense model for the batching figures; got {model_name!r}")
+    fits = fit(a.capacity_bytes, weight_bytes(c)).fits
+    return (a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s, weight_bytes_read_per_step(c),
+            decode_flops_per_token(c), activation_bytes_per_token(c), fits)
+
+
+def _or_gone(values, fits: bool) -> list:
+    """Values rounded for the page, or nothing at all where the weights do not fit."""
+    return rounded(values) if fits else [None] * len(values)
 
 
 def throughput_spec(model_name: str, accelerator_name: str, batch: float) -> dict:
     """Aggregate and per-user decode tokens/s against batch, with the roofline's overlap (max of
     math and memory time) and without it (their sum); markers at ``batch``."""
-    p, bw, w, f = _setup(model_name, accelerator_name)
+    p, bw, w, f, act, fits = _setup(model_name, accelerator_name)
     b = max(1, round(batch))
 
     def rate(fn, overlap, x):
-        return fn(p, bw, w, f, x, overlap=overlap)
+        return fn(p, bw, w, f, x, activation_bytes_per_token=act, overlap=overlap)
 
-    mem = rounded([memory_ceiling_tokens_per_s(bw, w, x) for x in CURVE])
+    mem = _or_gone([memory_ceiling_tokens_per_s(bw, w, x, activation_bytes_per_token=act) for x in CURVE], fits)
     mth = math_ceiling_tokens_per_s(p, f)
     agg, one = rate(aggregate_tokens_per_s, True, b), rate(per_user_tokens_per_s, True, b)
     hover = "batch %{x:.0f} → %{y:,.0f} tokens/s<extra>%{fullData.name}</extra>"
     data = [
         dict(type="scatter", x=CURVE, y=mem, mode="lines", line=dict(color=FAINT, width=2, dash="dash"),
-             name="memory ceiling, weights only (B × BW / W)", hovertemplate=hover),
-        dict(type="scatter", x=list(BATCH_RANGE), y=[mth, mth], mode="lines", line=dict(color=FAINT, width=2, dash="dot"),
-             name="math ceiling (P / F)", hovertemplate=hover),
-        dict(type="scatter", x=CURVE, y=rounded([rate(aggregate_tokens_per_s, True, x) for x in CURVE]), mode="lines",
-             line=dict(color=ACCENT, width=3), name="aggregate, math and memory overlapped", hovertemplate=hover),
-        dict(type="scatter", x=CURVE, y=rounded([rate(aggregate_tokens_per_s, False, x) for x in CURVE]), mode="lines",
-             line=dict(color=ACCENT, width=2, dash="dash"), name="aggregate, no overlap", hovertemplate=hover),
-        dict(type="scatter", x=CURVE, y=rounded([rate(per_user_tokens_per_s, True, x) for x in CURVE]), mode="lines",
-             line=dict(color=INK, width=3), name="each user, overlapped", hovertemplate=hover),
-        dict(type="scatter", x=CURVE, y=rounded([rate(per_user_tokens_per_s, False, x) for x in CURVE]), mode="lines",
-             line=dict(color=INK, width=2, dash="dash"), name="each user, no overlap", hovertemplate=hover),
-        dict(type="scatter", x=[b, b], y=[agg, one], mode="markers+text", marker=dict(size=12, color=[ACCENT, INK]),
-             text=[f"batch {b:,}: {agg:,.0f} tokens/s in all", f"{one:,.0f} tokens/s each"],
-             textposition=["top left", "top right"], name="chosen batch", hoverinfo="skip"),
+             name="memory ceiling, no context (B × BW / (W + B·A))", hovertemplate=hover),
+        dict(type="scatter", x=list(BATCH_RANGE), y=_or_gone([mth, mth], fits), mode="lines",
+             line=dict(color=FAINT, width=2, dash="dot"), name="math ceiling (P / F)", hovertemplate=hover),
+        dict(type="scatter", x=CURVE, y=_or_gone([rate(aggregate_tokens_per_s, True, x) for x in CURVE], fits),
+             mode="lines", line=dict(color=ACCENT, width=3), name="aggregate, math and memory overlapped",
+             hovertemplate=hover),
+        dict(type="scatter", x=CURVE, y=_or_gone([rate(aggregate_tokens_per_s, False, x) for x in CURVE], fits),
+             mode="lines", line=dict(color=ACCENT, width=2, dash="dash"), name="aggregate, no overlap",
+             hovertemplate=hover),
+        dict(type="scatter", x=CURVE, y=_or_gone([rate(per_user_tokens_per_s, True, x) for x in CURVE], fits),
+             mode="lines", line=dict(color=INK, width=3), name="each user, overlapped", hovertemplate=hover),
+        dict(type="scatter", x=CURVE, y=_or_gone([rate(per_user_tokens_per_s, False, x) for x in CURVE], fits),
+             mode="lines", line=dict(color=INK, width=2, dash="dash"), name="each user, no overlap",
+             hovertemplate=hover),
+        dict(type="scatter", x=[b, b] if fits else [BATCH_RANGE[0] * 1.2, None], y=[agg, one] if fits else
+             [TOKENS_RANGE[1] / 3, None], mode="markers+text" if fits else "text",
+             marker=dict(size=12, color=[ACCENT, INK]),
+             text=[f"batch {b:,}: {agg:,.0f} tokens/s in all", f"{one:,.0f} tokens/s each"] if fits else
+             ["the weights do not fit in this accelerator's memory", ""],
+             textposition=["top left", "top right"] if fits else ["middle right", "middle right"],
+             name="chosen batch", hoverinfo="skip"),
     ]
-    layout = base_layout(f"{model_name} on the {accelerator_name}, weights only",
+    layout = base_layout(f"{model_name} on the {accelerator_name}, no context",
                          "batch (sequences decoded together)", "tokens per second", x_log=True, y_log=True,
                          x_range=BATCH_RANGE, y_range=TOKENS_RANGE, legend=True)
     return {"data": data, "layout": legend_below_slider(layout)}
 
 
 def roofline_spec(model_name: str, accelerator_name: str, batch: float) -> dict:
-    """The accelerator's roof with the decode step of ``batch`` sequences on it (weights only), and
+    """The accelerator's roof with the decode step of ``batch`` sequences on it (no context), and
     the points of every power-of-two batch faintly."""
-    p, bw, w, f = _setup(model_name, accelerator_name)
+    p, bw, w, f, act, fits = _setup(model_name, accelerator_name)
     b = max(1, round(batch))
     x, y, ridge = roof(accelerator_name)
 
     def point(n):
-        i = decode_intensity_flop_per_byte(w, f, n)
+        if not fits:
+            return None, None
+        i = decode_intensity_flop_per_byte(w, f, n, activation_bytes_per_token=act)
         return i, attainable_flop_per_s(i, p, bw) / TERA
 
     trail = [point(n) for n in BATCHES]
@@ -105,10 +127,10 @@ def roofline_spec(model_name: str, accelerator_name: str, batch: float) -> dict:
              textfont=dict(color="#888888", size=11), name="batches 1 to 1,024", hoverinfo="skip"),
         dict(type="scatter", x=[i], y=[at], mode="markers+text", marker=dict(size=14, color=INK),
              textposition="top left", name="decode step",
-             text=[f"batch {b:,}: {i:,.0f} FLOP/byte,<br>{at * TERA / p:.1%} of peak math"],
+             text=[f"batch {b:,}: {i:,.0f} FLOP/byte,<br>{at * TERA / p:.1%} of peak math" if fits else ""],
              hovertemplate="%{x:.3g} FLOP/byte → %{y:.4g} TFLOP/s<extra></extra>"),
     ]
-    layout = base_layout(f"{model_name} decode on the {accelerator_name} roofline, weights only",
+    layout = base_layout(f"{model_name} decode on the {accelerator_name} roofline, no context",
                          "arithmetic intensity (FLOP per byte moved)", "attainable math rate (dense BF16 TFLOP/s)",
                          x_log=True, y_log=True, x_range=INTENSITY_RANGE, y_range=TFLOPS_RANGE)
     return {"data": data, "layout": layout}
@@ -117,22 +139,23 @@ def roofline_spec(model_name: str, accelerator_name: str, batch: float) -> dict:
 def cost_spec(model_name: str, accelerator_name: str, usd_per_gpu_hour: float) -> dict:
     """USD per million generated tokens against batch at a price per GPU-hour (the roofline's
     overlapped bound); markers at batch 1 and where math starts to bind."""
-    p, bw, w, f = _setup(model_name, accelerator_name)
+    p, bw, w, f, act, fits = _setup(model_name, accelerator_name)
 
     def cost(x):
-        return cost_per_million_tokens_usd(usd_per_gpu_hour, aggregate_tokens_per_s(p, bw, w, f, x))
+        return cost_per_million_tokens_usd(usd_per_gpu_hour, aggregate_tokens_per_s(
+            p, bw, w, f, x, activation_bytes_per_token=act))
 
-    knee = batch_where_math_binds(p, bw, w, f)
+    knee = decode_knee_batch(model(model_name).config, p, bw)
     hover = "batch %{x:.0f} → USD %{y:.4g} per million tokens<extra>%{fullData.name}</extra>"
     data = [
-        dict(type="scatter", x=CURVE, y=rounded([cost(x) for x in CURVE]), mode="lines",
+        dict(type="scatter", x=CURVE, y=_or_gone([cost(x) for x in CURVE], fits), mode="lines",
              line=dict(color=PALETTE[2], width=3), name="cost per million tokens", hovertemplate=hover),
-        dict(type="scatter", x=[1, knee], y=[cost(1), cost(knee)], mode="markers+text",
-             marker=dict(size=12, color=INK), textposition=["top right", "bottom left"], name="marks",
-             text=[f"one user at USD {usd_per_gpu_hour:.2f}/h: USD {cost(1):.2f}",
-                   f"batch {knee:,.0f}: USD {cost(knee):.4f}"], hoverinfo="skip"),
+        dict(type="scatter", x=[1, knee] if fits else [None, None], y=[cost(1), cost(knee)] if fits else [None, None],
+             mode="markers+text", marker=dict(size=12, color=INK), textposition=["top right", "bottom left"],
+             name="marks", text=[f"one user at USD {usd_per_gpu_hour:.2f}/h: USD {cost(1):.2f}",
+                                 f"batch {knee:,.0f}: USD {cost(knee):.4f}"], hoverinfo="skip"),
     ]
-    layout = base_layout(f"Token cost, {model_name} on the {accelerator_name}, weights only", "batch (sequences decoded together)", "USD per million generated tokens",
+    layout = base_layout(f"Token cost, {model_name} on the {accelerator_name}, no context", "batch (sequences decoded together)", "USD per million generated tokens",
                          x_log=True, y_log=True, x_range=BATCH_RANGE, y_range=COST_RANGE, legend=False)
     return {"data": data, "layout": layout}
 

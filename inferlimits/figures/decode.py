@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..generation import decode_flops_per_token, decode_intensity_flop_per_byte, memory_ceiling_tokens_per_s
+from ..generation import decode_point
 from ..hardware import accelerator
 from ..interactive import Control, panel as _panel
-from ..kvcache import memory_left_for_cache_bytes
+from ..kvcache import fit
 from ..models import model, param_count, weight_bytes
 from ..roofline import attainable_flop_per_s, balance_point_flop_per_byte
 from ..units import TERA
@@ -23,25 +23,25 @@ TOKENS_RANGE = (3.0, 10_000.0)        # tokens/s, fixed y axis
 
 
 def _fits(accelerator_name: str, weights: float) -> bool:
-    """Whether the weights alone fit in one accelerator's memory."""
-    a = accelerator(accelerator_name)
-    return memory_left_for_cache_bytes(a.capacity_bytes, weights) > 0
+    """Whether the stored weights fit in one accelerator's usable memory."""
+    return fit(accelerator(accelerator_name).capacity_bytes, weights).fits
 
 
 def ceiling_spec(names: Sequence[str], model_names: Sequence[str], weight_precision: str,
                  efficiency: float) -> dict:
-    """Batch-1 decode ceilings, e x BW / W, of each model on each accelerator, for the models whose
-    weights fit in the accelerator's memory."""
+    """Batch-1 decode ceilings, e x BW / (W + A), of each model on each accelerator, for the models
+    whose weights fit in the accelerator's usable memory."""
     sized = sorted((param_count(model(m).config), m) for m in model_names)
     ordered = [m for _, m in sized]
     billions = {m: n / 1e9 for n, m in sized}
-    weights = {m: weight_bytes(model(m).config, weight_precision) for m in ordered}
+    stored = {m: weight_bytes(model(m).config, weight_precision) for m in ordered}
     data = []
     for i, n in enumerate(names):
         a = accelerator(n)
-        fitting = [m for m in ordered if _fits(n, weights[m])]
+        fitting = [m for m in ordered if _fits(n, stored[m])]
         data.append(dict(type="scatter", x=[billions[m] for m in fitting], text=fitting,
-                         y=[memory_ceiling_tokens_per_s(a.bandwidth_bytes_per_s, weights[m], efficiency=efficiency)
+                         y=[decode_point(model(m).config, a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s,
+                                         weight_precision=weight_precision, efficiency=efficiency).memory_ceiling
                             for m in fitting],
                          mode="lines+markers", name=n,
                          line=dict(color=PALETTE[i % len(PALETTE)], width=2), marker=dict(size=8),
@@ -60,7 +60,7 @@ def ceiling_spec(names: Sequence[str], model_names: Sequence[str], weight_precis
     data.append(dict(type="scatter", x=[PARAMS_RANGE[0] * 1.05], y=[TOKENS_RANGE[0] * 1.3], mode="text",
                      text=[f"{weight_precision} weights, {efficiency:.0%} of peak bandwidth"],
                      textposition="top right", hoverinfo="skip", showlegend=False, name="setting"))
-    layout = base_layout("Single-stream decode ceiling: bandwidth ÷ weight bytes",
+    layout = base_layout("Single-stream decode ceiling: bandwidth ÷ bytes per step",
                          "parameters (billions)", "tokens/s, at most", x_log=True, y_log=True,
                          x_range=PARAMS_RANGE, y_range=TOKENS_RANGE, legend=True)
     layout["xaxis"].update(dtick=None, tickvals=[5, 7, 8, 10, 20, 30, 50, 70, 100])
@@ -82,16 +82,20 @@ def ceiling_panel(names: Sequence[str], model_names: Sequence[str], weight_preci
 
 def roofline_spec(names: Sequence[str], accelerator_name: str, model_name: str, efficiency: float) -> dict:
     """The roofline of ``accelerator_name`` with one decode point per weight precision: intensity
-    2N / (N x b) at batch 1, and the math rate it reaches at ``efficiency`` of peak bandwidth."""
+    F / (W + A) at batch 1, and the math rate it reaches at ``efficiency`` of peak bandwidth. A
+    precision whose weights do not fit in the usable memory gets no point."""
     a = accelerator(accelerator_name)
     c = model(model_name).config
-    f = decode_flops_per_token(c)
     ridge = balance_point_flop_per_byte(a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s)
     base = roofline.spec(names, accelerator_name, 1.0)
     data = base["data"][:3]  # the grey roofs, this accelerator's roof, its ridge
     xs, ys, labels = [], [], []
     for p in PRECISIONS:
-        i = decode_intensity_flop_per_byte(weight_bytes(c, p), f)
+        if not _fits(accelerator_name, weight_bytes(c, p)):
+            xs.append(None), ys.append(None), labels.append(f"{p}: does not fit")
+            continue
+        point = decode_point(c, a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s, weight_precision=p)
+        i, f = point.intensity, point.flops_per_token
         rate = efficiency * attainable_flop_per_s(i, a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s)
         xs.append(i)
         ys.append(rate / TERA)

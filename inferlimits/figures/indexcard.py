@@ -28,21 +28,25 @@ def spec(accelerator_name: str, model_name: str, weight_precision: str, kv_preci
     # whole sequences and tokens, whatever a live slider passes
     card = read_card(accelerator_name, model_name, weight_precision, kv_precision, max(1, round(batch)),
                      round(context_tokens), max(1, round(prompt_tokens)), rate)
-    lower = "memory" if card.memory_ceiling <= card.math_ceiling else "math"
-    rates = [card.memory_ceiling, card.math_ceiling, rate]
-    labels = [f"{card.memory_ceiling:,.0f}" + (" ← binds" if lower == "memory" else ""),
-              f"{card.math_ceiling:,.0f}" + (" ← binds" if lower == "math" else ""),
-              f"{rate:,.0f} ({card.share_of_ceiling:.0%})" if rate else "none given"]
     ms = 1e3
-    step_ms = [card.weights_time_s * ms, card.cache_time_s * ms, card.math_time_s * ms,
-               card.batch / rate * ms if rate else 0.0]
+    if card.fits:
+        lower = "memory" if card.memory_ceiling <= card.math_ceiling else "math"
+        rates = [card.memory_ceiling, card.math_ceiling, rate]
+        labels = [f"{card.memory_ceiling:,.0f}" + (" ← binds" if lower == "memory" else ""),
+                  f"{card.math_ceiling:,.0f}" + (" ← binds" if lower == "math" else ""),
+                  f"{rate:,.0f} ({card.share_of_ceiling:.0%})" if rate else "none given"]
+        step_ms = [card.weights_time_s * ms, (card.cache_time_s + card.activation_time_s) * ms,
+                   card.math_time_s * ms, card.batch / rate * ms if rate else 0.0]
+    else:  # no rate for a setup that cannot run
+        rates, step_ms = [0.0, 0.0, rate], [0.0, 0.0, 0.0, 0.0]
+        labels = ["does not fit", "does not fit", f"{rate:,.0f} (not judged)" if rate else "none given"]
     data = [
         dict(type="bar", orientation="h", x=[_or_none(r) for r in rates],
              y=["memory ceiling", "math ceiling", "measured"], text=labels, textposition="outside",
              marker=dict(color=["#1f4e79", "#2e8b57", "#c0392b"]), name="tokens/s", xaxis="x", yaxis="y",
              hovertemplate="%{y}: %{x:,.4g} tokens/s<extra></extra>", cliponaxis=False),
         dict(type="bar", orientation="h", x=[_or_none(t) for t in step_ms],
-             y=["reading the weights", "reading the caches", "math", "measured step"],
+             y=["reading the weights", "caches and activations", "math", "measured step"],
              text=[f"{t:,.3g} ms" if t else "–" for t in step_ms], textposition="outside",
              marker=dict(color=["#1f4e79", "#7d3c98", "#2e8b57", "#c0392b"]), name="ms per step",
              xaxis="x2", yaxis="y2", hovertemplate="%{y}: %{x:,.4g} ms<extra></extra>", cliponaxis=False),

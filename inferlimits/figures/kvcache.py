@@ -1,16 +1,16 @@
 """Figures of the KV cache (chapter 5): memory against context length, the caches stacked on the
 weights below the accelerator's usable memory, and the decode tokens/s ceiling against batch for
-several context lengths."""
+several context lengths, drawn only as far as the caches fit."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..economics import aggregate_tokens_per_s
-from ..generation import decode_flops_per_token
+from ..activations import activation_bytes_per_token
+from ..generation import decode_point, weight_bytes_read_per_step
 from ..hardware import accelerator
 from ..interactive import Control, panel as _panel
 from ..kvcache import (batch_where_cache_equals_weights, cache_limited_tokens_per_s, kv_cache_bytes,
-                       max_context_tokens, max_sequences, memory_left_for_cache_bytes)
+                       max_context_tokens, max_sequences, memory_left_for_cache_bytes, usable_memory_fraction)
 from ..models import cached_tokens, kv_bytes_per_token, model, weight_bytes
 from ..units import GB
 from . import ACCENT, FAINT, INK, PALETTE, base_layout
@@ -28,15 +28,15 @@ CONTEXTS = (0, 2048, 8192, 32_768, 131_072)               # the ceiling figure's
 KV_PRECISIONS = ("BF16", "FP8", "INT4")
 
 
-def _fits_label(c, w: float, k: float, batch: int, usable: float) -> tuple[float | None, str]:
+def _fits_label(c, context_length: int, w: float, k: float, batch: int, usable: float) -> tuple[float | None, str]:
     """Where weights + caches reach usable memory, and a sentence saying so."""
-    if memory_left_for_cache_bytes(usable, w) == 0:
+    if memory_left_for_cache_bytes(usable, w, 1.0) == 0:
         return None, "the weights alone exceed the usable memory"
-    longest = max_context_tokens(usable, w, k, batch)
+    longest = max_context_tokens(usable, w, k, batch, 1.0)
     window = c.sliding_window
     if window and longest >= window:
         return None, f"every context fits: the {window:,}-token window caps each cache"
-    limit = min(c.max_position_embeddings or CONTEXT_RANGE[1], CONTEXT_RANGE[1])
+    limit = min(context_length, CONTEXT_RANGE[1])
     if longest >= limit:
         return None, f"the model's longest context ({limit:,} tokens) fits"
     if longest < 1:
@@ -44,19 +44,20 @@ def _fits_label(c, w: float, k: float, batch: int, usable: float) -> tuple[float
     return float(longest), f"each sequence fits up to {longest:,} tokens"
 
 
-def memory_spec(model_name: str, accelerator_name: str, batch: float, kv_precision: str = "BF16",
-                usable_fraction: float = 0.95) -> dict:
-    """Weights, and weights plus the caches of ``batch`` sequences, against context length, with the
-    accelerator's usable memory (capacity x ``usable_fraction``) as a line."""
-    c = model(model_name).config
+def memory_spec(model_name: str, accelerator_name: str, batch: float, kv_precision: str = "BF16") -> dict:
+    """Weights, and weights plus the caches of ``batch`` sequences, against context length (up to
+    the model's supported context), with the accelerator's usable memory (capacity x the book's
+    usable share) as a line."""
+    m = model(model_name)
+    c = m.config
     a = accelerator(accelerator_name)
     b = max(1, round(batch))
     w, k = weight_bytes(c), kv_bytes_per_token(c, kv_precision)
+    usable_fraction = usable_memory_fraction()
     usable = a.capacity_bytes * usable_fraction
-    limit = c.max_position_embeddings or CONTEXT_RANGE[1]
-    xs = [x if x <= limit else None for x in CONTEXT_CURVE]
+    xs = [x if x <= m.context_length else None for x in CONTEXT_CURVE]
     total = rounded([None if x is None else (w + kv_cache_bytes(k, b, cached_tokens(c, x))) / GB for x in xs])
-    at, label = _fits_label(c, w, k, b, usable)
+    at, label = _fits_label(c, m.context_length, w, k, b, usable)
     data = [
         dict(type="scatter", x=CONTEXT_CURVE, y=[w / GB] * len(CONTEXT_CURVE), mode="lines", fill="tozeroy",
              line=dict(color=INK, width=2), fillcolor="rgba(31,78,121,0.35)", name="weights",
@@ -83,51 +84,54 @@ def memory_spec(model_name: str, accelerator_name: str, batch: float, kv_precisi
     return {"data": data, "layout": layout}
 
 
-def ceiling_spec(model_name: str, accelerator_name: str, batch: float, kv_precision: str = "BF16",
-                 usable_fraction: float = 0.95) -> dict:
+def ceiling_spec(model_name: str, accelerator_name: str, batch: float, kv_precision: str = "BF16") -> dict:
     """The decode tokens/s ceiling (lower of memory and math) against batch for several context
-    lengths; markers where the caches weigh as much as the weights, where memory is full, and at
-    ``batch``; the large-batch limits BW / (K x L) as faint lines."""
-    c = model(model_name).config
+    lengths, each curve drawn only up to the largest batch whose caches fit beside the weights
+    (a cross marks it); markers where the caches weigh as much as the weights a step reads, and at
+    ``batch`` where it fits; the large-batch limits BW / (K x L + A) as faint lines."""
+    m = model(model_name)
+    c = m.config
     a = accelerator(accelerator_name)
     p, bw = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
     b = max(1, round(batch))
-    w, k = weight_bytes(c), kv_bytes_per_token(c, kv_precision)
-    usable = a.capacity_bytes * usable_fraction
-    limit = c.max_position_embeddings or CONTEXTS[-1]
+    stored, w, k = weight_bytes(c), weight_bytes_read_per_step(c), kv_bytes_per_token(c, kv_precision)
+    act = activation_bytes_per_token(c)
+    usable_fraction = usable_memory_fraction()
     data, even, full, chosen, limits = [], ([], [], []), ([], []), ([], [], []), ([], [])
     for i, L in enumerate(CONTEXTS):
         kept = cached_tokens(c, L)
-        f = decode_flops_per_token(c, L)
+        most = max_sequences(a.capacity_bytes, stored, k, kept) if kept else (
+            BATCH_RANGE[1] if memory_left_for_cache_bytes(a.capacity_bytes, stored) > 0 else 0)
 
         def ceiling(x):
-            return aggregate_tokens_per_s(p, bw, w, f, x, k, kept)
+            return decode_point(c, p, bw, x, L, kv_precision=kv_precision).ceiling
 
-        name = "weights only" if L == 0 else f"{L:,} tokens of context"
-        shown = L <= limit
-        data.append(dict(type="scatter", x=BATCH_CURVE, y=rounded([ceiling(x) for x in BATCH_CURVE]), mode="lines",
+        name = "no context" if L == 0 else f"{L:,} tokens of context"
+        shown = L <= m.context_length
+        data.append(dict(type="scatter", x=BATCH_CURVE,
+                         y=rounded([ceiling(x) if x <= most else None for x in BATCH_CURVE]), mode="lines",
                          line=dict(color=PALETTE[i], width=3), name=name, visible=shown,
                          hovertemplate="batch %{x:.0f} → %{y:,.0f} tokens/s<extra>%{fullData.name}</extra>"))
         if not shown:
             continue
-        chosen[0].append(b), chosen[1].append(ceiling(b)), chosen[2].append(f"{ceiling(b):,.0f}")
+        if b <= most:
+            chosen[0].append(b), chosen[1].append(ceiling(b)), chosen[2].append(f"{ceiling(b):,.0f}")
         if kept > 0:
             half = batch_where_cache_equals_weights(w, k, kept)
-            if BATCH_RANGE[0] <= half <= BATCH_RANGE[1]:
+            if BATCH_RANGE[0] <= half <= min(BATCH_RANGE[1], most):
                 even[0].append(half), even[1].append(ceiling(half)), even[2].append(f"{half:.0f}")
-            fits = max_sequences(usable, w, k, kept)
-            if BATCH_RANGE[0] <= fits <= BATCH_RANGE[1]:
-                full[0].append(fits), full[1].append(ceiling(fits))
-            lim = cache_limited_tokens_per_s(bw, k, kept)
+            if BATCH_RANGE[0] <= most <= BATCH_RANGE[1]:
+                full[0].append(most), full[1].append(ceiling(most))
+            lim = cache_limited_tokens_per_s(bw, k, kept, act)
             limits[0].extend(list(BATCH_RANGE) + [None]), limits[1].extend([lim, lim, None])
     data += [
         dict(type="scatter", x=limits[0], y=limits[1], mode="lines", line=dict(color=FAINT, width=1, dash="dot"),
-             name="large-batch limit BW / (K × L)", hoverinfo="skip"),
+             name="large-batch limit BW / (K × L + A)", hoverinfo="skip"),
         dict(type="scatter", x=even[0], y=even[1], mode="markers", marker=dict(size=10, color="white",
              line=dict(color=INK, width=2)), name="caches weigh as much as the weights", customdata=even[2],
              hovertemplate="caches = weights at batch %{customdata}<extra></extra>"),
         dict(type="scatter", x=full[0], y=full[1], mode="markers", marker=dict(size=12, symbol="x", color=ACCENT),
-             name=f"memory full ({usable_fraction:.0%} usable)",
+             name=f"memory full ({usable_fraction:.0%} usable): no larger batch fits",
              hovertemplate="memory full at batch %{x}<extra></extra>"),
         dict(type="scatter", x=chosen[0], y=chosen[1], mode="markers+text", marker=dict(size=9, color=INK),
              text=chosen[2], textposition="middle right", name="chosen batch", hoverinfo="skip"),

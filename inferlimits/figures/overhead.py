@@ -7,9 +7,10 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from ..display import Figure
-from ..generation import decode_flops_per_token, math_ceiling_tokens_per_s, memory_ceiling_tokens_per_s
+from ..generation import decode_point
 from ..hardware import accelerator
 from ..interactive import Control, panel as _panel
+from ..kvcache import fit
 from ..measurements import measurement
 from ..models import model, weight_bytes
 from ..overhead import (MICROSECOND, DispatchSweep, launch_assumptions, launch_budget_per_step, launches_per_step,
@@ -30,12 +31,14 @@ def _g(values, digits: int = 4) -> list:
 
 def third_wall_spec(accelerator_name: str, model_name: str, microseconds_per_launch: float,
                     kernels_per_layer: float) -> dict:
-    """Batch-1 decode: memory ceiling BW / W and math ceiling P / F (flat lines), the overhead
+    """Batch-1 decode: memory ceiling BW / (W + A) and math ceiling P / F (flat lines), the overhead
     ceiling 1 / (n x t) against launches per step n, the lowest of the three, and markers for the
-    eager count n = layers x kernels per layer + kernels outside the layers and for one graph launch."""
+    eager count n = layers x kernels per layer + kernels outside the layers and for one graph launch.
+    Where the weights do not fit in the usable memory, the memory and math ceilings are not drawn."""
     a, c = accelerator(accelerator_name), model(model_name).config
-    mem = memory_ceiling_tokens_per_s(a.bandwidth_bytes_per_s, weight_bytes(c))
-    mth = math_ceiling_tokens_per_s(a.dense_bf16_flops_per_s, decode_flops_per_token(c))
+    point = decode_point(c, a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s)
+    runs = fit(a.capacity_bytes, weight_bytes(c)).fits
+    mem, mth = (point.memory_ceiling, point.math_ceiling) if runs else (1e30, 1e30)
     t = microseconds_per_launch * MICROSECOND
     overhead = [overhead_ceiling_tokens_per_s(n, t) for n in CURVE]
     eager = launches_per_step(c, kernels_per_layer, launch_assumptions().outside_layers)
@@ -45,22 +48,26 @@ def third_wall_spec(accelerator_name: str, model_name: str, microseconds_per_lau
     measured = measurement(MEASURED)
     hover = "%{x:,.0f} launches per step → %{y:,.0f} tokens/s<extra>%{fullData.name}</extra>"
     x0, x1 = LAUNCH_RANGE
+    gone = [None, None]
     data = [
-        dict(type="scatter", x=[x0, x1], y=[mem, mem], mode="lines", line=dict(color=PALETTE[0], width=2, dash="dash"),
-             name="memory ceiling (BW / W)", hovertemplate=hover),
-        dict(type="scatter", x=[x0, x1], y=[mth, mth], mode="lines", line=dict(color=PALETTE[2], width=2, dash="dot"),
-             name="math ceiling (P / F)", hovertemplate=hover),
+        dict(type="scatter", x=[x0, x1], y=[mem, mem] if runs else gone, mode="lines",
+             line=dict(color=PALETTE[0], width=2, dash="dash"),
+             name="memory ceiling (BW / (W + A))" if runs else "memory ceiling: the weights do not fit",
+             hovertemplate=hover),
+        dict(type="scatter", x=[x0, x1], y=[mth, mth] if runs else gone, mode="lines",
+             line=dict(color=PALETTE[2], width=2, dash="dot"), name="math ceiling (P / F)", hovertemplate=hover),
         dict(type="scatter", x=CURVE, y=_g(overhead), mode="lines", line=dict(color=PALETTE[3], width=2, dash="dashdot"),
              name="overhead ceiling (1 / (n × t))", hovertemplate=hover),
-        dict(type="scatter", x=CURVE, y=_g([min(mem, mth, o) for o in overhead]), mode="lines",
-             line=dict(color=ACCENT, width=4), name="attainable: the lowest of the three", hovertemplate=hover),
+        dict(type="scatter", x=CURVE, y=_g([min(mem, mth, o) for o in overhead]) if runs else [None] * len(CURVE),
+             mode="lines", line=dict(color=ACCENT, width=4), name="attainable: the lowest of the three",
+             hovertemplate=hover),
         dict(type="scatter", x=[x0, x1], y=[measured.tokens_per_s] * 2, mode="lines",
              line=dict(color=FAINT, width=2), name=f"measured: {measured.model} on the {measured.accelerator}, eager",
              hovertemplate=hover),
-        dict(type="scatter", x=[budget, budget], y=[TOKENS_RANGE[0], min(mem, mth)], mode="lines+text",
+        dict(type="scatter", x=[budget, budget] if runs else gone, y=[TOKENS_RANGE[0], min(mem, mth)], mode="lines+text",
              line=dict(color=PALETTE[3], width=1, dash="dot"), text=["", f"launch budget {budget:,.0f}"],
              textposition="top left", name="launch budget", hoverinfo="skip"),
-        dict(type="scatter", x=[eager, 1], y=_g([at_eager, at_graph]), mode="markers+text",
+        dict(type="scatter", x=[eager, 1] if runs else gone, y=_g([at_eager, at_graph]), mode="markers+text",
              marker=dict(size=13, color=INK), textposition=["bottom left", "bottom right"],
              text=[f"eager: {eager:,.0f} launches → {at_eager:,.0f} tokens/s",
                    f"one graph launch → {at_graph:,.0f} tokens/s"],

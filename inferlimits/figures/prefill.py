@@ -4,13 +4,13 @@ attention and memory parts, with the crossover prompt length and the length at w
 takes a tenth of the math."""
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
-from ..generation import (prefill_attention_flops, prefill_bytes_moved, prefill_crossover_prompt_tokens,
-                          prefill_flops, prefill_intensity_flop_per_byte, prompt_tokens_at_attention_share,
-                          time_to_first_token_s)
+from ..generation import prefill_crossover_tokens, prefill_point, prompt_tokens_at_attention_share
 from ..hardware import accelerator
 from ..interactive import Control, panel as _panel
+from ..kvcache import fit
 from ..models import kv_bytes_per_token, model, weight_bytes
 from ..roofline import attainable_flop_per_s, bound
 from ..units import TERA
@@ -33,13 +33,22 @@ def _seconds(t: float) -> str:
 def spec(names: Sequence[str], accelerator_name: str, model_name: str, weight_precision: str,
          prompt_tokens: float) -> dict:
     """Prefill of ``prompt_tokens`` on ``accelerator_name``: its point on the roofline, and the time
-    to first token over the whole range of prompt lengths."""
+    to first token over the whole range of prompt lengths, each drawn only where the weights and
+    the prompt's cache fit in the usable memory (and up to the model's supported context)."""
     a = accelerator(accelerator_name)
-    c = model(model_name).config
+    m = model(model_name)
+    c = m.config
     P, BW = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
-    W, K = weight_bytes(c, weight_precision), kv_bytes_per_token(c)
-    crossover = prefill_crossover_prompt_tokens(c, P, BW, W, K)
+    stored, K = weight_bytes(c, weight_precision), kv_bytes_per_token(c)
+    crossover = prefill_crossover_tokens(c, P, BW, weight_precision)
+    cross = crossover if math.isfinite(crossover) else None
     attention_from = prompt_tokens_at_attention_share(c, ATTENTION_SHARE)
+
+    def runs(S: float) -> bool:
+        return S <= m.context_length and fit(a.capacity_bytes, stored, K, 1, S).fits
+
+    def at(S: float):
+        return prefill_point(c, P, BW, S, weight_precision) if runs(S) else None
 
     # left: the roofs, the path prefill walks as the prompt grows, and where this prompt sits
     fx, fy = [], []
@@ -48,12 +57,15 @@ def spec(names: Sequence[str], accelerator_name: str, model_name: str, weight_pr
         fx += [INTENSITY_RANGE[0], x[1], INTENSITY_RANGE[1], None]
         fy += [INTENSITY_RANGE[0] * accelerator(n).bandwidth_bytes_per_s / TERA, y[1], y[1], None]
     _, ry, ridge = roofline.roof(accelerator_name)
-    path_x = [prefill_intensity_flop_per_byte(c, s, W, K) for s in PROMPTS]
-    path_y = [attainable_flop_per_s(i, P, BW) / TERA for i in path_x]
-    here = prefill_intensity_flop_per_byte(c, prompt_tokens, W, K)
-    wall = bound(here, P, BW)
-    at = attainable_flop_per_s(here, P, BW)
-    ttft = time_to_first_token_s(c, prompt_tokens, P, BW, W, K)
+    points = [at(s) for s in PROMPTS]
+    path_x = [x.intensity if x else None for x in points]
+    path_y = [attainable_flop_per_s(i, P, BW) / TERA if i else None for i in path_x]
+    this = at(prompt_tokens)
+    here = this.intensity if this else None
+    reached = attainable_flop_per_s(here, P, BW) if this else None
+    ttft = this.time_s if this else None
+    label = (f"{bound(here, P, BW)}: {reached / P:.0%} of peak" if this else
+             "does not fit in memory")
     left = [
         dict(type="scatter", x=fx, y=fy, mode="lines", line=dict(color=FAINT, width=1), hoverinfo="skip",
              name="other accelerators", showlegend=False),
@@ -63,34 +75,39 @@ def spec(names: Sequence[str], accelerator_name: str, model_name: str, weight_pr
         dict(type="scatter", x=path_x, y=path_y, mode="markers", marker=dict(size=6, color=FAINT),
              name="prompts of 16 to 131,072 tokens", showlegend=False,
              text=[f"{s:,} tokens" for s in PROMPTS], hovertemplate="%{text}: %{x:,.0f} FLOP/byte<extra></extra>"),
-        dict(type="scatter", x=[here], y=[at / TERA], mode="markers+text", marker=dict(size=14, color=INK),
-             text=[f"{wall}: {at / P:.0%} of peak"], textposition="bottom center", cliponaxis=False,
+        dict(type="scatter", x=[here or ridge], y=[reached / TERA if this else TFLOPS_RANGE[0] * 3],
+             mode="markers+text" if this else "text", marker=dict(size=14, color=INK),
+             text=[label], textposition="bottom center", cliponaxis=False,
              name="this prompt",
              showlegend=False, hovertemplate="%{x:,.0f} FLOP/byte → %{y:,.0f} TFLOP/s<extra></extra>"),
     ]
 
     # right: time to first token and its parts
-    ttft_curve = [time_to_first_token_s(c, s, P, BW, W, K) for s in CURVE]
-    math_curve = [prefill_flops(c, s) / P for s in CURVE]
-    attention_curve = [prefill_attention_flops(c, s) / P for s in CURVE]
-    memory_curve = [prefill_bytes_moved(W, K, s) / BW for s in CURVE]
+    curve = [at(s) for s in CURVE]
+    ttft_curve = [x.time_s if x else None for x in curve]
+    math_curve = [x.flops / P if x else None for x in curve]
+    attention_curve = [x.attention_flops / P if x else None for x in curve]
+    memory_curve = [x.bytes / BW if x else None for x in curve]
     right = [
         dict(type="scatter", x=CURVE, y=memory_curve, mode="lines", line=dict(color=PALETTE[0], width=2, dash="dash"),
-             name="memory time (W + S·K) / BW", xaxis="x2", yaxis="y2"),
+             name="memory time (W + S·(K + A)) / BW", xaxis="x2", yaxis="y2"),
         dict(type="scatter", x=CURVE, y=math_curve, mode="lines", line=dict(color=PALETTE[2], width=2, dash="dash"),
              name="math time, prefill FLOPs / P", xaxis="x2", yaxis="y2"),
         dict(type="scatter", x=CURVE, y=attention_curve, mode="lines", line=dict(color=PALETTE[3], width=2, dash="dot"),
              name="of which attention (grows with S²)", xaxis="x2", yaxis="y2"),
         dict(type="scatter", x=CURVE, y=ttft_curve, mode="lines", line=dict(color=ACCENT, width=3),
              name="time to first token, the larger of the two", xaxis="x2", yaxis="y2"),
-        dict(type="scatter", x=[crossover, crossover, None, attention_from, attention_from],
+        dict(type="scatter", x=[cross, cross, None, attention_from, attention_from],
              y=[SECONDS_RANGE[0], SECONDS_RANGE[1] / 3, None, SECONDS_RANGE[0], SECONDS_RANGE[1] / 30],
-             text=["", f"compute-bound from {crossover:,.0f}", "", "", f"attention a tenth from {attention_from:,.0f}"],
+             text=["", f"compute-bound from {crossover:,.0f}" if cross else "", "", "",
+                   f"attention a tenth from {attention_from:,.0f}"],
              mode="lines+text", textposition="middle right", cliponaxis=False,
              line=dict(color="#566573", width=1, dash="dot"),
              hoverinfo="skip", name="guides", showlegend=False, xaxis="x2", yaxis="y2"),
-        dict(type="scatter", x=[prompt_tokens], y=[ttft], mode="markers+text", marker=dict(size=14, color=INK),
-             text=[f"{prompt_tokens:,.0f} tokens: {_seconds(ttft)}"], textposition="top center", cliponaxis=False,
+        dict(type="scatter", x=[prompt_tokens], y=[ttft if this else SECONDS_RANGE[0] * 10],
+             mode="markers+text" if this else "text", marker=dict(size=14, color=INK),
+             text=[f"{prompt_tokens:,.0f} tokens: {_seconds(ttft)}" if this else
+                   f"{prompt_tokens:,.0f} tokens: does not fit"], textposition="top center", cliponaxis=False,
              name="this prompt", showlegend=False, xaxis="x2", yaxis="y2",
              hovertemplate="%{x:,.0f} tokens → %{y:.3g} s<extra></extra>"),
     ]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import math
 
-from ..generation import decode_flops_per_token
+from ..generation import decode_point
 from ..interactive import Control, panel as _panel
-from ..kvcache import kv_cache_bytes, max_context_tokens, max_sequences
+from ..kvcache import kv_cache_bytes, max_context_tokens, max_sequences, usable_memory_fraction
 from ..models import kv_bytes_per_token
 from ..units import GB, GIB
 from ..worked_example import Setting, claim
@@ -32,10 +32,12 @@ def _cache(label: str, s: Setting) -> tuple[str, float]:
             "BF16 cache × the document's factor": ("BF16", s.factor)}[label]
 
 
-def capacity_spec(cache: str, context_tokens: float, usable_fraction: float = 0.95) -> dict:
+def capacity_spec(cache: str, context_tokens: float, usable_fraction: float | None = None) -> dict:
     """The memory plan stacked three ways: weights, the caches of as many whole sequences of
-    ``context_tokens`` as fit, what is left unused, and the reserve kept free; in GB, in GiB, and
-    with the document's own figures (its 80, 76 and 65, its cache factor, always at its 95%)."""
+    ``context_tokens`` as fit, what is left unused, and the reserve kept free; in GB and in GiB
+    with the book's usable share (or ``usable_fraction``), and with the document's own figures
+    (its 80, 76 and 65, its cache factor, always at its 95%)."""
+    usable_fraction = usable_memory_fraction() if usable_fraction is None else usable_fraction
     s = Setting()
     precision, factor = _cache(cache, s)
     L = max(1.0, float(context_tokens))
@@ -72,9 +74,11 @@ def capacity_spec(cache: str, context_tokens: float, usable_fraction: float = 0.
     return {"data": data, "layout": layout}
 
 
-def capacity_panel(cache: str = CACHE_LABELS[0], context_tokens: float = 2048, usable_fraction: float = 0.95,
+def capacity_panel(cache: str = CACHE_LABELS[0], context_tokens: float = 2048, usable_fraction: float | None = None,
                    div_id: str = "fig-worked-capacity"):
-    """Cache dropdown and context slider (both modes); usable share (with a kernel)."""
+    """Cache dropdown and context slider (both modes); usable share (with a kernel), the book's rule
+    unless given."""
+    usable_fraction = usable_memory_fraction() if usable_fraction is None else usable_fraction
     controls = [Control("cache", "KV cache", list(CACHE_LABELS)),
                 Control("context_tokens", "context (tokens)", CONTEXTS, kind="logslider", step=QUARTER_DOUBLING),
                 Control("usable_fraction", "usable share", USABLE_RANGE, kind="slider", step=USABLE_STEP)]
@@ -106,18 +110,17 @@ def _share(label: str) -> float:
 
 
 def step_spec(bandwidth_share: str, batch: float) -> dict:
-    """One decode step of ``batch`` sequences against the context each keeps: the memory time
-    (W + B x K x L) / BW (solid where the caches fit beside the weights, dotted where they do not),
-    the math time B x F(L) / P, and the document's three times as bands."""
+    """One decode step of ``batch`` sequences against the context each keeps, drawn only as far as
+    the caches fit beside the weights in the book's usable memory: the memory time
+    (W + B x (K x L + A)) / BW, the math time B x F(L) / P, and the document's three times as bands."""
     s = Setting()
     share, b = _share(bandwidth_share), max(1, round(batch))
     p, bw = s.a.dense_bf16_flops_per_s, share * s.a.bandwidth_bytes_per_s
-    w, k, cap, usable = s.w, s.k, s.a.capacity_bytes, s.usable
-    longest = max_context_tokens(cap, w, k, b, usable)
+    longest = max_context_tokens(s.a.capacity_bytes, s.w, s.k, b)
     fits = [L <= longest for L in CURVE]
-    beyond = [not ok or (i + 1 < len(fits) and not fits[i + 1]) for i, ok in enumerate(fits)]  # joins the lines
-    mem = [_short((w + kv_cache_bytes(k, b, L)) / bw * 1e3) for L in CURVE]
-    math_ms = [_short(b * decode_flops_per_token(s.c, L) / p * 1e3) for L in CURVE]
+    points = [decode_point(s.c, p, bw, b, L) for L in CURVE]
+    mem = [_short(x.bytes / bw * 1e3) if ok else None for x, ok in zip(points, fits)]
+    math_ms = [_short(x.flops / p * 1e3) if ok else None for x, ok in zip(points, fits)]
     x0, x1 = STEP_CONTEXT_RANGE
 
     def band(key, color):
@@ -136,16 +139,14 @@ def step_spec(bandwidth_share: str, batch: float) -> dict:
     band_y = [math.sqrt(c.stated_base(0) * c.stated_base(-1)) * 1e3 if not c.bound
               else TIME_RANGE_MS[0] * 1.3 for c in bands]
     labels = dict(x=[x0 * 1.1] * 4 + [LABEL_AT, LABEL_AT],
-                  y=[TIME_RANGE_MS[1] * 0.6, *band_y, mem[at] * 0.6, math_ms[at] * 0.55],
+                  y=[TIME_RANGE_MS[1] * 0.6, *band_y, (mem[at] or TIME_RANGE_MS[0]) * 0.6,
+                     (math_ms[at] or TIME_RANGE_MS[0]) * 0.55],
                   text=[reading, *[f"the document: {c.wording}" for c in bands], "memory time", "math time"])
     data = [
         band("latency", PALETTE[4]), band("step_time", PALETTE[1]), band("compute", PALETTE[2]),
-        dict(type="scatter", x=CURVE, y=[m if ok else None for m, ok in zip(mem, fits)], mode="lines",
-             line=dict(color=INK, width=3), name="memory time (caches fit)",
+        dict(type="scatter", x=CURVE, y=mem, mode="lines",
+             line=dict(color=INK, width=3), name="memory time (where the caches fit)",
              hovertemplate="%{x:,.0f} tokens → %{y:.2f} ms<extra>memory</extra>"),
-        dict(type="scatter", x=CURVE, y=[m if dotted else None for m, dotted in zip(mem, beyond)], mode="lines",
-             line=dict(color=INK, width=2, dash="dot"), name="memory time (caches do not fit)",
-             hovertemplate="%{x:,.0f} tokens → %{y:.2f} ms<extra>does not fit</extra>"),
         dict(type="scatter", x=CURVE, y=math_ms, mode="lines", line=dict(color=ACCENT, width=3),
              name="math time", hovertemplate="%{x:,.0f} tokens → %{y:.3f} ms<extra>math</extra>"),
         dict(type="scatter", mode="text", textposition="middle right", showlegend=False, hoverinfo="skip",

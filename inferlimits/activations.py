@@ -1,0 +1,149 @@
+"""Activation traffic: the bytes a forward pass moves between its kernels, besides the weights and
+the KV cache.
+
+A forward pass is a chain of kernels. Each reads its inputs from HBM and writes its outputs back,
+for the next kernel to read. On a GPU the intermediates do not stay in the on-chip cache between
+two matrix products: the next product streams its weights through that cache and pushes them out.
+So every kernel boundary costs HBM traffic, and the book counts it, per token:
+
+    A = sum over the kernels of (numbers read + numbers written) x bytes per number.
+
+Which kernels exist depends on what the framework fuses. The book assumes the kernel boundaries of
+a serving engine such as vLLM (``vllm/model_executor/models/llama.py`` and ``deepseek_v2.py``):
+
+* the residual add and the RMSNorm after it are one kernel;
+* the query, key and value projections are one matrix product, and so are the gate and up
+  projections of the MLP (for MLA: the query's and the latent's down-projections);
+* the rotary embedding rewrites the query and key in place;
+* SiLU and the elementwise product are one kernel;
+* attention is one fused kernel (FlashAttention-style): it reads queries, keys and values once and
+  writes its output once, never the score matrix. In decode its keys and values come from the KV
+  cache, whose bytes are counted in K, not here. MLA decodes in the absorbed form (attention over
+  the cached latent, with W_UK folded into the query and W_UV applied after), and prefills in the
+  expanded form;
+* an MoE layer reads each token's vector once per expert it is routed to (and once for the shared
+  experts), and writes one output per expert, which a last kernel sums.
+
+Outside the layers: the embedding lookup copies a token's row of the table (that row is the only
+part of the table a token touches, so the book counts it here rather than with the weights), the
+final norm, and in decode the output head writes one logit per vocabulary entry, which sampling
+reads. In prefill only the last prompt position gets logits, so the head is left out per token.
+
+This is an estimate of what kernels of this fusion level move, not a bound: fusing more (a norm
+into the next product, SiLU into the gate product's epilogue) moves less, and at very small
+batches some intermediates can stay in the on-chip cache. For a single token it is a few MB
+against gigabytes of weights; for thousands of prompt tokens it is as large as the weights.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .models import Config, _layer_index
+from .units import bytes_per_element
+
+PHASES = ("decode", "prefill")
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One kernel of a forward pass: the numbers it reads and writes for each token (activations
+    only: weights and cache are counted elsewhere), and what it is."""
+
+    name: str
+    reads: int
+    writes: int
+    what: str
+
+    @property
+    def numbers(self) -> int:
+        return self.reads + self.writes
+
+
+def _phase(phase: str) -> str:
+    if phase not in PHASES:
+        raise ValueError(f"phase must be one of {', '.join(PHASES)}; got {phase!r}")
+    return phase
+
+
+def _attention_kernels(c: Config, phase: str) -> list[Kernel]:
+    h, nh = c.hidden_size, c.num_attention_heads
+    if c.uses_mla:
+        r_kv, rope, q_out = c.kv_lora_rank, c.qk_rope_head_dim, nh * c.head_dim_qk
+        v_out = nh * c.head_dim_v
+        down = (c.q_lora_rank or 0) + r_kv + rope
+        out = [Kernel("latent projections", h, down, "the query's and the latent's down-projections, one product")]
+        if c.q_lora_rank:
+            out += [Kernel("query norm", c.q_lora_rank, c.q_lora_rank, "RMSNorm of the query's latent"),
+                    Kernel("query up-projection", c.q_lora_rank, q_out, "the query's latent to every head")]
+        else:
+            out[0] = Kernel("latent projections", h, q_out + r_kv + rope, "the query and the latent, one product")
+        out += [Kernel("latent norm", r_kv, r_kv, "RMSNorm of the key-value latent"),
+                Kernel("rotary embedding", nh * rope + rope, nh * rope + rope, "position of queries and the shared key"),
+                Kernel("cache write", r_kv + rope, 0, "the latent and the rotary key, copied into the cache")]
+        if phase == "prefill":
+            expanded = nh * (c.qk_nope_head_dim + c.head_dim_v)
+            out += [Kernel("key-value up-projection", r_kv, expanded, "the latent expanded to every head's key and value"),
+                    Kernel("attention", 2 * q_out + v_out, v_out, "fused attention over the prompt (expanded form)")]
+        else:
+            latent_q = nh * (r_kv + rope)
+            out += [Kernel("query absorption", nh * c.qk_nope_head_dim, nh * r_kv, "W_UK folded into each head's query"),
+                    Kernel("attention", latent_q, nh * r_kv, "fused attention over the cached latent (absorbed form)"),
+                    Kernel("value up-projection", nh * r_kv, v_out, "W_UV applied to the attended latent")]
+        return out + [Kernel("output projection", v_out, h, "attention's output back to the hidden size")]
+    q, kv = nh * c.head_dim_qk, c.num_key_value_heads * c.head_dim_qk
+    reads = q + 2 * kv if phase == "prefill" else q  # in decode, keys and values come from the cache
+    return [Kernel("QKV projection", h, q + 2 * kv, "query, key and value projections, one product"),
+            Kernel("rotary embedding", q + kv, q + kv, "position of queries and keys, in place"),
+            Kernel("cache write", 2 * kv, 0, "the new keys and values, copied into the cache"),
+            Kernel("attention", reads, q, "fused attention (FlashAttention-style)"),
+            Kernel("output projection", q, h, "attention's output back to the hidden size")]
+
+
+def _gated_mlp(h: int, inner: int, label: str) -> list[Kernel]:
+    return [Kernel(f"{label} gate and up", h, 2 * inner, "gate and up projections, one product"),
+            Kernel(f"{label} SiLU and multiply", 2 * inner, inner, "one fused elementwise kernel"),
+            Kernel(f"{label} down", inner, h, "down projection")]
+
+
+def layer_kernels(c: Config, layer: int, phase: str = "decode") -> list[Kernel]:
+    """The kernels of decoder layer ``layer`` in ``phase`` ("decode" or "prefill"), with the numbers
+    each reads and writes per token under the book's fusion assumptions (see the module)."""
+    _phase(phase)
+    h = c.hidden_size
+    norm = "residual add and RMSNorm, one kernel: reads the sub-block's output and the residual, writes both"
+    out = [Kernel("norm before attention", 2 * h, 2 * h, norm), *_attention_kernels(c, phase),
+           Kernel("norm before MLP", 2 * h, 2 * h, norm)]
+    if not c.layer_is_moe(_layer_index(c, layer)):
+        return out + _gated_mlp(h, c.intermediate_size, "MLP")
+    routed, shared = c.num_experts_per_tok, c.n_shared_experts or 0
+    out.append(Kernel("router", h, c.n_routed_experts, "a score for every expert"))
+    for _ in range(routed):
+        out += _gated_mlp(h, c.moe_intermediate_size, "routed expert")
+    if shared:
+        out += _gated_mlp(h, shared * c.moe_intermediate_size, "shared experts")
+    return out + [Kernel("combine experts", (routed + (1 if shared else 0)) * h, h, "the experts' outputs summed")]
+
+
+def outer_kernels(c: Config, phase: str = "decode") -> list[Kernel]:
+    """The kernels outside the layers, per token: the embedding row, the final norm, and in decode
+    the output head's logits and the sampling that reads them."""
+    h, v = c.hidden_size, c.vocab_size
+    out = [Kernel("embedding lookup", h, h, "the token's row of the table, copied out"),
+           Kernel("final norm", h, h, "RMSNorm after the last layer")]
+    if _phase(phase) == "decode":
+        out += [Kernel("output head", h, v, "one logit per vocabulary entry"),
+                Kernel("sampling", v, 1, "reads the logits, picks a token")]
+    return out
+
+
+def activation_numbers_per_token(c: Config, phase: str = "decode") -> int:
+    """Numbers one token reads and writes between kernels in one forward pass: every layer's
+    kernels plus those outside the layers."""
+    layers = sum(k.numbers for i in range(c.num_hidden_layers) for k in layer_kernels(c, i, phase))
+    return layers + sum(k.numbers for k in outer_kernels(c, phase))
+
+
+def activation_bytes_per_token(c: Config, phase: str = "decode", activation_precision: str = "BF16") -> float:
+    """A, the activation bytes one token moves in one forward pass, in ``phase``:
+    (numbers read + numbers written, over every kernel) x bytes per activation."""
+    return activation_numbers_per_token(c, phase) * bytes_per_element(activation_precision, "activation_precision")
