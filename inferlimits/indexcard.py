@@ -33,6 +33,9 @@ ABOVE = "above the lower ceiling: an input is wrong"
 LIGHTER = {"FP32": "BF16", "BF16": "FP8", "FP16": "FP8", "FP8": "INT4", "INT8": "INT4"}
 #: A lever "helps" when it raises the attainable rate by at least this factor.
 WORTH_IT = 1.1
+#: Speculative decoding spends idle math on drafted tokens: the card suggests it only when the math
+#: ceiling is at least this many times the memory ceiling, room for a few more tokens per step.
+SPARE_MATH = 4.0
 
 
 @dataclass(frozen=True)
@@ -163,7 +166,7 @@ def read_card(accelerator_name: str, model_name: str, weight_precision: str = "B
     def attainable(wp=weight_precision, kp=kv_precision, b=B, on=a):
         return decode_point(c, on.dense_bf16_flops_per_s, on.bandwidth_bytes_per_s, b, L, wp, kp).ceiling
 
-    levers = _levers(verdict, weight_precision, kv_precision, c, a, B, kept, stored, K, attainable)
+    levers = _levers(verdict, weight_precision, kv_precision, c, a, B, kept, stored, K, attainable, lambda: math_)
     return Card(**common, memory_ceiling=mem, math_ceiling=math_, weights_time_s=point.weight_bytes / BW,
                 cache_time_s=point.cache_bytes / BW, activation_time_s=point.activation_bytes / BW,
                 math_time_s=point.flops / P, verdict=verdict, levers=tuple(levers))
@@ -203,7 +206,7 @@ def _fit_levers(a: Accelerator, c: Config, weight_precision: str, kv_precision: 
     return out
 
 
-def _levers(verdict, weight_precision, kv_precision, c, a, B, kept, stored, K, attainable) -> list[Lever]:
+def _levers(verdict, weight_precision, kv_precision, c, a, B, kept, stored, K, attainable, now_math) -> list[Lever]:
     """Each lever's gain is the attainable rate (the lower ceiling) with the lever applied over the
     rate now; it helps when that gain is at least ``WORTH_IT``, the lever's setup still fits, and
     nothing else is in charge."""
@@ -243,10 +246,17 @@ def _levers(verdict, weight_precision, kv_precision, c, a, B, kept, stored, K, a
     else:
         why = "each added sequence brings its own cache reads" if memory_bound else "math is already the limit"
     lever("batch twice as many sequences", gain, why, possible=fits_doubled)
+    spare = memory_bound and now_math() >= SPARE_MATH * now
     lever("speculative decoding", None,
           "checks several drafted tokens per read of the weights and caches, spending idle math; "
-          "the gain depends on how many drafts are accepted" if memory_bound or verdict == OVERHEAD
-          else "it needs idle math to spend", possible=memory_bound or verdict == OVERHEAD)
+          "the gain depends on how many drafts are accepted" if spare
+          else "it needs idle math to spend, and this step has little" if memory_bound
+          else "it needs idle math to spend", possible=spare or verdict == OVERHEAD)
+    lever("lower-precision math (FP8 weights and activations)", None,
+          "the step is paced by FLOP/s, and parts with FP8 tensor cores (Hopper, Ada, Blackwell, CDNA 3; "
+          "not the A100) multiply FP8 at about twice their dense BF16 rate; the book's ceilings use BF16 math"
+          if verdict == MATH_BOUND else "the math units are not what limits this step",
+          possible=verdict == MATH_BOUND)
     if verdict == MATH_BOUND:
         better = [x for x in accelerators().values() if x.dense_bf16_flops_per_s > a.dense_bf16_flops_per_s]
         best = max(better, key=lambda x: x.dense_bf16_flops_per_s, default=None)

@@ -216,6 +216,29 @@ def decode_ceilings(model_name: str, names: Sequence[str], precisions: Sequence[
                    "math ceiling", f"share of peak math ({precisions[0]})"], rows)
 
 
+def moe_batching(model_name: str, batches: Sequence[int], weight_precision: str = "BF16") -> Markdown:
+    """What a decode step of a mixture-of-experts model reads as the batch grows (no context): the
+    distinct routed experts its tokens touch per MoE layer (uniform routing), the weight bytes the
+    step reads, those bytes per token, and the step's intensity. No accelerator and no rate: only
+    the model's own arithmetic, which holds however the experts are spread over GPUs."""
+    from .activations import activation_bytes_per_token
+    from .generation import decode_flops_per_token, expected_experts_touched, weight_bytes_read_per_step
+    from .models import model
+
+    c = model(model_name).config
+    if not c.is_moe:
+        raise ValueError(f"model_name must be a mixture-of-experts model; got {model_name!r}")
+    f, act = decode_flops_per_token(c), activation_bytes_per_token(c)
+    rows = []
+    for b in batches:
+        w = weight_bytes_read_per_step(c, weight_precision, b)
+        touched = expected_experts_touched(c.n_routed_experts, c.num_experts_per_tok, b)
+        rows.append([_g(b), f"{touched:,.1f} of {c.n_routed_experts}", _g(w / GB, 1), _g(w / b / GB, 2),
+                     _g(b * f / (w + b * act), 1)])
+    return _table(["batch B", "routed experts touched per layer", f"weights read per step, GB ({weight_precision})",
+                   "weights per token, GB", "intensity (FLOP/byte)"], rows)
+
+
 def prefill_crossovers(model_name: str, names: Sequence[str],
                        precisions: Sequence[str] = ("BF16", "FP8", "INT4"), kv_precision: str = "BF16") -> Markdown:
     """The prompt length at which prefill of ``model_name`` turns compute-bound on each
