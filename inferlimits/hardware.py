@@ -25,6 +25,7 @@ class Accelerator:
     capacity_marketed_gb: float
     reported_capacity_mib: float | None
     capacity_source: str
+    fp8_math: bool
     datacenter: bool
     source: str
     notes: str
@@ -79,6 +80,7 @@ def _from_row(name: str, row: dict) -> Accelerator:
         capacity_marketed_gb=float(row["capacity_marketed_gb"]),
         reported_capacity_mib=float(reported) if reported else None,
         capacity_source=source,
+        fp8_math=bool(row["fp8_math"]),
         datacenter=bool(row["datacenter"]),
         source=row["source"],
         notes=row["notes"],

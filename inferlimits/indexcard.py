@@ -253,10 +253,11 @@ def _levers(verdict, weight_precision, kv_precision, c, a, B, kept, stored, K, a
           else "it needs idle math to spend, and this step has little" if memory_bound
           else "it needs idle math to spend", possible=spare or verdict == OVERHEAD)
     lever("lower-precision math (FP8 weights and activations)", None,
-          "the step is paced by FLOP/s, and parts with FP8 tensor cores (Hopper, Ada, Blackwell, CDNA 3; "
-          "not the A100) multiply FP8 at about twice their dense BF16 rate; the book's ceilings use BF16 math"
-          if verdict == MATH_BOUND else "the math units are not what limits this step",
-          possible=verdict == MATH_BOUND)
+          ("the step is paced by FLOP/s, and this part's tensor cores multiply FP8 at about twice their dense "
+           "BF16 rate; the book's ceilings use BF16 math" if a.fp8_math else
+           "this part's tensor cores have no FP8 mode") if verdict == MATH_BOUND
+          else "the math units are not what limits this step",
+          possible=verdict == MATH_BOUND and a.fp8_math)
     if verdict == MATH_BOUND:
         better = [x for x in accelerators().values() if x.dense_bf16_flops_per_s > a.dense_bf16_flops_per_s]
         best = max(better, key=lambda x: x.dense_bf16_flops_per_s, default=None)
@@ -272,7 +273,7 @@ def _levers(verdict, weight_precision, kv_precision, c, a, B, kept, stored, K, a
     else:
         gain = attainable(on=best) / now
         lever(f"a card with more {what} ({best.name})", gain, why if gain >= WORTH_IT else "it would gain little")
-    out.append(Lever("profile: launches, kernel efficiency, synchronisation", verdict == OVERHEAD, None,
+    out.append(Lever("profile the step (host time, kernels, waits)", verdict == OVERHEAD, None,
                      "the measurement is far below both ceilings: something outside the two-resource model is "
                      "in charge" if verdict == OVERHEAD else "only needed when a measurement is far below both ceilings"))
     return out
@@ -314,6 +315,13 @@ STEPS: tuple[Step, ...] = (
 )
 
 
+def _prompt_does_not_fit(card: Card) -> str:
+    """Why a prompt cannot be read: the weights alone do not fit, or the prompt's cache does not."""
+    if card.stored_weight_bytes > card.prompt_memory.usable_bytes:
+        return "the weights alone do not fit"
+    return "its cache does not fit beside the weights"
+
+
 def _gb(x: float) -> str:
     """Bytes as GB, with three significant figures below 10 GB (so a small shortfall still shows)."""
     return f"{x / GB:,.3g} GB" if x < 10 * GB else f"{x / GB:,.1f} GB"
@@ -330,8 +338,7 @@ def card_rows(card: Card) -> list[tuple[str, str, str]]:
     fits = (f"{m.needed_bytes / GB:,.1f} of {m.usable_bytes / GB:,.1f} GB: "
             + ("fits" if m.fits else f"does not fit, {_gb(m.missing_bytes)} short"))
     ttft = (f"{card.time_to_first_token_s * 1e3:,.1f} ms for {card.prompt_tokens:,.0f} tokens"
-            if card.time_to_first_token_s is not None else
-            f"none: a {card.prompt_tokens:,.0f}-token prompt does not fit")
+            if card.time_to_first_token_s is not None else f"none: {_prompt_does_not_fit(card)}")
     if not card.fits:
         verdict = f"no verdict on a rate: {card.verdict}"
     elif card.measured_tokens_per_s:
@@ -377,7 +384,7 @@ def summary_lines(card: Card) -> list[str]:
                      f"(from {card.prefill_crossover_tokens:,.0f}), first token after "
                      f"{card.time_to_first_token_s * ms:,.1f} ms")
     else:
-        lines.append(f"prefill of {card.prompt_tokens:,.0f} tokens: its cache does not fit beside the weights")
+        lines.append(f"prefill of {card.prompt_tokens:,.0f} tokens: {_prompt_does_not_fit(card)}")
     if card.measured_tokens_per_s and card.fits:
         lines.append(f"measured {card.measured_tokens_per_s:,.0f} tokens/s = {card.share_of_ceiling:.1%} of the ceiling")
     elif card.measured_tokens_per_s:

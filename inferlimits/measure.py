@@ -166,6 +166,26 @@ def processor_name() -> str:
     return platform.processor() or platform.machine() or "unknown processor"
 
 
+_CACHE_SIZE_UNITS = {"K": 2**10, "M": 2**20, "G": 2**30}
+
+
+def last_level_cache_bytes(root: str = "/sys/devices/system/cpu/cpu0/cache") -> int | None:
+    """The largest (last-level) cache the operating system reports for the first core, in bytes
+    (Linux's sysfs, e.g. "491520K"), or None where it reports none. On a virtual machine this is
+    the host processor's cache, shared with whatever else runs on it."""
+    sizes = []
+    try:
+        for entry in os.listdir(root):
+            if entry.startswith("index"):
+                with open(os.path.join(root, entry, "size"), encoding="utf-8") as f:
+                    text = f.read().strip()
+                sizes.append(int(text[:-1]) * _CACHE_SIZE_UNITS[text[-1]] if text[-1] in _CACHE_SIZE_UNITS
+                             else int(text))
+    except (OSError, ValueError):
+        return None
+    return max(sizes) if sizes else None
+
+
 @dataclass(frozen=True)
 class Machine:
     """This machine's two measured speeds and what it is."""
@@ -178,6 +198,7 @@ class Machine:
     matmul: Samples       # FLOP/s
     array_bytes: int
     matmul_side: int
+    last_level_cache: int | None = None  # bytes, as the operating system reports it
 
     @property
     def bandwidth(self) -> Samples:
@@ -222,6 +243,9 @@ class Machine:
             f"| matrix product, {self.matmul_side:,} × {self.matmul_side:,} | {m.median / 1e9:,.1f} GFLOP/s "
             f"| {m.low / 1e9:,.1f} to {m.high / 1e9:,.1f} GFLOP/s |",
             f"| balance point | {self.balance_point_flop_per_byte:,.1f} FLOP/byte | |",
+            (f"| largest processor cache, as the system reports it | {self.last_level_cache / MIB:,.0f} MiB "
+             f"| the array is {self.array_bytes / self.last_level_cache:,.2g}× it |" if self.last_level_cache else
+             "| largest processor cache | not reported | |"),
         ])
 
 
@@ -253,7 +277,8 @@ def this_machine(array_bytes: int = 256 * MIB, matmul_side: int = 2048) -> Machi
     read, matvec_read = this_bandwidth(array_bytes)
     return Machine(processor=processor_name(), cores=os.cpu_count() or 1,
                    date=datetime.date.today().isoformat(), read=read, matvec_read=matvec_read,
-                   matmul=this_matmul(matmul_side), array_bytes=int(array_bytes), matmul_side=int(matmul_side))
+                   matmul=this_matmul(matmul_side), array_bytes=int(array_bytes), matmul_side=int(matmul_side),
+                   last_level_cache=last_level_cache_bytes())
 
 
 # ---- matrix-vector to matrix-matrix ----------------------------------------------------------

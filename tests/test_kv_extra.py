@@ -246,3 +246,20 @@ def test_ceiling_table_says_never_where_math_cannot_bind_and_states_no_rate_that
 def test_price_table_lists_every_priced_accelerator():
     text = tables.gpu_hour_prices("Llama-3.1-8B").data
     assert all(name in text for name in economics.gpu_hour_prices())
+
+
+def test_decode_table_marks_weights_that_do_not_fit_and_states_no_rate_for_them():
+    text = tables.decode_ceilings("Llama-3.1-70B", ["H200 SXM", "B200 (HGX)", "L40S"]).data
+    rows = {r.split(" | ")[0].strip("| "): r for r in text.splitlines()[2:]}
+    # 141.1 GB of BF16 weights: over the 135.7 GB an H200 may fill, within a B200's 173 GB
+    assert "| does not fit |" in rows["H200 SXM"] and "does not fit" not in rows["B200 (HGX)"]
+    assert rows["L40S"].count("does not fit") == 2  # BF16 and FP8; INT4 fits
+
+
+def test_moe_table_counts_the_experts_a_batch_touches_and_states_no_rate():
+    text = tables.moe_batching("DeepSeek-V3", [1, 64, 4096]).data
+    rows = text.splitlines()[2:]
+    assert "| 8.0 of 256 |" in rows[0] and "| 256.0 of 256 |" in rows[2]
+    assert "tokens/s" not in text
+    with pytest.raises(ValueError, match=r"\bmodel_name\b"):
+        tables.moe_batching("Llama-3.1-8B", [1])

@@ -335,3 +335,14 @@ def test_machine_and_powers_of_two():
 def test_bad_sizes_are_refused(call):
     with pytest.raises(ValueError):
         call()
+
+
+def test_last_level_cache_is_the_largest_the_system_reports(tmp_path):
+    for i, size in enumerate(["48K", "2048K", "491520K", "64K"]):
+        (tmp_path / f"index{i}").mkdir()
+        (tmp_path / f"index{i}" / "size").write_text(size + "\n")
+    assert measure.last_level_cache_bytes(str(tmp_path)) == 480 * 2**20
+    assert measure.last_level_cache_bytes(str(tmp_path / "absent")) is None
+    m = measure.Machine("cpu", 2, "2026-01-01", measure.Samples((1e10,)), measure.Samples((2e10,)),
+                        measure.Samples((1e11,)), 2**28, 2048, last_level_cache=480 * 2**20)
+    assert "480 MiB" in m._repr_markdown_() and "0.53×" in m._repr_markdown_()

@@ -143,13 +143,16 @@ def test_overhead_bound_eager_baseline():
     m = measurement("b200_eager_llama8b")
     card = read_card(m.accelerator, m.model, weight_precision=m.weight_precision, measured_tokens_per_s=m.tokens_per_s)
     assert card.verdict == OVERHEAD and 0.05 < card.share_of_ceiling < 0.06
-    assert card.helping() == ["profile: launches, kernel efficiency, synchronisation"]
+    assert card.helping() == ["profile the step (host time, kernels, waits)"]
 
 
 def test_compute_bound_decode_and_impossible_measurements():
     big = read_card("B200 (HGX)", "Llama-3.1-8B", batch=512)
     assert big.decode_wall == COMPUTE_BOUND and big.verdict == MATH_BOUND
     assert "speculative decoding" not in big.helping() and "batch twice as many sequences" not in big.helping()
+    assert "lower-precision math (FP8 weights and activations)" in big.helping()
+    a100 = read_card("A100 80GB SXM", "Llama-3.1-8B", batch=1024)
+    assert a100.verdict == MATH_BOUND and "lower-precision math (FP8 weights and activations)" not in a100.helping()
     near = read_card("B200 (HGX)", "Llama-3.1-8B", measured_tokens_per_s=450)
     assert near.verdict == WEIGHTS_BOUND
     wrong = read_card("B200 (HGX)", "Llama-3.1-8B", measured_tokens_per_s=600)

@@ -64,8 +64,8 @@ def spec(names: Sequence[str], accelerator_name: str, model_name: str, weight_pr
     here = this.intensity if this else None
     reached = attainable_flop_per_s(here, P, BW) if this else None
     ttft = this.time_s if this else None
-    label = (f"{bound(here, P, BW)}: {reached / P:.0%} of peak" if this else
-             "does not fit in memory")
+    why_not = "beyond the model's context" if prompt_tokens > m.context_length else "does not fit in memory"
+    label = f"{bound(here, P, BW)}: {reached / P:.0%} of peak" if this else why_not
     left = [
         dict(type="scatter", x=fx, y=fy, mode="lines", line=dict(color=FAINT, width=1), hoverinfo="skip",
              name="other accelerators", showlegend=False),
@@ -107,7 +107,7 @@ def spec(names: Sequence[str], accelerator_name: str, model_name: str, weight_pr
         dict(type="scatter", x=[prompt_tokens], y=[ttft if this else SECONDS_RANGE[0] * 10],
              mode="markers+text" if this else "text", marker=dict(size=14, color=INK),
              text=[f"{prompt_tokens:,.0f} tokens: {_seconds(ttft)}" if this else
-                   f"{prompt_tokens:,.0f} tokens: does not fit"], textposition="top center", cliponaxis=False,
+                   f"{prompt_tokens:,.0f} tokens: {why_not}"], textposition="top center", cliponaxis=False,
              name="this prompt", showlegend=False, xaxis="x2", yaxis="y2",
              hovertemplate="%{x:,.0f} tokens → %{y:.3g} s<extra></extra>"),
     ]
