@@ -35,7 +35,7 @@ def _fits_label(c, context_length: int, w: float, k: float, batch: int, usable: 
     longest = max_context_tokens(usable, w, k, batch, 1.0)
     window = c.sliding_window
     if window and longest >= window:
-        return None, f"every context fits: the {window:,}-token window caps each cache"
+        return None, f"every context fits if the engine frees what falls out of the {window:,}-token window"
     limit = min(context_length, CONTEXT_RANGE[1])
     if longest >= limit:
         return None, f"the model's longest context ({limit:,} tokens) fits"
