@@ -37,19 +37,32 @@ def balance_points(names: Sequence[str], low: float, high: float) -> Markdown:
                    "balance point (FLOP/byte)", f"vs. {low:g}–{high:g}"], rows, "lrrrrc")
 
 
-def accelerator_figures() -> Markdown:
-    """Every accelerator's figures with units spelled out: capacity as marketed, as the device
-    reports it (MiB), and the bytes the book computes with, in GB and GiB."""
+def accelerator_figures(figures: str = "compute") -> Markdown:
+    """Every accelerator's figures with units spelled out. ``figures="compute"``: dense and sparse
+    math, the measured matmul rate and the bandwidth. ``figures="memory"``: the capacity as
+    marketed, as the device reports it (MiB), the bytes the book computes with in GiB and GB, the
+    reported figure as a share of the marketed one read as GiB, and the usable share of it."""
+    from .kvcache import usable_memory_fraction
+
+    if figures == "compute":
+        rows = []
+        for a in accelerators().values():
+            measured = _g(a.measured_matmul_flops_per_s / 1e12) if a.measured_matmul_flops_per_s else "–"
+            rows.append([a.name, a.vendor, a.year, _g(a.dense_bf16_tflops, 1), _g(a.sparse_bf16_flops_per_s / 1e12, 1),
+                         measured, _g(a.bandwidth_bytes_per_s / GB)])
+        return _table(["accelerator", "vendor", "year", "dense BF16 TFLOP/s", "sparse (not used)",
+                       "measured matmul TFLOP/s", "bandwidth GB/s"], rows, "lllrrrr")
+    if figures != "memory":
+        raise ValueError(f"figures must be 'compute' or 'memory'; got {figures!r}")
+    u = usable_memory_fraction()
     rows = []
     for a in accelerators().values():
-        measured = _g(a.measured_matmul_flops_per_s / 1e12) if a.measured_matmul_flops_per_s else "–"
-        reported = _g(a.reported_capacity_mib) if a.capacity_reported else "none found (read as GB)"
-        rows.append([a.name, a.vendor, a.year, _g(a.dense_bf16_tflops, 1), _g(a.sparse_bf16_flops_per_s / 1e12, 1),
-                     measured, _g(a.bandwidth_bytes_per_s / GB), f"{a.capacity_marketed_gb:g} GB", reported,
-                     _g(a.capacity_bytes / GB, 1), _g(a.capacity_bytes / GIB, 1)])
-    return _table(["accelerator", "vendor", "year", "dense BF16 TFLOP/s", "sparse (not used)",
-                   "measured matmul TFLOP/s", "bandwidth GB/s", "capacity as marketed", "reported MiB",
-                   "capacity GB", "capacity GiB"], rows, "lllrrrrrrrr")
+        reported = _g(a.reported_capacity_mib) if a.capacity_reported else "none found: read as GB"
+        share = (f"{a.capacity_bytes / (a.capacity_marketed_gb * GIB):.1%}" if a.capacity_reported else "–")
+        rows.append([a.name, f"{a.capacity_marketed_gb:g} GB", reported, _g(a.capacity_bytes / GIB, 1),
+                     _g(a.capacity_bytes / GB, 1), share, _g(u * a.capacity_bytes / GB, 1)])
+    return _table(["accelerator", "as marketed", "reported (MiB)", "GiB", "GB",
+                   "reported ÷ marketed read as GiB", f"usable at {u:.0%} (GB)"], rows, "lrrrrrr")
 
 
 def accelerator_sources() -> Markdown:
@@ -57,11 +70,16 @@ def accelerator_sources() -> Markdown:
     none is used), the measured matmul rate, and the notes."""
     rows = [[a.name, a.source + (f"; measured matmul: {a.measured_source}" if a.measured_source else ""),
              a.capacity_source, a.notes] for a in accelerators().values()]
-    return _table(["accelerator", "datasheet source", "capacity as reported", "notes"], rows, "llll")
+    return _table(["accelerator", "datasheet source", "capacity as the device reports it", "notes"], rows, "llll")
 
 
-def model_configs() -> Markdown:
-    """The config.json fields each model's arithmetic uses."""
+def model_configs(sources: bool = False) -> Markdown:
+    """The config.json fields each model's arithmetic uses, with the context its publisher supports
+    beside ``max_position_embeddings`` (the size of its position table, which can be larger).
+    ``sources=True``: where each model's config, supported context and published count come from."""
+    if sources:
+        rows = [[m.name, m.source, m.context_length_source, m.published_params_source] for m in models().values()]
+        return _table(["model", "config", "supported context", "published parameter count"], rows, "llll")
     rows = []
     for m in models().values():
         c = m.config
@@ -72,25 +90,32 @@ def model_configs() -> Markdown:
         extras = [x for x in ("QKV bias" if c.qkv_bias else "", "tied embeddings" if c.tie_word_embeddings else "",
                               f"sliding window {c.sliding_window:,}" if c.sliding_window else "") if x]
         rows.append([m.name, c.num_hidden_layers, _g(c.hidden_size), _g(c.intermediate_size), _g(c.vocab_size),
-                     attention, experts, _g(c.max_position_embeddings), ", ".join(extras) or "–"])
+                     attention, experts, _g(m.context_length), _g(c.max_position_embeddings),
+                     ", ".join(extras) or "–"])
     return _table(["model", "layers", "hidden", "FFN", "vocab", "attention (query / KV heads)", "MLP",
-                   "max context", "other"], rows, "lrrrrllrl")
+                   "context supported (tokens)", "max_position_embeddings", "other"], rows, "lrrrrllrrl")
 
 
 def model_derived(kv_precision: str = "BF16") -> Markdown:
-    """Parameter counts and KV bytes per token derived from the configs, beside the published counts."""
+    """Parameter counts derived from the configs, beside the published counts; N, the weights one
+    token multiplies (all active weights but the input embedding table), and what follows from it:
+    F = 2N per token, and the BF16 weight bytes memory holds and a batch-1 decode step reads; and
+    the KV bytes per token."""
+    from .generation import weight_bytes_read_per_step
+    from .models import multiplied_params_per_token, weight_bytes
+
     rows = []
     for m in models().values():
         c = m.config
-        total, active = param_count(c), active_param_count(c)
+        n = multiplied_params_per_token(c)
         published = _g(m.published_params) if m.published_params_exact else f"{m.published_params / 1e9:g} billion"
-        k = kv_bytes_per_token(c, kv_precision)
         active_published = (f"{m.published_active_params / 1e9:g} billion" if m.published_active_params else "–")
-        rows.append([m.name, _g(total), published,
-                     _g(active - embedding_params(c)) if c.is_moe else "all", active_published,
-                     _g(k), f"{k / KIB:,.1f}"])
-    return _table(["model", "parameters (derived)", "published", "active per token, without the embedding table",
-                   "published active", f"KV bytes per token ({kv_precision})", "KiB"], rows)
+        rows.append([m.name, _g(param_count(c)), published, _g(n), active_published, f"{2 * n / 1e9:,.2f}",
+                     f"{weight_bytes(c, 'BF16') / GB:,.2f}", f"{weight_bytes_read_per_step(c, 'BF16') / GB:,.2f}",
+                     f"{kv_bytes_per_token(c, kv_precision) / KIB:,.1f}"])
+    return _table(["model", "parameters (derived)", "published", "N: weights a token multiplies", "published active",
+                   "F = 2N (GFLOP per token)", "weights held, BF16 (GB)", "weights read per step, BF16, batch 1 (GB)",
+                   f"KV per token, {kv_precision} (KiB)"], rows)
 
 
 def kv_bytes_derivation(kv_precision: str = "BF16") -> Markdown:
@@ -415,6 +440,7 @@ def card_cases(cases) -> Markdown:
                  f"context {card.context_tokens:,g}, prompt {card.prompt_tokens:,g}"
                  + (f", measured {card.measured_tokens_per_s:,g} tokens/s" if card.measured_tokens_per_s else ""))
         prefill = (f"{card.prefill_wall} (from {card.prefill_crossover_tokens:,.0f} tokens)" if card.prefill_wall
+                   else "the weights do not fit" if card.stored_weight_bytes > card.prompt_memory.usable_bytes
                    else "the prompt's cache does not fit")
         ceilings = [_g(x) if x is not None else "does not fit" for x in (card.memory_ceiling, card.math_ceiling)]
         rows.append([label, setup, *ceilings, card.verdict, prefill, ", ".join(card.helping()) or "–"])
