@@ -106,6 +106,10 @@ def roofline_spec(names: Sequence[str], accelerator_name: str, model_name: str, 
     data.append(dict(type="scatter", x=[ridge], y=[roofline.TFLOPS_RANGE[0] * 2],
                      text=[f"ridge: {ridge:.0f}× the BF16 intensity"], mode="text", textposition="top left",
                      hoverinfo="skip", name="distance to the ridge"))
+    missing = [p for p, x in zip(PRECISIONS, xs) if x is None]
+    data.append(dict(type="scatter", x=[roofline.INTENSITY_RANGE[0] * 1.5], y=[roofline.TFLOPS_RANGE[1] / 2],
+                     text=[f"does not fit in memory: {', '.join(missing)} weights" if missing else ""],
+                     mode="text", textposition="bottom right", hoverinfo="skip", name="what does not fit"))
     layout = dict(base["layout"])
     layout["title"] = dict(base["layout"]["title"], text=f"Decoding {model_name} on the {accelerator_name} roofline")
     return {"data": data, "layout": layout}
