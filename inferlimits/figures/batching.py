@@ -69,6 +69,8 @@ def throughput_spec(model_name: str, accelerator_name: str, batch: float) -> dic
 
     mem = _or_gone([memory_ceiling_tokens_per_s(bw, w, x, activation_bytes_per_token=act) for x in CURVE], fits)
     mth = math_ceiling_tokens_per_s(p, f)
+    best = accelerator(accelerator_name).measured_matmul_flops_per_s
+    measured = math_ceiling_tokens_per_s(best, f) if best else None
     agg, one = rate(aggregate_tokens_per_s, True, b), rate(per_user_tokens_per_s, True, b)
     hover = "batch %{x:.0f} → %{y:,.0f} tokens/s<extra>%{fullData.name}</extra>"
     data = [
@@ -76,6 +78,10 @@ def throughput_spec(model_name: str, accelerator_name: str, batch: float) -> dic
              name="memory ceiling, no context (B × BW / (W + B·A))", hovertemplate=hover),
         dict(type="scatter", x=list(BATCH_RANGE), y=_or_gone([mth, mth], fits), mode="lines",
              line=dict(color=FAINT, width=2, dash="dot"), name="math ceiling (P / F)", hovertemplate=hover),
+        dict(type="scatter", x=list(BATCH_RANGE), y=_or_gone([measured, measured], fits and measured is not None),
+             mode="lines", line=dict(color=PALETTE[5], width=1, dash="dashdot"),
+             name="math at the best measured matrix multiply" if measured else "no measured matrix multiply",
+             hovertemplate=hover),
         dict(type="scatter", x=CURVE, y=_or_gone([rate(aggregate_tokens_per_s, True, x) for x in CURVE], fits),
              mode="lines", line=dict(color=ACCENT, width=3), name="aggregate, math and memory overlapped",
              hovertemplate=hover),
