@@ -295,8 +295,7 @@ def _l2_cache(cl: Claim, s: Setting) -> Recomputed:
     l2 = s.a.last_level_cache_bytes
     return Recomputed((l2,), route=(float(s.a.last_level_cache_marketed.split()[0]) * cl.scale,),
                       route_text="NVIDIA's marketed figure, which counts MiB, read as MB,",
-                      note=f"NVIDIA's 40 MB counts MiB; the weights a token reads are "
-                                  f"{s.point().weight_bytes / l2:,.0f} times larger")
+                      note=f"the weights a token reads are {s.point().weight_bytes / l2:,.0f} times larger")
 
 
 def _decode_rate(cl: Claim, s: Setting) -> Recomputed:
@@ -333,6 +332,7 @@ def _kv_sequence(cl: Claim, s: Setting) -> Recomputed:
 
 
 def _kv_factor(cl: Claim, s: Setting) -> Recomputed:
+    """The factor on the cache is 1 in the book's model: the cache is stored in its own precision."""
     up = bytes_per_element("FP32") / bytes_per_element("BF16")
     return Recomputed((1.0,), assumed=tuple(cl.stated_base(i) for i in range(len(cl.stated))), note=f"FP32 storage would double the cache ({up:g}×); the rest is not derived")
 
@@ -368,20 +368,22 @@ def _sequences(cl: Claim, s: Setting) -> Recomputed:
                       route=(doc,), route_text=f"{remaining.wording} left over {per_sequence.wording} each")
 
 
-def _most_a_step_reads(s: Setting) -> float:
-    """The most one decode step can read on the card: everything the usable memory can hold,
-    weights and caches, and the activations of one sequence. (The weights a step reads leave out
-    the embedding table, which is held but not read.)"""
+def _most_one_sequence_reads(s: Setting) -> float:
+    """The most one sequence's decode step can read on the card, the case the document describes
+    ("decoding each token streams"): the weights it reads, the longest cache that fits beside
+    the stored weights in the usable memory, and its activations. (The weights a step reads leave
+    out the embedding table, which is held but not read.)"""
     c = s.c
     return (s.usable * s.a.capacity_bytes - embedding_params(c) * bytes_per_element("BF16")
             + activation_bytes_per_token(c))
 
 
 def _bytes_per_step(cl: Claim, s: Setting) -> Recomputed:
-    most = _most_a_step_reads(s)
-    return Recomputed((s.point().bytes, most),
-                      note=(f"from the weights alone to the most a step can read with {s.usable:.0%} usable, "
-                            f"{_gb(most)}; the whole card is {_gb(s.a.capacity_bytes)}"))
+    most = _most_one_sequence_reads(s)
+    return Recomputed((s.point().bytes, most), route=(s.w, s.a.capacity_bytes),
+                      route_text="every stored weight to the whole card",
+                      note=(f"from the weights a token reads to the most one sequence's step can read with "
+                            f"{s.usable:.0%} usable, {_gb(most)}"))
 
 
 def _step_time(cl: Claim, s: Setting) -> Recomputed:
@@ -389,12 +391,13 @@ def _step_time(cl: Claim, s: Setting) -> Recomputed:
     share = cl.route_bandwidth_share
     streamed = claim("streamed")
     implied = [implied_bandwidth_bytes_per_s(streamed.stated_base(i), cl.stated_base(i)) for i in range(2)]
-    moved = (s.point().bytes, _most_a_step_reads(s))
+    moved = (s.point().bytes, _most_one_sequence_reads(s))
     return Recomputed(tuple(m / bw for m in moved),
                       route=tuple(streamed.stated_base(i) / (share * bw) for i in range(2)),
                       route_text=f"its bytes at {share:.0%} of the bandwidth, which it never states",
                       note=(f"the stated pairs imply {implied[0] / 1e12:.2f} and {implied[1] / 1e12:.2f} TB/s; "
-                            f"its own ceiling of 31 tokens/s assumes the full {bw / GB:,.0f} GB/s"))
+                            f"its own ceiling of {claim('decode_rate').stated[0]} tokens/s assumes the full "
+                            f"{bw / GB:,.0f} GB/s"))
 
 
 def _compute_time(cl: Claim, s: Setting) -> Recomputed:
@@ -487,8 +490,8 @@ def judge(claim_id: str) -> Verdict:
         r.right) else math.inf
     why = (f"{r.route_text} gives {_show(cl, r.route)}" if route_ok else
            f"{off:.1%} off: coarser than written" if off <= COARSER_WITHIN else "no route found to the document's number")
-    if cl.recompute in ("bytes_per_step", "step_time") and cl.stated_base(-1) > r.right[-1]:
-        why = "its upper end is more than a step can read on this card; " + why
+    if cl.recompute == "bytes_per_step" and cl.stated_base(-1) > r.right[-1]:
+        why = "its upper end is more than one sequence's step can read on this card; " + why
     return Verdict(cl, r, FAILS, why + note)
 
 

@@ -97,8 +97,9 @@ def test_reasons_name_the_right_numbers():
     assert "81,920 MiB = 80 GiB" in we.judge("gpu_memory").why
     assert "76 GiB" in we.judge("remaining").why
     assert "no real deployment" in we.judge("kv_2k").why and "FP32" in we.judge("kv_2k").why
-    assert "more than a step can read" in we.judge("streamed").why
-    assert "never states" in we.judge("step_time").why
+    assert "more than one sequence's step can read" in we.judge("streamed").why
+    assert "every stored weight to the whole card" in we.judge("streamed").why
+    assert "never states" in we.judge("step_time").why and "can read" not in we.judge("step_time").why
 
 
 def test_only_an_admissible_assumption_lets_a_claim_hold():
