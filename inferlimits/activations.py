@@ -42,17 +42,23 @@ from .models import Config, _layer_index
 from .units import bytes_per_element
 
 PHASES = ("decode", "prefill")
+#: What a kernel does: multiply the token by weights, attend over the cache or the prompt, or work
+#: number by number (norms, rotary embeddings, SiLU, copies). Products and attention can be
+#: compute-bound; elementwise kernels never are, so their traffic cannot hide under math.
+PRODUCT, ATTENTION, ELEMENTWISE = "product", "attention", "elementwise"
+KINDS = (PRODUCT, ATTENTION, ELEMENTWISE)
 
 
 @dataclass(frozen=True)
 class Kernel:
     """One kernel of a forward pass: the numbers it reads and writes for each token (activations
-    only: weights and cache are counted elsewhere), and what it is."""
+    only: weights and cache are counted elsewhere), what it is, and its kind (``KINDS``)."""
 
     name: str
     reads: int
     writes: int
     what: str
+    kind: str = ELEMENTWISE
 
     @property
     def numbers(self) -> int:
@@ -71,38 +77,38 @@ def _attention_kernels(c: Config, phase: str) -> list[Kernel]:
         r_kv, rope, q_out = c.kv_lora_rank, c.qk_rope_head_dim, nh * c.head_dim_qk
         v_out = nh * c.head_dim_v
         down = (c.q_lora_rank or 0) + r_kv + rope
-        out = [Kernel("latent projections", h, down, "the query's and the latent's down-projections, one product")]
+        out = [Kernel("latent projections", h, down, "the query's and the latent's down-projections, one product", PRODUCT)]
         if c.q_lora_rank:
             out += [Kernel("query norm", c.q_lora_rank, c.q_lora_rank, "RMSNorm of the query's latent"),
-                    Kernel("query up-projection", c.q_lora_rank, q_out, "the query's latent to every head")]
+                    Kernel("query up-projection", c.q_lora_rank, q_out, "the query's latent to every head", PRODUCT)]
         else:
-            out[0] = Kernel("latent projections", h, q_out + r_kv + rope, "the query and the latent, one product")
+            out[0] = Kernel("latent projections", h, q_out + r_kv + rope, "the query and the latent, one product", PRODUCT)
         out += [Kernel("latent norm", r_kv, r_kv, "RMSNorm of the key-value latent"),
                 Kernel("rotary embedding", nh * rope + rope, nh * rope + rope, "position of queries and the shared key"),
                 Kernel("cache write", r_kv + rope, 0, "the latent and the rotary key, copied into the cache")]
         if phase == "prefill":
             expanded = nh * (c.qk_nope_head_dim + c.head_dim_v)
-            out += [Kernel("key-value up-projection", r_kv, expanded, "the latent expanded to every head's key and value"),
-                    Kernel("attention", 2 * q_out + v_out, v_out, "fused attention over the prompt (expanded form)")]
+            out += [Kernel("key-value up-projection", r_kv, expanded, "the latent expanded to every head's key and value", PRODUCT),
+                    Kernel("attention", 2 * q_out + v_out, v_out, "fused attention over the prompt (expanded form)", ATTENTION)]
         else:
             latent_q = nh * (r_kv + rope)
-            out += [Kernel("query absorption", nh * c.qk_nope_head_dim, nh * r_kv, "W_UK folded into each head's query"),
-                    Kernel("attention", latent_q, nh * r_kv, "fused attention over the cached latent (absorbed form)"),
-                    Kernel("value up-projection", nh * r_kv, v_out, "W_UV applied to the attended latent")]
-        return out + [Kernel("output projection", v_out, h, "attention's output back to the hidden size")]
+            out += [Kernel("query absorption", nh * c.qk_nope_head_dim, nh * r_kv, "W_UK folded into each head's query", PRODUCT),
+                    Kernel("attention", latent_q, nh * r_kv, "fused attention over the cached latent (absorbed form)", ATTENTION),
+                    Kernel("value up-projection", nh * r_kv, v_out, "W_UV applied to the attended latent", PRODUCT)]
+        return out + [Kernel("output projection", v_out, h, "attention's output back to the hidden size", PRODUCT)]
     q, kv = nh * c.head_dim_qk, c.num_key_value_heads * c.head_dim_qk
     reads = q + 2 * kv if phase == "prefill" else q  # in decode, keys and values come from the cache
-    return [Kernel("QKV projection", h, q + 2 * kv, "query, key and value projections, one product"),
+    return [Kernel("QKV projection", h, q + 2 * kv, "query, key and value projections, one product", PRODUCT),
             Kernel("rotary embedding", q + kv, q + kv, "position of queries and keys, in place"),
             Kernel("cache write", 2 * kv, 0, "the new keys and values, copied into the cache"),
-            Kernel("attention", reads, q, "fused attention (FlashAttention-style)"),
-            Kernel("output projection", q, h, "attention's output back to the hidden size")]
+            Kernel("attention", reads, q, "fused attention (FlashAttention-style)", ATTENTION),
+            Kernel("output projection", q, h, "attention's output back to the hidden size", PRODUCT)]
 
 
 def _gated_mlp(h: int, inner: int, label: str) -> list[Kernel]:
-    return [Kernel(f"{label} gate and up", h, 2 * inner, "gate and up projections, one product"),
+    return [Kernel(f"{label} gate and up", h, 2 * inner, "gate and up projections, one product", PRODUCT),
             Kernel(f"{label} SiLU and multiply", 2 * inner, inner, "one fused elementwise kernel"),
-            Kernel(f"{label} down", inner, h, "down projection")]
+            Kernel(f"{label} down", inner, h, "down projection", PRODUCT)]
 
 
 def layer_kernels(c: Config, layer: int, phase: str = "decode") -> list[Kernel]:
@@ -116,7 +122,7 @@ def layer_kernels(c: Config, layer: int, phase: str = "decode") -> list[Kernel]:
     if not c.layer_is_moe(_layer_index(c, layer)):
         return out + _gated_mlp(h, c.intermediate_size, "MLP")
     routed, shared = c.num_experts_per_tok, c.n_shared_experts or 0
-    out.append(Kernel("router", h, c.n_routed_experts, "a score for every expert"))
+    out.append(Kernel("router", h, c.n_routed_experts, "a score for every expert", PRODUCT))
     for _ in range(routed):
         out += _gated_mlp(h, c.moe_intermediate_size, "routed expert")
     if shared:
@@ -131,19 +137,25 @@ def outer_kernels(c: Config, phase: str = "decode") -> list[Kernel]:
     out = [Kernel("embedding lookup", h, h, "the token's row of the table, copied out"),
            Kernel("final norm", h, h, "RMSNorm after the last layer")]
     if _phase(phase) == "decode":
-        out += [Kernel("output head", h, v, "one logit per vocabulary entry"),
+        out += [Kernel("output head", h, v, "one logit per vocabulary entry", PRODUCT),
                 Kernel("sampling", v, 1, "reads the logits, picks a token")]
     return out
 
 
-def activation_numbers_per_token(c: Config, phase: str = "decode") -> int:
+def activation_numbers_per_token(c: Config, phase: str = "decode", kinds: tuple[str, ...] = KINDS) -> int:
     """Numbers one token reads and writes between kernels in one forward pass: every layer's
-    kernels plus those outside the layers."""
-    layers = sum(k.numbers for i in range(c.num_hidden_layers) for k in layer_kernels(c, i, phase))
-    return layers + sum(k.numbers for k in outer_kernels(c, phase))
+    kernels plus those outside the layers (only the kernels of the given ``kinds``)."""
+    unknown = set(kinds) - set(KINDS)
+    if unknown or not kinds:
+        raise ValueError(f"kinds must be some of {', '.join(KINDS)}; got {kinds!r}")
+    every = [k for i in range(c.num_hidden_layers) for k in layer_kernels(c, i, phase)] + outer_kernels(c, phase)
+    return sum(k.numbers for k in every if k.kind in kinds)
 
 
-def activation_bytes_per_token(c: Config, phase: str = "decode", activation_precision: str = "BF16") -> float:
+def activation_bytes_per_token(c: Config, phase: str = "decode", activation_precision: str = "BF16",
+                               kinds: tuple[str, ...] = KINDS) -> float:
     """A, the activation bytes one token moves in one forward pass, in ``phase``:
-    (numbers read + numbers written, over every kernel) x bytes per activation."""
-    return activation_numbers_per_token(c, phase) * bytes_per_element(activation_precision, "activation_precision")
+    (numbers read + numbers written, over every kernel) x bytes per activation. ``kinds`` keeps
+    only some kernels, e.g. (ELEMENTWISE,) for the traffic that no math can hide."""
+    return activation_numbers_per_token(c, phase, kinds) * bytes_per_element(activation_precision,
+                                                                             "activation_precision")

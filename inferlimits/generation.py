@@ -77,23 +77,39 @@ def prefill_attention_flops(c: Config, prompt_tokens: float) -> float:
     return _attention_flop_coefficient(c) * S * (S + 1)
 
 
+def _head(c: Config) -> int:
+    """H, the weights of the output head (vocab x hidden): a prefill multiplies them only for the
+    last prompt position, the one whose logits give the first new token."""
+    return embedding_params(c)
+
+
 def prefill_flops(c: Config, prompt_tokens: float) -> float:
-    """FLOPs to read a prompt of S tokens: 2N x S for the matrix products, plus causal attention,
+    """FLOPs to read a prompt of S tokens: 2 (N - H) x S for the matrix products of the layers,
+    2H for the output head, which only the last position needs, plus causal attention,
     layers x heads x (d_qk + d_v) x S x (S + 1)."""
     S = positive("prompt_tokens", prompt_tokens)
-    return 2.0 * _multiplied(c) * S + prefill_attention_flops(c, S)
+    n, h = _multiplied(c), _head(c)
+    return 2.0 * (n - h) * S + 2.0 * h + prefill_attention_flops(c, S)
 
 
 def prefill_attention_share(c: Config, prompt_tokens: float) -> float:
     """Attention's share of the prefill FLOPs for a prompt of S tokens:
-    a x S x (S + 1) / (2 x N x S + a x S x (S + 1)) = a(S + 1) / (2N + a(S + 1)),
-    with a = layers x heads x (d_qk + d_v)."""
+    a S (S + 1) / (2 (N - H) S + 2H + a S (S + 1)), with a = layers x heads x (d_qk + d_v);
+    for long prompts about a(S + 1) / (2(N - H) + a(S + 1))."""
     return prefill_attention_flops(c, prompt_tokens) / prefill_flops(c, prompt_tokens)
 
 
+def _positive_root(a: float, b: float, c: float) -> float:
+    """The positive root of a x^2 + b x - c = 0 (a, c > 0), in a form without cancellation."""
+    disc = math.sqrt(b * b + 4.0 * a * c)
+    return 2.0 * c / (b + disc) if b >= 0 else (disc - b) / (2.0 * a)
+
+
 def prompt_tokens_at_attention_share(c: Config, share: float) -> float:
-    """The prompt length S at which attention's share of prefill FLOPs reaches ``share`` (f),
-    from a(S + 1) / (2N + a(S + 1)) = f:  S = 2N x f / (a x (1 - f)) - 1.
+    """The prompt length S at which attention's share of prefill FLOPs reaches ``share`` (f):
+    a S (S + 1) = f (2 (N - H) S + 2H + a S (S + 1)), the quadratic
+    (1 - f) a S^2 + ((1 - f) a - 2 f (N - H)) S - 2 f H = 0; for long prompts nearly
+    S = 2 (N - H) f / (a (1 - f)) - 1.
 
     Raises ValueError when f is 1 or more (never reached) or below the share a one-token prompt
     already has."""
@@ -101,7 +117,8 @@ def prompt_tokens_at_attention_share(c: Config, share: float) -> float:
     if f >= 1:
         raise ValueError(f"share must be below 1: attention never does all of the work; got {share!r}")
     a = _attention_flop_coefficient(c)
-    S = 2.0 * _multiplied(c) * f / (a * (1.0 - f)) - 1.0
+    n, h = _multiplied(c), _head(c)
+    S = _positive_root((1.0 - f) * a, (1.0 - f) * a - 2.0 * f * (n - h), 2.0 * f * h)
     if S < 1:
         raise ValueError(f"share {share!r} is below attention's share of a one-token prompt "
                          f"({prefill_attention_share(c, 1):.3g})")
@@ -218,22 +235,26 @@ def prefill_crossover_prompt_tokens(c: Config, peak_flop_per_s: float, bandwidth
                                     activation_bytes_per_token: float) -> float:
     """The prompt length S* at which prefill turns compute-bound: its intensity reaches the
     balance point R = P / BW, that is prefill FLOPs / P = (W + S x (K + A)) / BW. With
-    a = layers x heads x (d_qk + d_v) this is the quadratic
+    a = layers x heads x (d_qk + d_v) and H the output head's weights (multiplied once) this is
+    the quadratic
 
-        a S^2 + (2N + a - R (K + A)) S - R W = 0,   S* = 2 R W / (beta + sqrt(beta^2 + 4 a R W)),
+        a S^2 + beta S - (R W - 2H) = 0,   beta = 2 (N - H) + a - R (K + A),
 
-    beta = 2N + a - R (K + A) (the positive root, in a form without cancellation). For short prompts
-    and small A, S* is about R x b / 2 with b bytes per weight: the balance point itself at BF16.
-    The weight bytes W must not depend on S (a dense model; see ``prefill_crossover_tokens``)."""
+    whose positive root is taken in a form without cancellation. For short prompts and small A,
+    S* is about R W / (2 (N - H)), that is about the balance point itself at BF16 (R x b / 2), a little
+    more because the head's weights are read but multiplied only once. The weight bytes W must not
+    depend on S (a dense model; see ``prefill_crossover_tokens``)."""
     R = (positive("peak_flop_per_s", peak_flop_per_s)
          / positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s))
     W = positive("weight_bytes", weight_bytes)
     per_token = (positive("kv_bytes_per_token", kv_bytes_per_token)
                  + non_negative("activation_bytes_per_token", activation_bytes_per_token))
     a = _attention_flop_coefficient(c)
-    beta = 2.0 * _multiplied(c) + a - R * per_token
-    disc = math.sqrt(beta * beta + 4.0 * a * R * W)
-    return 2.0 * R * W / (beta + disc) if beta >= 0 else (disc - beta) / (2.0 * a)
+    n, h = _multiplied(c), _head(c)
+    room = R * W - 2.0 * h
+    if room <= 0:  # even the shortest prompt does more math per byte than the ridge
+        return 1.0
+    return _positive_root(a, 2.0 * (n - h) + a - R * per_token, room)
 
 
 def time_to_first_token_s(c: Config, prompt_tokens: float, peak_flop_per_s: float,

@@ -26,8 +26,8 @@ DOES_NOT_FIT = "does not fit in memory"
 WEIGHTS_BOUND = "memory-bound: reading the weights"
 CACHE_BOUND = "memory-bound: reading the KV caches"
 MATH_BOUND = "compute-bound"
-OVERHEAD = "overhead-bound: far below both ceilings"
-ABOVE = "above the lower ceiling: an input is wrong"
+OVERHEAD = "far below both ceilings: host overhead or slow kernels"
+ABOVE = "above the lower ceiling: check the inputs"
 
 #: The next lighter format a lever may switch to (weights or cache).
 LIGHTER = {"FP32": "BF16", "BF16": "FP8", "FP16": "FP8", "FP8": "INT4", "INT8": "INT4"}
@@ -214,13 +214,18 @@ def _levers(verdict, weight_precision, kv_precision, c, a, B, kept, stored, K, a
     memory_bound = verdict in (WEIGHTS_BOUND, CACHE_BOUND)
     out = []
 
-    def lever(label, gain, why, possible=True):
+    def lever(label, gain, why, possible=True, shares_host_cost=False):
         raises = possible and (gain is None or gain >= WORTH_IT)
-        if verdict == OVERHEAD and raises:
-            why = "it would raise the ceiling, but the measurement is far below it: remove the overhead first"
+        helps = raises and verdict not in (OVERHEAD, ABOVE)
+        if verdict == OVERHEAD and raises and shares_host_cost:
+            why, helps = "the host's cost per step is shared by more sequences, so even a host-bound step yields more", True
+        elif verdict == OVERHEAD and raises:
+            why = "it would raise the ceiling, but the measurement is far below it: find what holds it down first"
         elif verdict == ABOVE:
-            why = "check the inputs first: the measurement is above the ceiling they give"
-        out.append(Lever(label, raises and verdict not in (OVERHEAD, ABOVE), gain, why))
+            why = ("check the inputs first (a rate that counts prompt tokens, lighter weights than stated, "
+                   "speculative decoding); if they are right, the book's activation or routing estimate "
+                   "overstates the bytes")
+        out.append(Lever(label, helps, gain, why))
 
     lighter = LIGHTER.get(weight_precision)
     if lighter:
@@ -245,7 +250,7 @@ def _levers(verdict, weight_precision, kv_precision, c, a, B, kept, stored, K, a
         why = "the weight read is shared by more tokens"
     else:
         why = "each added sequence brings its own cache reads" if memory_bound else "math is already the limit"
-    lever("batch twice as many sequences", gain, why, possible=fits_doubled)
+    lever("batch twice as many sequences", gain, why, possible=fits_doubled, shares_host_cost=True)
     spare = memory_bound and now_math() >= SPARE_MATH * now
     lever("speculative decoding", None,
           "checks several drafted tokens per read of the weights and caches, spending idle math; "
@@ -306,8 +311,8 @@ STEPS: tuple[Step, ...] = (
     Step("memory ceiling", r"\dfrac{B \cdot BW}{W + B\,(K L + A)}", "generation.memory_ceiling_tokens_per_s",
          "B x BW / (W + B x (K x L + A))"),
     Step("math ceiling", r"\dfrac{P}{F}", "generation.math_ceiling_tokens_per_s", "P / F"),
-    Step("prefill turns compute-bound", r"S^* \approx \dfrac{P}{BW} \cdot \dfrac{W}{2N - (P/BW)(K + A)}",
-         "generation.prefill_crossover_prompt_tokens", "S* = 2 R W / (beta + sqrt(beta^2 + 4 a R W))"),
+    Step("prefill turns compute-bound", r"S^* \approx \dfrac{P}{BW} \cdot \dfrac{W}{2(N - H) - (P/BW)(K + A)}",
+         "generation.prefill_crossover_prompt_tokens", "S* is about R W / (2 (N - H))"),
     Step("time to first token", r"\max\!\left(\dfrac{F_\text{prefill}}{P},\; \dfrac{W + S\,(K + A)}{BW}\right)",
          "generation.time_to_first_token_s", "max(prefill FLOPs / P, (W + S x (K + A)) / BW)"),
     Step("verdict on a measurement", r"r < \tfrac{1}{2} \min(\text{ceilings}) \Rightarrow \text{overhead}",

@@ -77,7 +77,8 @@ class Config:
 @dataclass(frozen=True)
 class Model:
     """A model: its config, the context length its publisher supports (``config.json``'s
-    ``max_position_embeddings`` is only the size of its position table, which can be larger), and
+    ``max_position_embeddings`` is only the range its rotary position embedding is set up for,
+    which can be larger), and
     the parameter counts its publisher states (for comparison only)."""
 
     name: str

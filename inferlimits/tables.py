@@ -75,7 +75,8 @@ def accelerator_sources() -> Markdown:
 
 def model_configs(sources: bool = False) -> Markdown:
     """The config.json fields each model's arithmetic uses, with the context its publisher supports
-    beside ``max_position_embeddings`` (the size of its position table, which can be larger).
+    beside ``max_position_embeddings`` (the range its rotary position embedding is set up for,
+    which can be larger).
     ``sources=True``: where each model's config, supported context and published count come from."""
     if sources:
         rows = [[m.name, m.source, m.context_length_source, m.published_params_source] for m in models().values()]

@@ -378,10 +378,30 @@ def _most_one_sequence_reads(s: Setting) -> float:
             + activation_bytes_per_token(c))
 
 
+def _documents_step_bytes() -> tuple[float, float]:
+    """The document's own route to "66–86 GB": its 65 GB of weights plus its own (2.5x) cache of
+    one sequence at the shortest and at the longest context it says a step can hold."""
+    weights = claim("plan_weights").stated_base()
+    caches = [x for x in claims().values() if x.recompute == "kv_sequence"]
+    shortest = min(caches, key=lambda x: x.context_tokens)
+    served = [x for x in caches if x.context_tokens <= claim("seq_32k").context_tokens]
+    longest = max(served, key=lambda x: x.context_tokens)
+    return weights + shortest.stated_base(), weights + longest.stated_base()
+
+
+def _unable(s: Setting) -> str:
+    """Why the upper end of the document's step cannot happen, in words."""
+    return (f"its upper end is a {claim('seq_32k').context_tokens:,}-token sequence with a cache "
+            f"{s.factor:g} times too large, a case the document itself calls “{claim('seq_32k').wording}”, and more than "
+            f"one sequence's step can read on this card")
+
+
 def _bytes_per_step(cl: Claim, s: Setting) -> Recomputed:
     most = _most_one_sequence_reads(s)
-    return Recomputed((s.point().bytes, most), route=(s.w, s.a.capacity_bytes),
-                      route_text="every stored weight to the whole card",
+    return Recomputed((s.point().bytes, most), route=_documents_step_bytes(),
+                      route_text=(f"{claim('plan_weights').wording} of weights plus its own caches of "
+                                  f"{min(x.context_tokens for x in claims().values() if x.recompute == 'kv_sequence'):,}"
+                                  f" and {claim('seq_32k').context_tokens:,} tokens"),
                       note=(f"from the weights a token reads to the most one sequence's step can read with "
                             f"{s.usable:.0%} usable, {_gb(most)}"))
 
@@ -393,11 +413,10 @@ def _step_time(cl: Claim, s: Setting) -> Recomputed:
     implied = [implied_bandwidth_bytes_per_s(streamed.stated_base(i), cl.stated_base(i)) for i in range(2)]
     moved = (s.point().bytes, _most_one_sequence_reads(s))
     return Recomputed(tuple(m / bw for m in moved),
-                      route=tuple(streamed.stated_base(i) / (share * bw) for i in range(2)),
-                      route_text=f"its bytes at {share:.0%} of the bandwidth, which it never states",
+                      route=tuple(b / (share * bw) for b in _documents_step_bytes()),
+                      route_text=f"those bytes at {share:.0%} of the bandwidth, a share real kernels can reach",
                       note=(f"the stated pairs imply {implied[0] / 1e12:.2f} and {implied[1] / 1e12:.2f} TB/s; "
-                            f"its own ceiling of {claim('decode_rate').stated[0]} tokens/s assumes the full "
-                            f"{bw / GB:,.0f} GB/s"))
+                            f"at the full {bw / GB:,.0f} GB/s a step takes at least the times shown"))
 
 
 def _compute_time(cl: Claim, s: Setting) -> Recomputed:
@@ -490,8 +509,9 @@ def judge(claim_id: str) -> Verdict:
         r.right) else math.inf
     why = (f"{r.route_text} gives {_show(cl, r.route)}" if route_ok else
            f"{off:.1%} off: coarser than written" if off <= COARSER_WITHIN else "no route found to the document's number")
-    if cl.recompute == "bytes_per_step" and cl.stated_base(-1) > r.right[-1]:
-        why = "its upper end is more than one sequence's step can read on this card; " + why
+    if cl.recompute in ("bytes_per_step", "step_time") and claim("streamed").stated_base(-1) > _most_one_sequence_reads(
+            Setting()):
+        why = _unable(Setting()) + "; " + why
     return Verdict(cl, r, FAILS, why + note)
 
 
