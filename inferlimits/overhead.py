@@ -7,7 +7,7 @@ its n kernels, so
 
     aggregate tokens/s  <=  B / (n x t),
 
-beside the memory ceiling B x BW / (W + B x K x L) and the math ceiling P / F. The launch counts
+beside the memory ceiling B x BW / (W + B x (K x L + A)) and the math ceiling P / F. The launch counts
 and costs come from ``data/overhead.toml``: assumptions of a realistic size, not hardware facts.
 """
 from __future__ import annotations
@@ -110,8 +110,10 @@ def launch_budget_per_step(target_tokens_per_s: float, seconds_per_launch: float
 
 
 def serial_tokens_per_s(host_seconds_per_step: float, device_seconds_per_step: float, batch: float = 1) -> float:
-    """Aggregate tokens/s when the host waits for each step to finish before launching the next
-    (a synchronisation every step), so host and device time add: B / (T_host + T_device)."""
+    """Aggregate tokens/s when host and device time add, B / (T_host + T_device): the worst case, in
+    which the host waits for each kernel before launching the next (a synchronisation inside the
+    step). One wait at the end of a step costs far less: within the step the device runs each
+    kernel while the host queues the next."""
     return positive("batch", batch) / (positive("host_seconds_per_step", host_seconds_per_step)
                                        + positive("device_seconds_per_step", device_seconds_per_step))
 

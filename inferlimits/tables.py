@@ -115,7 +115,7 @@ def model_derived(kv_precision: str = "BF16") -> Markdown:
                      f"{weight_bytes(c, 'BF16') / GB:,.2f}", f"{weight_bytes_read_per_step(c, 'BF16') / GB:,.2f}",
                      f"{kv_bytes_per_token(c, kv_precision) / KIB:,.1f}"])
     return _table(["model", "parameters (derived)", "published", "N: weights a token multiplies", "published active",
-                   "F = 2N (GFLOP per token)", "weights held, BF16 (GB)", "weights read per step, BF16, batch 1 (GB)",
+                   "F = 2N (GFLOP per generated token)", "weights held, BF16 (GB)", "weights read per step, BF16, batch 1 (GB)",
                    f"KV per token, {kv_precision} (KiB)"], rows)
 
 

@@ -70,7 +70,7 @@ def third_wall_spec(accelerator_name: str, model_name: str, microseconds_per_lau
         dict(type="scatter", x=[eager, 1] if runs else gone, y=_g([at_eager, at_graph]), mode="markers+text",
              marker=dict(size=13, color=INK), textposition=["bottom left", "bottom right"],
              text=[f"eager: {eager:,.0f} launches → {at_eager:,.0f} tokens/s",
-                   f"one graph launch → {at_graph:,.0f} tokens/s"],
+                   f"one graph launch (host only) → {at_graph:,.0f} tokens/s"],
              name="eager count and one graph launch", hovertemplate=hover),
     ]
     layout = base_layout(f"Three ceilings for {model_name} on the {accelerator_name}, batch 1",
