@@ -154,7 +154,7 @@ class Panel(W.VBox):
     def _repr_mimebundle_(self, **kwargs):
         bundle = dict(super()._repr_mimebundle_(**kwargs) or {})
         bundle["text/html"] = self._static_html
-        bundle["text/plain"] = f"<control panel {self._div_id}: live with a kernel, static without one>"
+        bundle["text/plain"] = f"<control panel {self._div_id}: live in Jupyter with a kernel running, static without one>"
         return bundle
 
 
