@@ -31,6 +31,11 @@ class Accelerator:
     notes: str
     measured_matmul_flops_per_s: float | None = None
     measured_source: str | None = None
+    driver_reserved_mib: float | None = None
+    later_bandwidth_bytes_per_s: float | None = None
+    uncited_reported_mib: float | None = None
+    dense_fp8_flops_per_s: float | None = None
+    dense_fp8_source: str | None = None
     dense_fp16_accumulate_flops_per_s: float | None = None
     last_level_cache_bytes: float | None = None
     last_level_cache_marketed: str | None = None
@@ -87,6 +92,12 @@ def _from_row(name: str, row: dict) -> Accelerator:
         measured_matmul_flops_per_s=(float(row["measured_matmul_tflops"]) * TERA
                                      if "measured_matmul_tflops" in row else None),
         measured_source=row.get("measured_source"),
+        driver_reserved_mib=float(row["driver_reserved_mib"]) if "driver_reserved_mib" in row else None,
+        later_bandwidth_bytes_per_s=(float(row["later_bandwidth_gb_s"]) * GB
+                                     if "later_bandwidth_gb_s" in row else None),
+        uncited_reported_mib=float(row["uncited_reported_mib"]) if "uncited_reported_mib" in row else None,
+        dense_fp8_flops_per_s=float(row["dense_fp8_tflops"]) * TERA if "dense_fp8_tflops" in row else None,
+        dense_fp8_source=row.get("dense_fp8_source"),
         dense_fp16_accumulate_flops_per_s=(float(row["dense_fp16_accumulate_tflops"]) * TERA
                                            if "dense_fp16_accumulate_tflops" in row else None),
         last_level_cache_bytes=float(row["last_level_cache"]) * _CACHE_UNITS[unit] if cached else None,

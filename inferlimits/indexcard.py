@@ -315,7 +315,7 @@ STEPS: tuple[Step, ...] = (
          "generation.prefill_crossover_prompt_tokens", "S* is about R W / (2 (N - H))"),
     Step("time to first token", r"\max\!\left(\dfrac{F_\text{prefill}}{P},\; \dfrac{W + S\,(K + A)}{BW}\right)",
          "generation.time_to_first_token_s", "max(prefill FLOPs / P, (W + S x (K + A)) / BW)"),
-    Step("verdict on a measurement", r"r < \tfrac{1}{2} \min(\text{ceilings}) \Rightarrow \text{overhead}",
+    Step("verdict on a measurement", r"r < \tfrac{1}{2} \min(\text{ceilings}) \Rightarrow \text{far below both}",
          "generation.regime", "within a factor ``near`` of the lower ceiling"),
 )
 

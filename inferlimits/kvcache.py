@@ -114,8 +114,11 @@ def cache_limited_tokens_per_s(bandwidth_bytes_per_s: float, kv_bytes_per_token:
     traffic), and the shared weights no longer matter. ``efficiency`` is the fraction of peak
     bandwidth sustained."""
     bw = positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s) * fraction("efficiency", efficiency)
-    return bw / (positive("kv_bytes_per_token", kv_bytes_per_token) * positive("context_tokens", context_tokens)
-                 + non_negative("activation_bytes_per_token", activation_bytes_per_token))
+    per_sequence = (positive("kv_bytes_per_token", kv_bytes_per_token) * non_negative("context_tokens", context_tokens)
+                    + non_negative("activation_bytes_per_token", activation_bytes_per_token))
+    if per_sequence == 0:
+        raise ValueError("context_tokens and activation_bytes_per_token are both zero: nothing limits a large batch")
+    return bw / per_sequence
 
 
 def per_sequence_share_of_step_bytes(weight_bytes: float, kv_bytes_per_token: float, context_tokens: float,

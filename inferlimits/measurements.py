@@ -21,6 +21,7 @@ class Measurement:
     date: str
     setup: str
     source: str
+    power_limit_w: float | None = None
 
 
 @datafiles.cached

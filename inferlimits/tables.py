@@ -207,7 +207,7 @@ def ceiling_by_context(model_name: str, accelerator_name: str, contexts: Sequenc
     for L in contexts:
         kept = cached_tokens(c, L)
         even = _g(batch_where_cache_equals_weights(w, k, kept), 1) if kept else "never"
-        limit = _g(cache_limited_tokens_per_s(bw, k, kept, act)) if kept else "none"
+        limit = _g(cache_limited_tokens_per_s(bw, k, kept, act))
         knee = decode_knee_batch(c, p, bw, L, kv_precision=kv_precision)
         cells = [_g(decode_point(c, p, bw, b, L, kv_precision=kv_precision).ceiling)
                  if fit(a.capacity_bytes, stored, k, b, kept).fits else "does not fit" for b in batches]
@@ -446,4 +446,4 @@ def card_cases(cases) -> Markdown:
         ceilings = [_g(x) if x is not None else "does not fit" for x in (card.memory_ceiling, card.math_ceiling)]
         rows.append([label, setup, *ceilings, card.verdict, prefill, ", ".join(card.helping()) or "–"])
     return _table(["case", "setup", "memory ceiling (tokens/s)", "math ceiling (tokens/s)", "decode verdict",
-                   "prefill", "levers that help"], rows, "llrrlll")
+                   "prefill", "levers for decode that help"], rows, "llrrlll")

@@ -167,6 +167,7 @@ ZERO_ALLOWED: set[tuple[str, str]] = {
     ("kvcache.per_sequence_share_of_step_bytes", "activation_bytes_per_token"),
     ("kvcache.per_sequence_share_of_step_bytes", "kv_bytes_per_token"),
     ("kvcache.cache_limited_tokens_per_s", "activation_bytes_per_token"),
+    ("kvcache.cache_limited_tokens_per_s", "context_tokens"),
     # weights only (no cache counted): the batch where math binds is the balance point times W / F
     ("kvcache.batch_where_math_binds", "kv_bytes_per_token"),
     ("kvcache.batch_where_math_binds", "context_tokens"),

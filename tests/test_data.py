@@ -19,6 +19,9 @@ def test_accelerator_rows_have_sources_and_units(a):
     else:
         assert "cautious" in a.capacity_source
     assert (a.last_level_cache_bytes is None) == (a.last_level_cache_source is None)
+    assert (a.dense_fp8_flops_per_s is None) == (a.dense_fp8_source is None)
+    if a.dense_fp8_flops_per_s:
+        assert a.fp8_math and a.dense_fp8_flops_per_s > a.dense_bf16_flops_per_s
     assert a.sparse_bf16_flops_per_s > a.dense_bf16_flops_per_s, "dense and sparse swapped?"
     assert (a.measured_matmul_flops_per_s is None) == (a.measured_source is None)
     if a.measured_matmul_flops_per_s:

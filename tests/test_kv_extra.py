@@ -59,6 +59,12 @@ def test_half_the_limit_where_caches_equal_weights_and_nine_tenths_at_nine_times
     assert _close(kvcache.per_sequence_share_of_step_bytes(w, k, L, 0.0, 9 * even), 0.9)
 
 
+def test_with_no_context_the_large_batch_limit_is_the_activations_and_nothing_at_all_is_an_error():
+    assert _close(kvcache.cache_limited_tokens_per_s(8e12, 131_072, 0, 1.1e7), 8e12 / 1.1e7)
+    with pytest.raises(ValueError, match=r"\bcontext_tokens\b"):
+        kvcache.cache_limited_tokens_per_s(8e12, 131_072, 0, 0.0)
+
+
 def test_cache_limit_scales_with_efficiency():
     assert _close(kvcache.cache_limited_tokens_per_s(8e12, 131_072, 8192, 1e7, efficiency=0.5),
                   0.5 * kvcache.cache_limited_tokens_per_s(8e12, 131_072, 8192, 1e7))
