@@ -31,6 +31,15 @@ def usable_memory() -> UsableMemory:
     return UsableMemory(fraction("memory.usable_fraction", row["usable_fraction"]), row["what"], row["seen"])
 
 
+@datafiles.cached
+def paging_waste_fraction() -> float:
+    """The most of a sequence's cache that paged allocation leaves unused (``data/serving.toml``,
+    from the vLLM paper): the reason an engine's cache is about the model's own size, not a
+    multiple of it."""
+    row = datafiles.load("serving.toml")["kv_cache"]
+    return fraction("kv_cache.paging_waste_percent", row["paging_waste_percent"] / 100)
+
+
 def usable_memory_fraction() -> float:
     """The share of reported memory that weights and caches may fill (0.9: vLLM's default)."""
     return usable_memory().fraction
