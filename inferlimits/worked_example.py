@@ -43,9 +43,6 @@ from .units import GB, GIB, KIB, bytes_per_element, positive
 #: share, a plain one within the smaller share (1.55 GB for 1.557 GB).
 ROUTE_WITHIN = 0.03
 ROUTE_PLAIN = 0.01
-#: A number that misses at its written precision by less than this share is called "coarser than
-#: written" in the reason (32 for 32.76 billion); it still does not hold.
-COARSER_WITHIN = 0.05
 
 HOLDS = "holds"
 ASSUMED = "holds under its assumption"
@@ -498,21 +495,41 @@ def judge(claim_id: str) -> Verdict:
     stated = [assumptions()[key] for key in cl.assumptions]
     if cl.recompute == "usable_fraction" or cl.recompute == "kv_factor":
         stated = [a for a in assumptions().values() if a.claim == cl.id]
+    route_ok = r.route is not None and _matches(cl, r.route, ROUTE_WITHIN if cl.approximate else ROUTE_PLAIN)
+    route = f"{r.route_text} gives {_show(cl, r.route)}" if route_ok else ""
     if r.assumed is not None and stated and _matches(cl, r.assumed):
         against = [a for a in stated if not a.admissible]
         if not against:
             return Verdict(cl, r, ASSUMED, f"under the document's assumption: {stated[0].why}")
-        return Verdict(cl, r, FAILS, f"only under an assumption no real deployment makes ({against[0].why}); "
-                                     f"the book's model gives {_show(cl, r.right)}")
-    route_ok = r.route is not None and _matches(cl, r.route, ROUTE_WITHIN if cl.approximate else ROUTE_PLAIN)
-    off = max(abs(float(x) * cl.scale - y) / y for x, y in zip(cl.stated, r.right)) if len(cl.stated) == len(
-        r.right) else math.inf
-    why = (f"{r.route_text} gives {_show(cl, r.route)}" if route_ok else
-           f"{off:.1%} off: coarser than written" if off <= COARSER_WITHIN else "no route found to the document's number")
+        if cl.recompute == "kv_factor":  # the assumption itself: say once why no deployment makes it
+            return Verdict(cl, r, FAILS, f"no real deployment makes it: {against[0].why}")
+        why = (f"{route + ', ' if route else ''}only with the document's {claim(against[0].claim).wording} "
+               f"cache factor, which no deployment applies; the book's model gives {_show(cl, r.right)}")
+        return Verdict(cl, r, FAILS, why)
+    if route:
+        why = route
+    elif len(cl.stated) == len(r.right) and all(
+            abs(float(x) * cl.scale - y) < _last_place(x) * cl.scale for x, y in zip(cl.stated, r.right)):
+        off = max(abs(float(x) * cl.scale - y) / y for x, y in zip(cl.stated, r.right))
+        why = f"{off:.1%} off: coarser than written"
+    elif len(cl.stated) == len(r.right):
+        off = max(abs(float(x) * cl.scale - y) / y for x, y in zip(cl.stated, r.right))
+        why = f"{off:.1%} off: a different figure"
+    else:
+        why = "no route found to the document's number"
+    if cl.unit in ("GB", "MB") and claim("bf16_weights").stated_base() == claim("params").stated_base() * 2 and (
+            cl.recompute in ("capacity", "usable_memory", "left_for_cache")):
+        why += (f", in the document's own GB, which its {claim('params').wording} × 2 = "
+                f"{claim('bf16_weights').wording} makes decimal")
     if cl.recompute in ("bytes_per_step", "step_time") and claim("streamed").stated_base(-1) > _most_one_sequence_reads(
             Setting()):
         why = _unable(Setting()) + "; " + why
     return Verdict(cl, r, FAILS, why + note)
+
+
+def _last_place(x: Decimal) -> float:
+    """One unit in the last written place of a stated number (1 for "32", 0.01 for "1.34")."""
+    return 10.0 ** x.as_tuple().exponent
 
 
 def shown(v: Verdict, which: str = "right") -> str:

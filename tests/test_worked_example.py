@@ -96,7 +96,14 @@ def test_reasons_name_the_right_numbers():
     assert "0.7652 ms" in we.judge("latency").why
     assert "81,920 MiB = 80 GiB" in we.judge("gpu_memory").why
     assert "76 GiB" in we.judge("remaining").why
-    assert "no real deployment" in we.judge("kv_2k").why and "FP32" in we.judge("kv_2k").why
+    # the cache sizes name the factor they need; the factor's own row says once why no one applies it
+    assert "cache factor, which no deployment applies" in we.judge("kv_2k").why
+    assert "no real deployment" in we.judge("kv_factor").why and "FP32" in we.judge("kv_factor").why
+    assert "FP32" not in we.judge("kv_2k").why
+    # a miss inside the last written place is coarser than written; beyond it, a different figure
+    assert "coarser than written" in we.judge("params").why      # "32B" for 32.76 billion
+    assert "coarser than written" in we.judge("plan_weights").why  # "65 GB" for 65.53 GB
+    assert "a different figure" in we.judge("latency_bandwidth").why  # 2035 for 2,039 GB/s
     for key in ("streamed", "step_time"):
         why = we.judge(key).why
         assert "more than one sequence's step can read" in why and "calls “unable”" in why
@@ -154,13 +161,15 @@ def test_a_corrected_number_holds(monkeypatch):
     assert we.judge("free_memory").kind == we.HOLDS
 
 
-def test_a_number_off_does_not_hold_and_a_near_one_is_called_coarser(monkeypatch):
+def test_a_number_off_does_not_hold_and_says_whether_it_is_only_coarse(monkeypatch):
     _with_claims(monkeypatch, lambda t: t.replace('stated = ["312"]', 'stated = ["250"]')
                  .replace('"~312 TFLOPS"', '"~250 TFLOPS"')
                  .replace('stated = ["2039"]', 'stated = ["1960"]').replace('"~2,039 GB/s"', '"~1,960 GB/s"'))
     assert we.judge("peak").kind == we.FAILS          # 20% off
-    near = we.judge("bandwidth")                       # 3.9% off: outside the 3% of "~"
-    assert near.kind == we.FAILS and "coarser than written" in near.why
+    near = we.judge("bandwidth")                       # 3.9% off: outside the 3% of "~", and 79 past its last digit
+    assert near.kind == we.FAILS and "3.9% off: a different figure" in near.why
+    # "32B" misses 32.76 billion by less than one unit of its last digit: only coarser than written
+    assert we.judge("params").kind == we.FAILS and "2.3% off: coarser than written" in we.judge("params").why
 
 
 def test_an_approximate_number_within_three_percent_holds(monkeypatch):
