@@ -115,7 +115,7 @@ def model_derived(kv_precision: str = "BF16") -> Markdown:
                      f"{weight_bytes(c, 'BF16') / GB:,.2f}", f"{weight_bytes_read_per_step(c, 'BF16') / GB:,.2f}",
                      f"{kv_bytes_per_token(c, kv_precision) / KIB:,.1f}"])
     return _table(["model", "parameters (derived)", "published", "N: weights a token multiplies", "published active",
-                   "F = 2N (GFLOP per generated token)", "weights held, BF16 (GB)", "weights read per step, BF16, batch 1 (GB)",
+                   "2N: weight-product GFLOP per generated token", "weights held, BF16 (GB)", "weights read per step, BF16, batch 1 (GB)",
                    f"KV per token, {kv_precision} (KiB)"], rows)
 
 
@@ -322,7 +322,7 @@ def phase_comparison(model_name: str, accelerator_name: str, prompt_tokens: int,
              f"{ms(1 / now['decode'].ceiling)} (time per output token)"]]
     levers = {"twice the peak math": (2 * p, bw, weight_precision),
               "twice the bandwidth": (p, 2 * bw, weight_precision),
-              f"{lighter_precision} weights instead of {weight_precision}": (p, bw, lighter_precision)}
+              f"{lighter_precision} weights instead of {weight_precision} (math unchanged)": (p, bw, lighter_precision)}
     best = {}
     for label, args in levers.items():
         cells = []
