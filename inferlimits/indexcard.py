@@ -381,8 +381,9 @@ def summary_lines(card: Card) -> list[str]:
     else:
         lines = [f"<b>{card.verdict}</b>", setup,
                  f"memory ceiling {card.memory_ceiling:,.0f} tokens/s, math ceiling {card.math_ceiling:,.0f}",
-                 f"per step: weights {card.weights_time_s * ms:,.2f} ms, caches {card.cache_time_s * ms:,.2f} ms, "
-                 f"activations {card.activation_time_s * ms:,.2f} ms, math {card.math_time_s * ms:,.2f} ms",
+                 "per step: " + ", ".join(f"{part} {t * ms:,.3g} ms" for part, t in (
+                     ("weights", card.weights_time_s), ("caches", card.cache_time_s),
+                     ("activations", card.activation_time_s), ("math", card.math_time_s))),
                  memory]
     if card.time_to_first_token_s is not None:
         lines.append(f"prefill of {card.prompt_tokens:,.0f} tokens: {card.prefill_wall} "
