@@ -185,11 +185,6 @@ def routed_expert_params(c: Config) -> int:
     return _gated_mlp(c.hidden_size, c.moe_intermediate_size)
 
 
-def moe_layer_count(c: Config) -> int:
-    """How many layers route their tokens to experts (0 for a dense model)."""
-    return sum(c.layer_is_moe(i) for i in range(c.num_hidden_layers))
-
-
 def param_count(c: Config) -> int:
     """Every stored weight: layers + embedding + untied LM head + final norm."""
     return _count(c, active_only=False)
