@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 from functools import cache
 
-from .activations import activation_bytes_per_token
+from .activations import PRODUCT, Kernel, activation_bytes_per_token
 from .models import (Config, cached_tokens, embedding_params, multiplied_params_per_token, quantized_bytes,
                      routed_expert_params)
 from .roofline import COMPUTE_BOUND, MEMORY_BOUND, step_time_s
@@ -255,6 +255,36 @@ def prefill_crossover_prompt_tokens(c: Config, peak_flop_per_s: float, bandwidth
     if room <= 0:  # even the shortest prompt does more math per byte than the ridge
         return 1.0
     return _positive_root(a, 2.0 * (n - h) + a - R * per_token, room)
+
+
+def _dense_product(kernel: Kernel) -> tuple[int, int]:
+    """A dense weight product's weight count (inputs x outputs) and activation numbers per row."""
+    if kernel.kind != PRODUCT:
+        raise ValueError(f"kernel must be a weight product (kind {PRODUCT!r}); got {kernel.name!r} of kind "
+                         f"{kernel.kind!r}")
+    return kernel.reads * kernel.writes, kernel.numbers
+
+
+def product_kernel_intensity_limit(kernel: Kernel, activation_precision: str = "BF16") -> float:
+    """The intensity one dense weight product levels off at for many rows, on its own:
+    2 x inputs x outputs FLOP per row over (inputs + outputs) activation bytes per row. It counts
+    a dense layer's product (inputs x outputs weights), not an expert's share of an MoE layer."""
+    weights, numbers = _dense_product(kernel)
+    return 2.0 * weights / (numbers * bytes_per_element(activation_precision, "activation_precision"))
+
+
+def product_kernel_crossover_rows(kernel: Kernel, balance_flop_per_byte: float, weight_precision: str = "BF16",
+                                  activation_precision: str = "BF16") -> float:
+    """The rows S at which one dense weight product turns compute-bound when run as its own kernel:
+    2 w S / (w b_w + S n b_a) = R, so S = R w b_w / (2 w - R n b_a), with w its weights, n the
+    activation numbers it reads and writes per row. ``math.inf`` where the product's limit
+    (``product_kernel_intensity_limit``) does not reach R."""
+    R = positive("balance_flop_per_byte", balance_flop_per_byte)
+    weights, numbers = _dense_product(kernel)
+    room = 2.0 * weights - R * numbers * bytes_per_element(activation_precision, "activation_precision")
+    if room <= 0:
+        return math.inf
+    return R * weights * bytes_per_element(weight_precision, "weight_precision") / room
 
 
 def time_to_first_token_s(c: Config, prompt_tokens: float, peak_flop_per_s: float,

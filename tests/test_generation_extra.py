@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from inferlimits import activations as act
 from inferlimits import generation as gen
 from inferlimits import roofline, units
 from inferlimits.hardware import accelerator, accelerators
@@ -309,3 +310,37 @@ def test_short_prompts_cost_about_one_weight_read():
     for S in (1, 16, 128):
         t = gen.prefill_point(c, b200.dense_bf16_flops_per_s, b200.bandwidth_bytes_per_s, S).time_s
         assert t == pytest.approx(w / b200.bandwidth_bytes_per_s, rel=0.2)
+
+
+# One weight product on its own: where it turns compute-bound, and the intensity it levels off at.
+_PRODUCTS = [k for k in act.layer_kernels(model("Llama-3.1-8B").config, 0, "prefill") if k.kind == act.PRODUCT]
+
+
+@pytest.mark.parametrize("kernel", _PRODUCTS, ids=lambda k: k.name)
+@pytest.mark.parametrize("R", [150.0, 281.25, 600.0])
+@pytest.mark.parametrize("precision", ["BF16", "FP8", "INT4"])
+def test_a_product_kernel_crosses_where_its_own_intensity_reaches_the_balance_point(kernel, R, precision):
+    rows = gen.product_kernel_crossover_rows(kernel, R, precision)
+    weights = kernel.reads * kernel.writes          # a dense product: inputs x outputs
+    flops = 2 * weights * rows
+    moved = weights * units.bytes_per_element(precision) + rows * kernel.numbers * 2  # BF16 activations
+    assert flops / moved == pytest.approx(R)
+    assert rows < gen.product_kernel_crossover_rows(kernel, 1.1 * R, precision)  # later on a higher ridge
+
+
+def test_a_product_kernels_limit_is_its_weights_over_its_activation_numbers():
+    # square 4,096 x 4,096 output projection: 2 x 4096^2 FLOP per row over 2 x 8,192 bytes per row
+    out = next(k for k in _PRODUCTS if k.name == "output projection")
+    assert (out.reads, out.writes) == (4096, 4096)
+    assert gen.product_kernel_intensity_limit(out) == 2048
+    assert all(gen.product_kernel_intensity_limit(k) > 2048 - 1 for k in _PRODUCTS)
+
+
+def test_a_product_kernel_below_its_limit_never_crosses_and_other_kernels_are_refused():
+    out = next(k for k in _PRODUCTS if k.name == "output projection")
+    assert gen.product_kernel_crossover_rows(out, 2048) == math.inf
+    norm = next(k for k in act.layer_kernels(model("Llama-3.1-8B").config, 0) if k.kind == act.ELEMENTWISE)
+    with pytest.raises(ValueError, match=r"\bkernel\b"):
+        gen.product_kernel_crossover_rows(norm, 281.25)
+    with pytest.raises(ValueError, match=r"\bbalance_flop_per_byte\b"):
+        gen.product_kernel_crossover_rows(out, 0)
