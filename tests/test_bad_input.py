@@ -17,6 +17,7 @@ import re
 
 import pytest
 
+from inferlimits.activations import layer_kernels
 from inferlimits.hardware import accelerator
 from inferlimits.models import model
 
@@ -26,6 +27,7 @@ MODULES = ["units", "roofline", "activations", "generation", "kvcache", "models"
 LLAMA = model("Llama-3.1-8B").config
 MISTRAL = model("Mistral-7B-v0.1").config
 DEEPSEEK = model("DeepSeek-V3").config  # an MoE model, so ``layer`` actually selects an MLP
+OUTPUT_PROJECTION = next(k for k in layer_kernels(LLAMA, 0, "prefill") if k.name == "output projection")
 
 #: One valid call per public numeric function, every parameter given by keyword (defaults too,
 #: so that they are checked as well).
@@ -78,6 +80,8 @@ VALID: dict[str, dict[str, object]] = {
     "generation.prefill_crossover_prompt_tokens": dict(c=LLAMA, peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12,
                                                        weight_bytes=16e9, kv_bytes_per_token=131_072,
                                                        activation_bytes_per_token=1.1e7),
+    "generation.product_kernel_crossover_rows": dict(kernel=OUTPUT_PROJECTION, balance_flop_per_byte=281.25,
+                                                     weight_precision="BF16", activation_precision="BF16"),
     "generation.expected_experts_touched": dict(n_experts=256, experts_per_token=8, tokens=16),
     "generation.weight_bytes_read_per_step": dict(c=DEEPSEEK, weight_precision="FP8", tokens=16),
     "generation.decode_point": dict(c=DEEPSEEK, peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12, batch=8,
