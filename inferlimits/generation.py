@@ -29,7 +29,9 @@ from .models import (Config, cached_tokens, embedding_params, multiplied_params_
 from .roofline import COMPUTE_BOUND, MEMORY_BOUND, step_time_s
 from .units import bytes_per_element, fraction, non_negative, positive
 
-OVERHEAD_BOUND = "far below both ceilings (overhead-bound)"
+#: Below half the lower ceiling the book says only where the rate is: the cause (host overhead, or
+#: kernels that reach neither wall) takes a profile to tell.
+OVERHEAD_BOUND = "far below both ceilings"
 
 
 # ---- FLOPs ----------------------------------------------------------------------------------
@@ -467,7 +469,8 @@ def regime(measured_tokens_per_s: float, memory_ceiling: float, math_ceiling: fl
            near: float = 0.5) -> str:
     """Name the regime of a measured rate: within a factor ``near`` of the lower ceiling it is
     bound by that wall (memory or compute); further below both, the two-resource model no longer
-    describes the system (overhead-bound)."""
+    describes the system, and only a profile can say whether the host or slow kernels hold it
+    back (``OVERHEAD_BOUND``)."""
     x = positive("measured_tokens_per_s", measured_tokens_per_s)
     mem = positive("memory_ceiling", memory_ceiling)
     math_ = positive("math_ceiling", math_ceiling)
