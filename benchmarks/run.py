@@ -28,26 +28,43 @@ def timed_build(clean: bool) -> float:
     return time.perf_counter() - t
 
 
-def redraw_latency_ms(repeats: int = 200) -> dict[str, float]:
-    """Median time from a control's value change to the FigureWidget holding the new data."""
-    from inferlimits import hardware
-    from inferlimits.figures import roofline
+def _control_values(control) -> list:
+    """A few values a control can take: its options, or its slider's ends and middle."""
+    options = getattr(control, "options", None)
+    if options:
+        return [o[1] if isinstance(o, tuple) else o for o in options][:8]
+    ends = [control.min, control.max, (control.min + control.max) / 2]
+    base = getattr(control, "base", None)  # a log slider's min and max are exponents
+    return [base ** e for e in ends] if base else ends
+
+
+def redraw_latency_ms(repeats: int = 40) -> dict[str, float]:
+    """Median time from a control's value change to the FigureWidget holding the new data, for
+    every control of the book's main panels, built as the chapters build them."""
+    from inferlimits import hardware, models
+    from inferlimits.figures import batching, indexcard, kvcache, prefill, roofline
 
     names = list(hardware.accelerators())
-    panel = roofline.panel(names, "B200 (HGX)", 1.0)
-    gpu, slider = panel.controls
+    dense = [m for m in models.models() if not models.model(m).config.is_moe]
+    panels = {"roofline": roofline.panel(names, "B200 (HGX)", 1.0),
+              "prefill": prefill.panel(names, "B200 (HGX)", dense, "Llama-3.1-8B", "BF16", 2048),
+              "batching": batching.throughput_panel(dense, names, "Llama-3.1-8B", "B200 (HGX)", batch=64),
+              "KV-cache ceiling": kvcache.ceiling_panel(dense, names, "Llama-3.1-8B", "B200 (HGX)", batch=64),
+              "index card": indexcard.panel(names, dense, "B200 (HGX)", "Llama-3.1-8B", "BF16", "BF16", batch=1,
+                                            context_tokens=8192)}
     out = {}
-    for label, control, values in [("roofline: intensity slider", slider, [0.5, 5, 50, 500, 5000]),
-                                   ("roofline: accelerator dropdown", gpu, names)]:
-        samples = []
-        for i in range(repeats):
-            v = values[i % len(values)]
-            if control.value == v:
-                continue
-            t = time.perf_counter()
-            control.value = v
-            samples.append((time.perf_counter() - t) * 1000)
-        out[label] = statistics.median(samples)
+    for name, panel in panels.items():
+        for control in panel.controls:
+            values, samples = _control_values(control), []
+            for i in range(repeats):
+                v = values[i % len(values)]
+                if control.value == v:
+                    continue
+                t = time.perf_counter()
+                control.value = v
+                samples.append((time.perf_counter() - t) * 1000)
+            if samples:
+                out[f"{name}: {control.description}"] = statistics.median(samples)
     return out
 
 

@@ -37,6 +37,7 @@ against gigabytes of weights; for thousands of prompt tokens it is as large as t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from .models import Config, _layer_index
 from .units import bytes_per_element
@@ -148,6 +149,12 @@ def activation_numbers_per_token(c: Config, phase: str = "decode", kinds: tuple[
     unknown = set(kinds) - set(KINDS)
     if unknown or not kinds:
         raise ValueError(f"kinds must be some of {', '.join(KINDS)}; got {kinds!r}")
+    return _numbers(c, _phase(phase), frozenset(kinds))
+
+
+@cache
+def _numbers(c: Config, phase: str, kinds: frozenset[str]) -> int:
+    """``activation_numbers_per_token``, remembered per config: figures redraw it for every point."""
     every = [k for i in range(c.num_hidden_layers) for k in layer_kernels(c, i, phase)] + outer_kernels(c, phase)
     return sum(k.numbers for k in every if k.kind in kinds)
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from .activations import PRODUCT, Kernel, activation_bytes_per_token
+from .kvcache import sequence_bytes_per_step
 from .models import (Config, cached_tokens, embedding_params, multiplied_params_per_token, quantized_bytes,
                      routed_expert_params)
 from .roofline import COMPUTE_BOUND, MEMORY_BOUND, step_time_s
@@ -169,9 +170,8 @@ def decode_bytes_per_step(weight_bytes: float, batch: float = 1, kv_bytes_per_to
     """Bytes one decode step moves: the weights once, shared by the batch, plus every sequence's
     own cache and activations, W + B x (K x L + A)."""
     return (positive("weight_bytes", weight_bytes)
-            + positive("batch", batch) * (non_negative("kv_bytes_per_token", kv_bytes_per_token)
-                                          * non_negative("context_tokens", context_tokens)
-                                          + non_negative("activation_bytes_per_token", activation_bytes_per_token)))
+            + positive("batch", batch) * sequence_bytes_per_step(kv_bytes_per_token, context_tokens,
+                                                                 activation_bytes_per_token))
 
 
 def memory_ceiling_tokens_per_s(bandwidth_bytes_per_s: float, weight_bytes: float, batch: float = 1,

@@ -114,6 +114,14 @@ def max_sequences(capacity_bytes: float, weight_bytes: float, kv_bytes_per_token
 
 # ---- the cache in the memory ceiling ------------------------------------------------------------
 
+def sequence_bytes_per_step(kv_bytes_per_token: float, context_tokens: float,
+                            activation_bytes_per_token: float) -> float:
+    """K x L + A: the bytes one sequence brings to a decode step for itself, its cache read and
+    its activations. The weights, W, are shared by the batch and counted apart."""
+    return (non_negative("kv_bytes_per_token", kv_bytes_per_token) * non_negative("context_tokens", context_tokens)
+            + non_negative("activation_bytes_per_token", activation_bytes_per_token))
+
+
 def cache_limited_tokens_per_s(bandwidth_bytes_per_s: float, kv_bytes_per_token: float,
                                context_tokens: float, activation_bytes_per_token: float,
                                efficiency: float = 1.0) -> float:
@@ -123,8 +131,8 @@ def cache_limited_tokens_per_s(bandwidth_bytes_per_s: float, kv_bytes_per_token:
     traffic), and the shared weights no longer matter. ``efficiency`` is the fraction of peak
     bandwidth sustained."""
     bw = positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s) * fraction("efficiency", efficiency)
-    per_sequence = (positive("kv_bytes_per_token", kv_bytes_per_token) * non_negative("context_tokens", context_tokens)
-                    + non_negative("activation_bytes_per_token", activation_bytes_per_token))
+    per_sequence = sequence_bytes_per_step(positive("kv_bytes_per_token", kv_bytes_per_token), context_tokens,
+                                           activation_bytes_per_token)
     if per_sequence == 0:
         raise ValueError("context_tokens and activation_bytes_per_token are both zero: nothing limits a large batch")
     return bw / per_sequence
@@ -137,9 +145,8 @@ def per_sequence_share_of_step_bytes(weight_bytes: float, kv_bytes_per_token: fl
 
     The same number is the memory ceiling as a share of its large-batch limit BW / (K x L + A):
     half of it at B = W / (K x L + A), nine tenths at nine times that batch."""
-    own = positive("batch", batch) * (
-        non_negative("kv_bytes_per_token", kv_bytes_per_token) * non_negative("context_tokens", context_tokens)
-        + non_negative("activation_bytes_per_token", activation_bytes_per_token))
+    own = positive("batch", batch) * sequence_bytes_per_step(kv_bytes_per_token, context_tokens,
+                                                             activation_bytes_per_token)
     return own / (positive("weight_bytes", weight_bytes) + own)
 
 
@@ -158,9 +165,7 @@ def batch_where_math_binds(peak_flop_per_s: float, bandwidth_bytes_per_s: float,
     bw = positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
     w = positive("weight_bytes", weight_bytes)
     f = positive("flops_per_token", flops_per_token)
-    per_sequence = (non_negative("kv_bytes_per_token", kv_bytes_per_token) * non_negative("context_tokens", context_tokens)
-                    + non_negative("activation_bytes_per_token", activation_bytes_per_token))
-    room = bw * f - p * per_sequence
+    room = bw * f - p * sequence_bytes_per_step(kv_bytes_per_token, context_tokens, activation_bytes_per_token)
     return p * w / room if room > 0 else math.inf
 
 

@@ -248,7 +248,8 @@ def moe_batching(model_name: str, batches: Sequence[int], weight_precision: str 
     step reads, those bytes per token, and the step's intensity. No accelerator and no rate: only
     the model's own arithmetic, which holds however the experts are spread over GPUs."""
     from .activations import activation_bytes_per_token
-    from .generation import decode_flops_per_token, expected_experts_touched, weight_bytes_read_per_step
+    from .generation import (decode_flops_per_token, decode_intensity_flop_per_byte, expected_experts_touched,
+                             weight_bytes_read_per_step)
     from .models import model
 
     c = model(model_name).config
@@ -260,7 +261,7 @@ def moe_batching(model_name: str, batches: Sequence[int], weight_precision: str 
         w = weight_bytes_read_per_step(c, weight_precision, b)
         touched = expected_experts_touched(c.n_routed_experts, c.num_experts_per_tok, b)
         rows.append([_g(b), f"{touched:,.1f} of {c.n_routed_experts}", _g(w / GB, 1), _g(w / b / GB, 2),
-                     _g(b * f / (w + b * act), 1)])
+                     _g(decode_intensity_flop_per_byte(w, f, b, activation_bytes_per_token=act), 1)])
     return _table(["batch B", "routed experts touched per layer", f"weights read per step, GB ({weight_precision})",
                    "weights per token, GB", "intensity (FLOP/byte)"], rows)
 

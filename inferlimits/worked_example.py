@@ -506,15 +506,13 @@ def judge(claim_id: str) -> Verdict:
         why = (f"{route + ', ' if route else ''}only with the document's {claim(against[0].claim).wording} "
                f"cache factor, which no deployment applies; the book's model gives {_show(cl, r.right)}")
         return Verdict(cl, r, FAILS, why)
+    pairs = list(zip(cl.stated, r.right)) if len(cl.stated) == len(r.right) else []
     if route:
         why = route
-    elif len(cl.stated) == len(r.right) and all(
-            abs(float(x) * cl.scale - y) < _last_place(x) * cl.scale for x, y in zip(cl.stated, r.right)):
-        off = max(abs(float(x) * cl.scale - y) / y for x, y in zip(cl.stated, r.right))
-        why = f"{off:.1%} off: coarser than written"
-    elif len(cl.stated) == len(r.right):
-        off = max(abs(float(x) * cl.scale - y) / y for x, y in zip(cl.stated, r.right))
-        why = f"{off:.1%} off: a different figure"
+    elif pairs:
+        off = max(abs(float(x) * cl.scale - y) / y for x, y in pairs)
+        coarse = all(abs(float(x) * cl.scale - y) < _last_place(x) * cl.scale for x, y in pairs)
+        why = f"{off:.1%} off: {'coarser than written' if coarse else 'a different figure'}"
     else:
         why = "no route found to the document's number"
     if cl.unit in ("GB", "MB") and claim("bf16_weights").stated_base() == claim("params").stated_base() * 2 and (

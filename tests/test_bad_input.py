@@ -109,6 +109,8 @@ VALID: dict[str, dict[str, object]] = {
                                                efficiency=0.8),
     "kvcache.per_sequence_share_of_step_bytes": dict(weight_bytes=16e9, kv_bytes_per_token=131_072,
                                                      context_tokens=8192, activation_bytes_per_token=1.1e7, batch=8),
+    "kvcache.sequence_bytes_per_step": dict(kv_bytes_per_token=131_072, context_tokens=8192,
+                                            activation_bytes_per_token=1.1e7),
     "kvcache.batch_where_math_binds": dict(peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12, weight_bytes=16e9,
                                            flops_per_token=16e9, kv_bytes_per_token=131_072, context_tokens=256,
                                            activation_bytes_per_token=1.1e7),
@@ -173,6 +175,10 @@ ZERO_ALLOWED: set[tuple[str, str]] = {
     ("kvcache.cache_limited_tokens_per_s", "activation_bytes_per_token"),
     ("kvcache.cache_limited_tokens_per_s", "context_tokens"),
     # weights only (no cache counted): the batch where math binds is the balance point times W / F
+    # a sequence with no cache counted, no context or no activations counted brings less, not an error
+    ("kvcache.sequence_bytes_per_step", "kv_bytes_per_token"),
+    ("kvcache.sequence_bytes_per_step", "context_tokens"),
+    ("kvcache.sequence_bytes_per_step", "activation_bytes_per_token"),
     ("kvcache.batch_where_math_binds", "kv_bytes_per_token"),
     ("kvcache.batch_where_math_binds", "context_tokens"),
     ("kvcache.batch_where_math_binds", "activation_bytes_per_token"),

@@ -269,3 +269,9 @@ def test_moe_table_counts_the_experts_a_batch_touches_and_states_no_rate():
     assert "tokens/s" not in text
     with pytest.raises(ValueError, match=r"\bmodel_name\b"):
         tables.moe_batching("Llama-3.1-8B", [1])
+
+
+def test_a_sequence_brings_its_cache_read_and_its_activations():
+    # Llama-3.1-8B at 8,192 tokens: 128 KiB x 8,192 = 1 GiB of cache, plus its activations
+    assert kvcache.sequence_bytes_per_step(131_072, 8192, 11.2e6) == 2**30 + 11.2e6
+    assert kvcache.sequence_bytes_per_step(131_072, 0, 0) == 0
