@@ -2,7 +2,7 @@
 #   make book   create .venv, install the pinned requirements, execute every chapter, write the HTML
 #   make test   the same set-up and build, then every test (unit, property, nbval, coverage, build)
 # Others: make outputs (re-execute chapters in place after a deliberate change, and export their
-# figures again), make figures
+# figures again), make lab (JupyterLab on the chapters), make figures
 # (slide-ready SVG/PNG exports into figures/), make pdf (the whole book as one PDF), make serve,
 # make bench, make clean.
 
@@ -12,7 +12,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat requirements.txt pyproject.toml package-requirements.txt | cksum | cut -d' ' -f1)
 JOBS   ?= 2
 
-.PHONY: setup book test chromium outputs figures pdf serve bench clean
+.PHONY: setup book test chromium outputs figures pdf serve lab bench clean
 
 setup: $(STAMP)
 
@@ -52,6 +52,10 @@ pdf: book chromium
 serve: book
 	@echo "Serving http://127.0.0.1:8000/ (Ctrl-C to stop)"
 	$(PY) -m http.server 8000 --bind 127.0.0.1 --directory _build/html
+
+# JupyterLab on the chapters, on this machine only; --allow-root when run as root (as in containers)
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab --ip=127.0.0.1 $(if $(filter 0,$(shell id -u)),--allow-root) chapters/01_two_speeds.ipynb
 
 bench: book
 	$(PY) benchmarks/run.py

@@ -50,3 +50,24 @@ def measures_this_machine(path: Path) -> bool:
         return False
     meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
     return bool(meta.get("inferlimits", {}).get("measures_this_machine", False))
+
+
+#: what JupyterLab collapses (cell metadata "jupyter") for each tag with which the book hides a cell,
+#: so that a chapter opened in JupyterLab or Binder reads as the hosted book does
+JUPYTERLAB_COLLAPSED = {"hide-input": ("source_hidden",), "hide-output": ("outputs_hidden",),
+                        "hide-cell": ("source_hidden", "outputs_hidden")}
+
+
+def jupyterlab_collapsed(tags: list[str]) -> dict[str, bool]:
+    """The "jupyter" cell metadata that collapses in JupyterLab what ``tags`` hide in the book."""
+    return {key: True for tag in tags for key in JUPYTERLAB_COLLAPSED.get(tag, ())}
+
+
+def collapse_for_jupyterlab(nb) -> None:
+    """Set every cell's "jupyter" metadata from its tags (in place)."""
+    for cell in nb["cells"]:
+        meta = cell.setdefault("metadata", {})
+        collapsed = jupyterlab_collapsed(meta.get("tags", []))
+        meta.pop("jupyter", None)
+        if collapsed:
+            meta["jupyter"] = collapsed

@@ -4,7 +4,8 @@
 
 Run it after a deliberate change to a chapter, its data or the package, then review the diff of
 the check lines: every changed number shows there. Timing metadata and widget state are dropped
-so the files stay small and the diffs quiet.
+so the files stay small and the diffs quiet; the cells the book hides are marked collapsed for
+JupyterLab (``book.collapse_for_jupyterlab``).
 """
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from .book import collapse_for_jupyterlab
+
 
 def execute(path: Path) -> None:
     nb = nbformat.read(path, as_version=4)
@@ -22,6 +25,7 @@ def execute(path: Path) -> None:
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
     nb.metadata.pop("widgets", None)
+    collapse_for_jupyterlab(nb)
     nbformat.write(nb, path)
 
 

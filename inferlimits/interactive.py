@@ -30,35 +30,82 @@ LAYOUT_KEYS = ("title", "annotations", "shapes")
 class Control:
     """One control of a figure: ``name`` is the spec's keyword.
 
-    ``kind`` is "dropdown" (choose among ``options``), "slider" or "logslider" (live: any value
-    from the smallest to the largest option, in steps of ``step``, on a log scale for
-    "logslider"; static: the listed ``options``). ``integer`` sliders give whole numbers."""
+    ``kind`` is "dropdown" (choose among ``options``) or "slider". A slider moves between listed
+    stops, never along a float step, so every value it shows is one the text can name: ``options``
+    are its stops on a page without a kernel (plotly's slider), ``stops`` (default: ``options``) its
+    stops with a kernel, a finer list that contains every option. A value a chapter passes must be
+    one of the stops; the readout shows it as the text writes it (8,192, not 8.19e+03)."""
 
     name: str
     label: str
     options: Sequence
     kind: str = "dropdown"
-    step: float | None = None
-    integer: bool = False
+    stops: Sequence | None = None
 
     def __post_init__(self):
-        if self.kind not in ("dropdown", "slider", "logslider"):
-            raise ValueError(f"kind must be dropdown, slider or logslider; got {self.kind!r}")
+        if self.kind not in ("dropdown", "slider"):
+            raise ValueError(f"kind of control {self.name!r} must be dropdown or slider; got {self.kind!r}")
         if not self.options:
             raise ValueError(f"options of control {self.name!r} must not be empty")
+        if self.stops is not None:
+            if self.kind != "slider":
+                raise ValueError(f"control {self.name!r}: only a slider has stops")
+            if list(self.stops) != sorted(set(self.stops)):
+                raise ValueError(f"stops of control {self.name!r} must increase")
+            missing = [o for o in self.options if o not in self.stops]
+            if missing:
+                raise ValueError(f"stops of control {self.name!r} must contain its options; missing {missing}")
+
+    @property
+    def live(self) -> tuple:
+        """What the live widget offers."""
+        return tuple(self.options if self.stops is None else self.stops)
+
+    def check(self, value, choices: Sequence | None = None) -> None:
+        """Raise a ValueError naming the control unless ``value`` is one of ``choices`` (the live ones)."""
+        choices = self.live if choices is None else choices
+        if value not in choices:
+            shown = ", ".join(_label(c) for c in choices[:12]) + (", ..." if len(choices) > 12 else "")
+            raise ValueError(f"{self.name}={value!r} is not one of the stops of control {self.label!r} ({shown})")
 
     def widget(self, value) -> W.Widget:
         """The live ipywidget for this control, starting at ``value``."""
+        self.check(value)
+        choices = [(_label(v), v) for v in self.live]
         style = {"description_width": "initial"}
         if self.kind == "dropdown":
-            return W.Dropdown(options=list(self.options), value=value, description=self.label, style=style)
-        lo, hi = min(self.options), max(self.options)
-        if self.kind == "logslider":
-            return W.FloatLogSlider(value=value, base=10, min=math.log10(lo), max=math.log10(hi),
-                                    step=self.step or 0.05, description=self.label, readout_format=".3g", style=style)
-        cls = W.IntSlider if self.integer else W.FloatSlider
-        return cls(value=value, min=lo, max=hi, step=self.step or (1 if self.integer else (hi - lo) / 100),
-                   description=self.label, style=style, continuous_update=True)
+            return W.Dropdown(options=choices, value=value, description=self.label, style=style)
+        return W.SelectionSlider(options=choices, value=value, description=self.label, style=style,
+                                 continuous_update=True)
+
+
+def doubling_stops(lo: int, hi: int, per_doubling: int = 4, include: Sequence[int] = ()) -> tuple[int, ...]:
+    """Whole numbers from ``lo`` to ``hi`` (``hi / lo`` a power of two), ``per_doubling`` to a
+    doubling and rounded (repeats dropped), so every power of two times ``lo`` is a stop; and ``include``."""
+    if lo < 1 or hi <= lo:
+        raise ValueError(f"doubling stops need 1 <= lo < hi; got lo={lo!r}, hi={hi!r}")
+    n = round(math.log2(hi / lo) * per_doubling)
+    return tuple(sorted({round(lo * 2 ** (i / per_doubling)) for i in range(n + 1)} | set(include)))
+
+
+def step_stops(lo: float, hi: float, step: float, include: Sequence = ()) -> tuple:
+    """``lo``, ``lo + step``, ... up to ``hi``, rounded to the step's own decimals; and ``include``."""
+    if step <= 0 or hi <= lo:
+        raise ValueError(f"step stops need step > 0 and lo < hi; got lo={lo!r}, hi={hi!r}, step={step!r}")
+    n = round((hi - lo) / step)
+    return tuple(sorted({round(lo + i * step, 9) for i in range(n + 1)} | set(include)))
+
+
+PREFERRED = (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8)   # a round-number series for log scales, per decade
+
+
+def preferred_stops(lo: float, hi: float, include: Sequence = ()) -> tuple:
+    """The round numbers 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times powers of ten from ``lo`` to ``hi``; and ``include``."""
+    if lo <= 0 or hi <= lo:
+        raise ValueError(f"preferred stops need 0 < lo < hi; got lo={lo!r}, hi={hi!r}")
+    decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+    series = {round(p * 10.0 ** d, 9) for d in decades for p in PREFERRED}
+    return tuple(sorted({v for v in series if lo <= v <= hi} | set(include)))
 
 
 def _data(trace: dict) -> dict:
@@ -66,7 +113,10 @@ def _data(trace: dict) -> dict:
 
 
 def _label(value) -> str:
-    return f"{value:,g}" if isinstance(value, (int, float)) else str(value)
+    """A control value as the text writes it: 8,192, 0.35, BF16."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:,g}"
 
 
 def static_figure(spec: Spec, values: dict, dropdown: Control | None = None,
@@ -74,6 +124,8 @@ def static_figure(spec: Spec, values: dict, dropdown: Control | None = None,
     """The spec's figure at ``values`` with plotly's own dropdown and slider over precomputed states."""
     groups = list(dropdown.options) if dropdown else [None]
     chosen = values[dropdown.name] if dropdown else None
+    if dropdown:
+        dropdown.check(chosen, groups)
 
     def at(group, step=None):
         v = dict(values)
@@ -111,7 +163,8 @@ def static_figure(spec: Spec, values: dict, dropdown: Control | None = None,
         for b in slider.options:
             restyle = {k: [states[groups[i // n], b][i % n].get(k) for i in moving] for k in keys}
             steps.append(dict(label=_label(b), method="restyle", args=[restyle, moving]))
-        active = min(range(len(slider.options)), key=lambda i: _distance(slider.options[i], values[slider.name]))
+        slider.check(values[slider.name], tuple(slider.options))
+        active = list(slider.options).index(values[slider.name])
         sliders.append(dict(steps=steps, active=active, currentvalue=dict(prefix=f"{slider.label}: "),
                             pad=dict(t=50)))
     fig.update_layout(updatemenus=menus, sliders=sliders)
@@ -120,17 +173,14 @@ def static_figure(spec: Spec, values: dict, dropdown: Control | None = None,
     return fig
 
 
-def _distance(a, b) -> float:
-    if a > 0 and b > 0:
-        return abs(math.log(a) - math.log(b))
-    return abs(a - b)
-
-
 class Panel(W.VBox):
     """Live controls above a FigureWidget, with the static figure for pages without a kernel."""
 
-    def __init__(self, spec: Spec, values: dict, controls: Sequence[Control], static: go.Figure, div_id: str):
-        self.spec, self.values = spec, dict(values)
+    def __init__(self, spec: Spec, values: dict, controls: Sequence[Control], static: go.Figure, div_id: str,
+                 static_controls: dict[str, str] | None = None):
+        self.spec, self.values, self.specs, self.static = spec, dict(values), tuple(controls), static
+        #: which controls the static figure's "dropdown" and "slider" are
+        self.static_controls = dict(static_controls or {})
         self.controls = [c.widget(values[c.name]) for c in controls]
         self.figure = go.FigureWidget(spec(**values))
         for control, widget in zip(controls, self.controls):
@@ -167,4 +217,5 @@ def panel(spec: Spec, values: dict, controls: Sequence[Control], div_id: str,
         if name is not None and name not in by_name:
             raise ValueError(f"static control {name!r} is not one of {list(by_name)}")
     static = static_figure(spec, values, by_name.get(static_dropdown), by_name.get(static_slider))
-    return Panel(spec, values, controls, static, div_id)
+    chosen = {"dropdown": static_dropdown, "slider": static_slider}
+    return Panel(spec, values, controls, static, div_id, {k: v for k, v in chosen.items() if v is not None})

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from inferlimits.book import ROOT, notebooks, toc_pages
+from inferlimits.book import ROOT, jupyterlab_collapsed, notebooks, toc_pages
 from inferlimits.numerals import coverage_problems, read_notebook
 
 PAGES = toc_pages()
@@ -49,6 +49,16 @@ def test_check_cells_are_collapsed_in_the_book_and_outputs_committed(path):
             assert "hide-cell" in cell["metadata"].get("tags", []), f"check cell not collapsed: {_src(cell)[:80]}"
         assert cell["outputs"] or not _src(cell).strip().splitlines()[-1:] or "import" in _src(cell), \
             f"a code cell has no committed outputs (run `make outputs`): {_src(cell)[:80]}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_cells_the_book_hides_open_collapsed_in_jupyterlab(path):
+    cells = _cells(path)
+    for cell in cells:
+        tags = cell["metadata"].get("tags", [])
+        assert cell["metadata"].get("jupyter", {}) == jupyterlab_collapsed(tags), \
+            f"JupyterLab metadata does not follow the tags {tags} (run `make outputs`): {_src(cell)[:80]}"
+    assert any(cell["metadata"].get("jupyter", {}).get("source_hidden") for cell in cells)
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)

@@ -90,3 +90,22 @@ def test_a_fresh_environment_from_requirements_alone_runs_every_chapter(tmp_path
 def test_the_same_environment_runs_the_chapters_that_time_the_machine(tmp_path):
     assert MEASURING, "chapter 9 measures this machine"
     _execute_in_binder_env(MEASURING, tmp_path)
+
+
+def test_binder_runs_python_3_11_with_jupyterlab_and_its_myst_renderer_pinned():
+    assert (ROOT / "runtime.txt").read_text().strip() == "python-3.11"
+    pins = dict(ln.split("#")[0].strip().split("==") for ln in (ROOT / "requirements.txt").read_text().splitlines()
+                if "==" in ln.split("#")[0])
+    assert {"jupyterlab", "jupyterlab-myst", "ipywidgets", "anywidget"} <= set(pins)
+
+
+@BINDER
+def test_the_fresh_environment_renders_myst_in_jupyterlab(tmp_path):
+    """jupyterlab-myst must be enabled and compatible with the JupyterLab that Binder installs
+    (an incompatible pair is listed but not loaded)."""
+    run = subprocess.run([binder_env() / "bin" / "jupyter", "labextension", "list"], capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path)})
+    listing = run.stdout + run.stderr
+    myst = [ln for ln in listing.splitlines() if "jupyterlab-myst" in ln]
+    assert myst and "enabled" in myst[0] and "OK" in myst[0], listing
+    assert "not compatible" not in listing, listing

@@ -67,14 +67,11 @@ def _snapshot(fig):
 
 
 def _positions(control):
-    if isinstance(control, (W.Dropdown, W.SelectionSlider)):
-        return list(control.options)
-    lo, hi = control.min, control.max
-    if isinstance(control, W.FloatLogSlider):
-        lo, hi = 10 ** lo, 10 ** hi
-        return [lo, (lo * hi) ** 0.5, hi, lo]
-    mid = (lo + hi) // 2 if isinstance(control, W.IntSlider) else (lo + hi) / 2
-    return [lo, mid, hi, lo]
+    """Every option of a dropdown; a slider's first, middle and last stop, then the first again."""
+    values = list(control._options_values)
+    if isinstance(control, W.Dropdown):
+        return values
+    return [values[0], values[len(values) // 2], values[-1], values[0]]
 
 
 def exercise(name: str) -> int:

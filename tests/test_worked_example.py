@@ -228,7 +228,7 @@ def test_tables_are_generated():
 
 @pytest.mark.parametrize("cache", fig.CACHE_LABELS)
 @pytest.mark.parametrize("context", [512, 2048, 131_072])
-@pytest.mark.parametrize("usable", [fig.USABLE_RANGE[0], 0.95, fig.USABLE_RANGE[1]])
+@pytest.mark.parametrize("usable", [fig.USABLES[0], 0.95, fig.USABLES[-1]])
 def test_capacity_figure_stacks_to_the_capacity(cache, context, usable):
     s = fig.capacity_spec(cache, context, usable)
     bars = s["data"][:4]

@@ -11,7 +11,7 @@ from ..economics import aggregate_tokens_per_s, cost_per_million_tokens_usd, per
 from ..generation import (decode_flops_per_token, decode_intensity_flop_per_byte, decode_knee_batch,
                           math_ceiling_tokens_per_s, memory_ceiling_tokens_per_s, weight_bytes_read_per_step)
 from ..hardware import accelerator
-from ..interactive import Control, panel as _panel
+from ..interactive import Control, doubling_stops, panel as _panel, step_stops
 from ..kvcache import fit
 from ..models import model, weight_bytes
 from ..roofline import attainable_flop_per_s
@@ -166,8 +166,9 @@ def cost_spec(model_name: str, accelerator_name: str, usd_per_gpu_hour: float) -
     return {"data": data, "layout": layout}
 
 
-BATCH_SLIDER = Control("batch", "batch", BATCHES, kind="logslider", step=0.05)
-PRICE_SLIDER = Control("usd_per_gpu_hour", "USD per GPU-hour", PRICES, kind="slider", step=0.1)
+BATCH_SLIDER = Control("batch", "batch", BATCHES, kind="slider", stops=doubling_stops(min(BATCHES), max(BATCHES)))
+PRICE_SLIDER = Control("usd_per_gpu_hour", "USD per GPU-hour", PRICES, kind="slider",
+                       stops=step_stops(min(PRICES), max(PRICES), 0.1))
 
 
 def _panel_over(spec, slider: Control, value: float, models: Sequence[str], accelerators: Sequence[str],

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ..generation import decode_point
 from ..hardware import accelerator
-from ..interactive import Control, panel as _panel
+from ..interactive import Control, panel as _panel, step_stops
 from ..kvcache import fit
 from ..models import model, param_count, weight_bytes
 from ..roofline import attainable_flop_per_s, balance_point_flop_per_byte
@@ -17,9 +17,11 @@ from . import roofline
 PRECISIONS = ("BF16", "FP8", "INT4")
 # the static slider starts at the datasheet bandwidth, on the left, and moves right towards
 # less efficient kernels
-EFFICIENCIES = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)
+EFFICIENCIES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)   # static slider stops; live ones every 0.05
 PARAMS_RANGE = (5.0, 120.0)          # billions of parameters, fixed x axis
 TOKENS_RANGE = (3.0, 10_000.0)        # tokens/s, fixed y axis
+EFFICIENCY_SLIDER = Control("efficiency", "share of peak bandwidth", EFFICIENCIES, kind="slider",
+                            stops=step_stops(min(EFFICIENCIES), max(EFFICIENCIES), 0.05))
 
 
 def _fits(accelerator_name: str, weights: float) -> bool:
@@ -73,7 +75,7 @@ def ceiling_panel(names: Sequence[str], model_names: Sequence[str], weight_preci
                   efficiency: float = 1.0, div_id: str = "fig-decode-ceiling"):
     """Weight-precision dropdown and bandwidth-efficiency slider over the ceiling figure."""
     controls = [Control("weight_precision", "weight precision", PRECISIONS),
-                Control("efficiency", "share of peak bandwidth", EFFICIENCIES, kind="slider", step=0.05)]
+                EFFICIENCY_SLIDER]
     values = dict(names=list(names), model_names=list(model_names), weight_precision=weight_precision,
                   efficiency=efficiency)
     return _panel(ceiling_spec, values, controls, div_id, static_dropdown="weight_precision",
@@ -121,7 +123,7 @@ def roofline_panel(names: Sequence[str], accelerator_name: str, model_names: Seq
     decode points on the roofline."""
     controls = [Control("accelerator_name", "accelerator", list(names)),
                 Control("model_name", "model", list(model_names)),
-                Control("efficiency", "share of peak bandwidth", EFFICIENCIES, kind="slider", step=0.05)]
+                EFFICIENCY_SLIDER]
     values = dict(names=list(names), accelerator_name=accelerator_name, model_name=model_name,
                   efficiency=efficiency)
     return _panel(roofline_spec, values, controls, div_id, static_dropdown="accelerator_name",

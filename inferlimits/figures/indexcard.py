@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..indexcard import read_card, summary_lines
-from ..interactive import Control, panel as _panel
+from ..interactive import Control, doubling_stops, panel as _panel
 from . import base_layout
 
 TOKENS_RANGE = (0.1, 1e7)             # tokens/s, fixed axis
 MS_RANGE = (1e-3, 1e5)                # ms per decode step, fixed axis
 PRECISIONS = ("BF16", "FP8", "INT4")
-BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
-CONTEXTS = (128, 131_072)             # live slider range, tokens
-PROMPTS = (16, 32_768)                # live slider range, tokens
+BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)   # the powers of two the text names
+CONTEXTS = doubling_stops(128, 131_072)   # tokens, four stops a doubling
+PROMPTS = doubling_stops(16, 32_768)      # tokens
 MEASURED = ("none", 10, 29, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000)
 
 
@@ -78,9 +78,9 @@ def panel(names: Sequence[str], model_names: Sequence[str], accelerator_name: st
                 Control("model_name", "model", list(model_names)),
                 Control("weight_precision", "weights", PRECISIONS),
                 Control("kv_precision", "KV cache", PRECISIONS),
-                Control("batch", "batch (B)", BATCHES, kind="logslider"),
-                Control("context_tokens", "context (L)", CONTEXTS, kind="logslider"),
-                Control("prompt_tokens", "prompt (S)", PROMPTS, kind="logslider"),
+                Control("batch", "batch (B)", BATCHES, kind="slider"),
+                Control("context_tokens", "context (L)", CONTEXTS, kind="slider"),
+                Control("prompt_tokens", "prompt (S)", PROMPTS, kind="slider"),
                 Control("measured", "measured tokens/s", MEASURED)]
     values = dict(accelerator_name=accelerator_name, model_name=model_name, weight_precision=weight_precision,
                   kv_precision=kv_precision, batch=batch, context_tokens=context_tokens, prompt_tokens=prompt_tokens,

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from ..activations import activation_bytes_per_token
 from ..generation import decode_point, weight_bytes_read_per_step
 from ..hardware import accelerator
-from ..interactive import Control, panel as _panel
+from ..interactive import Control, doubling_stops, panel as _panel
 from ..kvcache import (batch_where_cache_equals_weights, cache_limited_tokens_per_s, kv_cache_bytes,
                        max_context_tokens, max_sequences, memory_left_for_cache_bytes, usable_memory_fraction)
 from ..models import cached_tokens, kv_bytes_per_token, model, weight_bytes
@@ -144,7 +144,7 @@ def ceiling_spec(model_name: str, accelerator_name: str, batch: float, kv_precis
 
 def _controls(models: Sequence[str], accelerators: Sequence[str], batches: Sequence[int]) -> list[Control]:
     return [Control("model_name", "model", list(models)),
-            Control("batch", "batch", batches, kind="logslider", step=0.05),
+            Control("batch", "batch", batches, kind="slider", stops=doubling_stops(min(batches), max(batches))),
             Control("accelerator_name", "accelerator", list(accelerators)),
             Control("kv_precision", "KV precision", KV_PRECISIONS)]
 

@@ -24,12 +24,12 @@ BATCH_RANGE = (0.8, 100.0)           # decode batches, log axis
 TOKENS_RANGE = (1.0, 100_000.0)      # tokens/s
 
 # what the live controls offer: a few settings each, since every change measures again
-ARRAY_MIB = (4, 256)                 # slider ends, in steps of 4 MiB
-MATMUL_SIDES = (256, 2048)           # slider ends, in steps of 256
-PRODUCT_SIDES = (1024, 8192)         # slider ends, in steps of 512
+ARRAY_MIB = tuple(range(4, 257, 4))             # MiB
+MATMUL_SIDES = tuple(range(256, 2049, 256))
+PRODUCT_SIDES = tuple(range(1024, 8193, 512))
 PRODUCT_MAX_BATCH = (16, 256)
 DECODE_MAX_BATCH = (8, 64)
-CONTEXTS = (0, 1024)                 # the live context slider's ends, in steps of 128
+CONTEXTS = tuple(range(0, 1025, 128))           # tokens
 
 
 @dataclass(frozen=True)
@@ -88,8 +88,8 @@ def roofline_spec(array_mib: int = 256, matmul_side: int = 2048) -> dict:
 
 def roofline_panel(array_mib: int = 256, matmul_side: int = 2048, div_id: str = "fig-machine-roofline"):
     """Re-measure with another array size or matrix side (live); the built machine's roof (static)."""
-    controls = [Remeasure("array_mib", "array read (MiB)", ARRAY_MIB, kind="slider", step=4, integer=True),
-                Remeasure("matmul_side", "matrix side", MATMUL_SIDES, kind="slider", step=256, integer=True)]
+    controls = [Remeasure("array_mib", "array read (MiB)", ARRAY_MIB, kind="slider"),
+                Remeasure("matmul_side", "matrix side", MATMUL_SIDES, kind="slider")]
     return _panel(roofline_spec, dict(array_mib=array_mib, matmul_side=matmul_side), controls, div_id)
 
 
@@ -137,7 +137,7 @@ def products_spec(side: int = 8192, max_batch: int = 256, chapter: tuple[int, in
 
 def products_panel(side: int = 8192, max_batch: int = 256, div_id: str = "fig-machine-products"):
     """Re-measure with another matrix or largest batch (live); the built machine's sweep (static)."""
-    controls = [Remeasure("side", "matrix side", PRODUCT_SIDES, kind="slider", step=512, integer=True),
+    controls = [Remeasure("side", "matrix side", PRODUCT_SIDES, kind="slider"),
                 Remeasure("max_batch", "largest batch", PRODUCT_MAX_BATCH)]
     values = dict(side=side, max_batch=max_batch, chapter=(side, max_batch))
     return _panel(products_spec, values, controls, div_id)
@@ -183,7 +183,7 @@ def decode_spec(context_tokens: int = 128, max_batch: int = 64, together: tuple[
 def decode_panel(context_tokens: int = 128, max_batch: int = 64, together: tuple[int, ...] = (128, 1024),
                  div_id: str = "fig-machine-decode"):
     """Re-measure at another context or largest batch (live); the built machine's run (static)."""
-    controls = [Remeasure("context_tokens", "context (tokens)", CONTEXTS, kind="slider", step=128, integer=True),
+    controls = [Remeasure("context_tokens", "context (tokens)", CONTEXTS, kind="slider"),
                 Remeasure("max_batch", "largest batch", DECODE_MAX_BATCH)]
     values = dict(context_tokens=context_tokens, max_batch=max_batch, together=tuple(together),
                   chapter_max_batch=max_batch)

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from ..display import Figure
 from ..generation import decode_point
 from ..hardware import accelerator
-from ..interactive import Control, panel as _panel
+from ..interactive import Control, panel as _panel, preferred_stops
 from ..kvcache import fit
 from ..measurements import measurement
 from ..models import model, weight_bytes
@@ -21,7 +21,7 @@ LAUNCH_RANGE = (1.0, 10_000.0)       # launches per step, fixed x axis
 TOKENS_RANGE = (1.0, 1e6)            # tokens/s, fixed y axis
 CURVE = [round(10 ** (i / 10), 3) for i in range(41)]   # 1 to 10,000 launches, ten points a decade
 MICROSECONDS = (1, 2, 3, 5, 7, 10, 15, 20, 30, 50)     # static slider stops
-KERNELS_PER_LAYER = (1, 60)                            # live slider range
+KERNELS_PER_LAYER = tuple(range(1, 61))                # live slider stops
 MEASURED = "b200_eager_llama8b"
 
 
@@ -88,10 +88,14 @@ def third_wall_panel(names: Sequence[str], accelerator_name: str, model_names: S
     """Accelerator, model, cost per launch and kernels per layer live; accelerator dropdown and
     cost-per-launch slider without a kernel (kernels per layer at the assumed eager count)."""
     kpl = launch_assumptions().kernels_per_layer
+    # the assumed cost and count come from the data: each is a stop whatever the data say
+    costs = tuple(sorted({*MICROSECONDS, microseconds_per_launch}))
     controls = [Control("accelerator_name", "accelerator", list(names)),
                 Control("model_name", "model", list(model_names)),
-                Control("microseconds_per_launch", "µs per launch (t)", MICROSECONDS, kind="logslider"),
-                Control("kernels_per_layer", "kernels per layer", KERNELS_PER_LAYER, kind="slider", integer=True)]
+                Control("microseconds_per_launch", "µs per launch (t)", costs, kind="slider",
+                        stops=preferred_stops(min(costs), max(costs), costs)),
+                Control("kernels_per_layer", "kernels per layer", tuple(sorted({*KERNELS_PER_LAYER, kpl})),
+                        kind="slider")]
     values = dict(accelerator_name=accelerator_name, model_name=model_name,
                   microseconds_per_launch=microseconds_per_launch, kernels_per_layer=kpl)
     return _panel(third_wall_spec, values, controls, div_id, static_dropdown="accelerator_name",

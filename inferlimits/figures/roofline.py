@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..hardware import accelerator
-from ..interactive import Control, panel as _panel
+from ..interactive import Control, panel as _panel, preferred_stops
 from ..roofline import attainable_flop_per_s, balance_point_flop_per_byte, bound
 from ..units import TERA
 from . import ACCENT, FAINT, INK, base_layout
 
 INTENSITY_RANGE = (0.1, 10_000.0)   # FLOP per byte, fixed x axis
 TFLOPS_RANGE = (0.02, 5_000.0)      # TFLOP/s, fixed y axis
-INTENSITIES = (0.5, 1, 2, 5, 10, 20, 50, 100, 150, 200, 300, 500, 1000, 2000, 5000)
+INTENSITIES = (0.5, 1, 2, 5, 10, 20, 50, 100, 150, 200, 300, 500, 1000, 2000, 5000)   # static slider stops
 
 
 def roof(name: str) -> tuple[list[float], list[float], float]:
@@ -60,7 +60,8 @@ def panel(names: Sequence[str], accelerator_name: str, intensity_flop_per_byte: 
           div_id: str = "fig-roofline"):
     """Accelerator dropdown and intensity slider over the roofline, live or static."""
     controls = [Control("accelerator_name", "accelerator", list(names)),
-                Control("intensity_flop_per_byte", "intensity (FLOP/byte)", INTENSITIES, kind="logslider")]
+                Control("intensity_flop_per_byte", "intensity (FLOP/byte)", INTENSITIES, kind="slider",
+                        stops=preferred_stops(min(INTENSITIES), max(INTENSITIES), INTENSITIES))]
     values = dict(names=list(names), accelerator_name=accelerator_name, intensity_flop_per_byte=intensity_flop_per_byte)
     return _panel(spec, values, controls, div_id, static_dropdown="accelerator_name",
                   static_slider="intensity_flop_per_byte")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from ..generation import decode_point
-from ..interactive import Control, panel as _panel
+from ..interactive import Control, doubling_stops, panel as _panel, step_stops
 from ..kvcache import kv_cache_bytes, max_context_tokens, max_sequences, usable_memory_fraction
 from ..models import kv_bytes_per_token
 from ..units import GB, GIB
@@ -18,10 +18,8 @@ from . import ACCENT, FAINT, INK, PALETTE, base_layout
 CACHE_LABELS = ("BF16 cache (the config)", "FP8 cache", "BF16 cache × the document's factor")
 CONTEXTS = (1024, 2048, 4096, 8192, 16_384, 32_768, 65_536, 131_072)   # static slider stops
 CONTEXT_RANGE = (512, 131_072)
-USABLE_RANGE = (0.8, 1.0)   # live slider; below 0.77 the weights alone would not fit
-USABLE_STEP = 0.01
+USABLES = step_stops(0.8, 1.0, 0.01)   # live slider; below 0.77 the weights alone would not fit
 MEMORY_RANGE = (0.0, 100.0)
-QUARTER_DOUBLING = math.log10(2) / 4   # live log sliders step by quarter doublings, so they hit 2,048 exactly
 BARS = ("in GB<br>(10⁹ bytes)", "the same, in GiB<br>(2³⁰ bytes)", "the document's<br>figures")
 
 
@@ -80,8 +78,9 @@ def capacity_panel(cache: str = CACHE_LABELS[0], context_tokens: float = 2048, u
     unless given."""
     usable_fraction = usable_memory_fraction() if usable_fraction is None else usable_fraction
     controls = [Control("cache", "KV cache", list(CACHE_LABELS)),
-                Control("context_tokens", "context (tokens)", CONTEXTS, kind="logslider", step=QUARTER_DOUBLING),
-                Control("usable_fraction", "usable share", USABLE_RANGE, kind="slider", step=USABLE_STEP)]
+                Control("context_tokens", "context (tokens)", CONTEXTS, kind="slider",
+                        stops=doubling_stops(CONTEXT_RANGE[0], CONTEXT_RANGE[1])),
+                Control("usable_fraction", "usable share", USABLES, kind="slider")]
     values = dict(cache=cache, context_tokens=context_tokens, usable_fraction=usable_fraction)
     return _panel(capacity_spec, values, controls, div_id, static_dropdown="cache", static_slider="context_tokens")
 
@@ -164,6 +163,6 @@ def step_spec(bandwidth_share: str, batch: float) -> dict:
 def step_panel(bandwidth_share: str = SHARES[0], batch: float = 1, div_id: str = "fig-worked-step"):
     """Bandwidth-share dropdown and batch slider, in both modes."""
     controls = [Control("bandwidth_share", "bandwidth reached", list(SHARES)),
-                Control("batch", "batch", BATCHES, kind="logslider", step=QUARTER_DOUBLING)]
+                Control("batch", "batch", BATCHES, kind="slider", stops=doubling_stops(min(BATCHES), max(BATCHES)))]
     values = dict(bandwidth_share=bandwidth_share, batch=batch)
     return _panel(step_spec, values, controls, div_id, static_dropdown="bandwidth_share", static_slider="batch")
