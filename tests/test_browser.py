@@ -120,8 +120,10 @@ def test_every_slider_and_dropdown_changes_what_is_drawn(site, browser, page):
             rail = fig.locator(".slider-rail-rect")
             if rail.count():
                 box = rail.first.bounding_box()
+                grip = fig.locator(".slider-grip-rect").first.bounding_box()
+                far = 0.05 if grip["x"] + grip["width"] / 2 > box["x"] + box["width"] / 2 else 0.95
                 before = _drawn(fig)
-                for frac in (0.95, 0.05):  # one end, then the other: the active step is in between
+                for frac in (far, 1 - far):  # the end away from the active step first, then the other
                     v.page.mouse.click(box["x"] + box["width"] * frac, box["y"] + box["height"] / 2)
                     v.page.wait_for_timeout(150)
                     after = _drawn(fig)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from ..generation import prefill_crossover_tokens, prefill_point, prompt_tokens_at_attention_share
 from ..hardware import accelerator
-from ..interactive import Control, doubling_stops, panel as _panel
+from ..interactive import Control, panel as _panel
 from ..kvcache import fit
 from ..models import kv_bytes_per_token, model, weight_bytes
 from ..roofline import attainable_flop_per_s, bound
@@ -18,7 +18,8 @@ from . import ACCENT, FAINT, INK, PALETTE, base_layout
 from . import roofline
 
 PRECISIONS = ("BF16", "FP8", "INT4")
-PROMPTS = tuple(2 ** k for k in range(4, 18))        # 16 .. 131,072 tokens: the static slider's stops
+PROMPTS = tuple(2 ** k for k in range(4, 18))        # 16 .. 131,072 tokens: the slider's stops (both modes,
+                                                      # so exercise 3's stops are the same with a kernel)
 INTENSITY_RANGE = (1.0, 1e6)                          # FLOP per byte, left panel
 TFLOPS_RANGE = (1.0, 5_000.0)                         # TFLOP/s, left panel
 SECONDS_RANGE = (1e-4, 1e3)                           # time to first token, right panel
@@ -133,8 +134,7 @@ def panel(names: Sequence[str], accelerator_name: str, model_names: Sequence[str
     controls = [Control("accelerator_name", "accelerator", list(names)),
                 Control("model_name", "model", list(model_names)),
                 Control("weight_precision", "weight precision", PRECISIONS),
-                Control("prompt_tokens", "prompt tokens", PROMPTS, kind="slider",
-                        stops=doubling_stops(min(PROMPTS), max(PROMPTS)))]
+                Control("prompt_tokens", "prompt tokens", PROMPTS, kind="slider")]
     values = dict(names=list(names), accelerator_name=accelerator_name, model_name=model_name,
                   weight_precision=weight_precision, prompt_tokens=prompt_tokens)
     return _panel(spec, values, controls, div_id, static_dropdown="accelerator_name", static_slider="prompt_tokens")
