@@ -4,22 +4,20 @@ console errors or outside requests, every figure is drawn, and moving each figur
 dropdown changes what is drawn. A screenshot of each page goes to test-output/screenshots/."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+from browsers import needs_chromium
 
 from inferlimits.book import ROOT, toc_pages
-from inferlimits.serve import CHROMIUM_FLAGS, serve
+from inferlimits.serve import serve
 
 HTML = ROOT / "_build" / "html"
 SHOTS = ROOT / "test-output" / "screenshots"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 playwright = pytest.importorskip("playwright.sync_api")
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium is not installed "
-                                "(make test installs it)")
+pytestmark = needs_chromium
 
 
 @pytest.fixture(scope="module")
@@ -28,14 +26,6 @@ def site():
         pytest.fail("the book is not built: run `make book`")
     with serve(HTML) as base:
         yield base
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS, headless=True)
-        yield b
-        b.close()
 
 
 class Visit:
