@@ -1,4 +1,5 @@
-"""Accelerators, read from ``data/accelerators.toml``.
+"""Accelerators, read from ``data/accelerators.toml``, and the other processors that published
+measurements ran on (CPUs, Apple's systems on a chip), from ``data/processors.toml``.
 
 Every figure keeps its unit in its name: FLOP/s, bytes per second, bytes.
 """
@@ -20,7 +21,7 @@ class Accelerator:
     vendor: str
     year: int
     dense_bf16_flops_per_s: float
-    sparse_bf16_flops_per_s: float
+    sparse_bf16_flops_per_s: float | None
     bandwidth_bytes_per_s: float
     capacity_marketed_gb: float
     reported_capacity_mib: float | None
@@ -41,6 +42,9 @@ class Accelerator:
     last_level_cache_marketed: str | None = None
     last_level_cache_name: str | None = None
     last_level_cache_source: str | None = None
+    #: for a processor (``processors.toml``): what it is, and which precision its math rate is
+    kind: str = "accelerator"
+    peak_precision: str | None = None
 
     @property
     def capacity_reported(self) -> bool:
@@ -117,3 +121,25 @@ def accelerators() -> dict[str, Accelerator]:
 def accelerator(name: str) -> Accelerator:
     """The accelerator called ``name`` (as in the data file), or a ValueError listing the names."""
     return datafiles.lookup(accelerators(), "accelerator", name)
+
+
+def _processor(name: str, row: dict) -> Accelerator:
+    return Accelerator(
+        name=name, vendor=row["vendor"], year=int(row["year"]),
+        dense_bf16_flops_per_s=float(row["peak_tflops"]) * TERA, sparse_bf16_flops_per_s=None,
+        bandwidth_bytes_per_s=float(row["bandwidth_gb_s"]) * GB, capacity_marketed_gb=float(row["capacity_gb"]),
+        reported_capacity_mib=None, capacity_source=row["capacity_note"], fp8_math=False, datacenter=False,
+        source=f"{row['source']}; math: {row['peak_source']}", notes=row["notes"], kind=row["kind"],
+        peak_precision=row["peak_precision"])
+
+
+@datafiles.cached
+def processors() -> dict[str, Accelerator]:
+    """The CPUs and systems on a chip of the published measurements: their math rate (the one the
+    comparison uses, ``peak_precision`` says which), bandwidth and memory, as accelerators are."""
+    return {name: _processor(name, row) for name, row in datafiles.load("processors.toml")["processors"].items()}
+
+
+def device(name: str) -> Accelerator:
+    """An accelerator or another processor, by name."""
+    return datafiles.lookup({**accelerators(), **processors()}, "device", name)

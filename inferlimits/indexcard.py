@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from .generation import (OVERHEAD_BOUND, decode_point, prefill_crossover_tokens, prefill_point, regime)
 from .hardware import Accelerator, accelerator, accelerators
 from .kvcache import Fit, fit, max_context_tokens, max_sequences
+from .measured import typical_decode_share
 from .models import Config, cached_tokens, kv_bytes_per_token, model, weight_bytes
 from .roofline import COMPUTE_BOUND, MEMORY_BOUND
 from .units import GB, fraction, non_negative, positive
@@ -391,6 +392,10 @@ def summary_lines(card: Card) -> list[str]:
                      f"{card.time_to_first_token_s * ms:,.1f} ms")
     else:
         lines.append(f"prefill of {card.prompt_tokens:,.0f} tokens: {_prompt_does_not_fit(card)}")
+    if card.fits and card.decode_wall == MEMORY_BOUND:
+        low, high = typical_decode_share()
+        lines.append(f"good published single-stream runs reach {low:.0%}–{high:.0%} of a memory ceiling: "
+                     f"{low * card.memory_ceiling:,.0f}–{high * card.memory_ceiling:,.0f} tokens/s here")
     if card.measured_tokens_per_s and card.fits:
         lines.append(f"measured {card.measured_tokens_per_s:,.0f} tokens/s = {card.share_of_ceiling:.1%} of the ceiling")
     elif card.measured_tokens_per_s:

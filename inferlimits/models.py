@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from . import datafiles
-from .units import bytes_per_element, non_negative, positive
+from .units import WHOLE_MODEL_FORMATS, bytes_per_element, non_negative, positive
 
 
 @dataclass(frozen=True)
@@ -241,13 +241,13 @@ def quantized_bytes(params: float, vocabulary: float, weight_precision: str) -> 
     """Bytes of ``params`` weights of which ``vocabulary`` belong to the embedding table or the
     output head: at ``weight_precision``, except that a format lighter than the kept precision
     (``kept_precision``, BF16) leaves those vocabulary tables at the kept precision:
-    (params - vocabulary) x b + vocabulary x b_kept."""
+    (params - vocabulary) x b + vocabulary x b_kept; llama.cpp's formats quantize every weight."""
     n, v = positive("params", params), non_negative("vocabulary", vocabulary)
     if v > n:
         raise ValueError(f"vocabulary ({v:g}) cannot exceed params ({n:g})")
     b = bytes_per_element(weight_precision, "weight_precision")
     kept = bytes_per_element(kept_precision(), "kept_precision")
-    return n * b if b >= kept else (n - v) * b + v * kept
+    return n * b if b >= kept or weight_precision in WHOLE_MODEL_FORMATS else (n - v) * b + v * kept
 
 
 def weight_bytes(c: Config, weight_precision: str = "BF16") -> float:

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .hardware import accelerators
+from .hardware import accelerators, processors
 from .models import models
 from .units import BYTES_PER_ELEMENT
 
@@ -49,8 +49,8 @@ def _blank_formula_structure(text: str) -> str:
 
 
 def names() -> list[str]:
-    """Names whose digits are not quantities: every accelerator, model and precision name."""
-    found = set(accelerators()) | set(models()) | set(BYTES_PER_ELEMENT)
+    """Names whose digits are not quantities: every accelerator, processor, model and precision name."""
+    found = set(accelerators()) | set(processors()) | set(models()) | set(BYTES_PER_ELEMENT)
     return sorted(found, key=len, reverse=True)
 
 

@@ -48,10 +48,11 @@ def accelerator_figures(figures: str = "compute") -> Markdown:
         rows = []
         for a in accelerators().values():
             measured = _g(a.measured_matmul_flops_per_s / 1e12) if a.measured_matmul_flops_per_s else "–"
+            fp8 = f"{a.dense_fp8_flops_per_s / 1e12:,g}" if a.dense_fp8_flops_per_s else ("–" if a.fp8_math else "no FP8")
             rows.append([a.name, a.vendor, a.year, _g(a.dense_bf16_tflops, 1), _g(a.sparse_bf16_flops_per_s / 1e12, 1),
-                         measured, _g(a.bandwidth_bytes_per_s / GB)])
+                         measured, fp8, _g(a.bandwidth_bytes_per_s / GB)])
         return _table(["accelerator", "vendor", "year", "dense BF16 TFLOP/s", "sparse (not used)",
-                       "measured matmul TFLOP/s", "bandwidth GB/s"], rows, "lllrrrr")
+                       "measured matmul TFLOP/s", "dense FP8 TFLOP/s", "bandwidth GB/s"], rows, "lllrrrrr")
     if figures != "memory":
         raise ValueError(f"figures must be 'compute' or 'memory'; got {figures!r}")
     u = usable_memory_fraction()
@@ -448,3 +449,58 @@ def card_cases(cases) -> Markdown:
         rows.append([label, setup, *ceilings, card.verdict, prefill, ", ".join(card.helping()) or "–"])
     return _table(["case", "setup", "memory ceiling (tokens/s)", "math ceiling (tokens/s)", "decode verdict",
                    "prefill", "levers for decode that help"], rows, "llrrlll")
+
+
+METRIC_UNITS = {"tokens_per_s": "tokens/s", "tokens_per_s_per_user": "tokens/s per user",
+                "ms_per_output_token": "ms per token", "ms_to_first_token": "ms to the first token",
+                "ms_end_to_end": "ms for the request"}
+
+
+def measured_against_ceilings(comparisons: Sequence) -> Markdown:
+    """Each published measurement beside the book's ceiling under its conditions (``measured.compare``)."""
+    rows = []
+    for c in comparisons:
+        m = c.measurement
+        devices = f"{m.gpus} × {m.accelerator}" if m.gpus > 1 else m.accelerator
+        if m.power_limit_w:
+            devices += f" at {m.power_limit_w:g} W"
+        batch = f"{c.batch:,} (unstated: the most that fit)" if m.batch is None else f"{m.batch:,}"
+        lengths = " / ".join("–" if t is None else f"{t:,}" for t in (m.input_tokens, m.output_tokens))
+        fits = "yes" if c.fits else "only in all of memory"
+        rows.append([m.model, devices, f"{m.weight_precision} / {m.math_precision}", batch, lengths,
+                     f"{m.value:,} {METRIC_UNITS[m.metric]}", f"{c.measured:,.4g}", f"{c.ceiling:,.4g}", f"{c.share:.0%}", c.regime, fits,
+                     m.framework.split(" (")[0].split(",")[0].split(":")[0], "yes" if m.clear else "no"])
+    return _table(["model", "hardware", "weights / math", "batch", "prompt / output", "published",
+                   "as a rate (tokens/s)", "ceiling (tokens/s)", "share", "the book's rule says", "fits (90% rule)",
+                   "framework", "clear"], rows, "lllrrrrrrllll")
+
+
+def measurement_sources(comparisons: Sequence) -> Markdown:
+    """Where each measurement is published, and what was read there."""
+    rows = [[f"{c.measurement.model} on {c.measurement.accelerator} ({c.unit})", c.measurement.source,
+             c.measurement.quote.replace("|", "/")] for c in comparisons]
+    return _table(["measurement", "source", "what the source says"], rows, "lll")
+
+
+def processors() -> Markdown:
+    """The processors that are not datacenter accelerators, with the figures the comparison uses."""
+    from .hardware import processors as all_processors
+
+    rows = [[p.name, p.vendor, p.year, p.kind, _g(p.dense_bf16_tflops, 1), p.peak_precision,
+             _g(p.bandwidth_bytes_per_s / GB, 1), _g(p.capacity_marketed_gb), p.capacity_source, p.source]
+            for p in all_processors().values()]
+    return _table(["processor", "vendor", "year", "what it is", "math TFLOP/s", "which math", "bandwidth GB/s",
+                   "memory GB", "memory note", "sources"], rows, "llrlrlrrll")
+
+
+def share_bands(comparisons: Sequence, edges: Sequence[float]) -> Markdown:
+    """How many measurements reach each band of shares of their ceilings (below the first edge,
+    between two edges, above the last), by the regime the book's rule names."""
+    bounds = [0.0, *edges, float("inf")]
+    regimes = sorted({c.regime for c in comparisons})
+    rows = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        inside = [c for c in comparisons if lo <= c.share < hi]
+        label = f"below {edges[0]:.0%}" if lo == 0 else (f"{lo:.0%} or more" if hi == float("inf") else f"{lo:.0%} to {hi:.0%}")
+        rows.append([label, *(sum(c.regime == r for c in inside) for r in regimes), len(inside)])
+    return _table(["share of the ceiling", *regimes, "all"], rows)

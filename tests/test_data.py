@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from inferlimits.hardware import accelerators
-from inferlimits.measurements import measurements
 from inferlimits.models import active_param_count, embedding_params, models, param_count
 
 
@@ -59,23 +58,3 @@ def test_every_model_states_the_context_its_publisher_supports(m):
     assert m.context_length >= 2048 and len(m.context_length_source.split()) >= 5
     # the position table may be larger than the supported context, never smaller
     assert m.config.max_position_embeddings >= m.context_length
-
-
-def test_measurements_name_known_models_and_accelerators():
-    for x in measurements().values():
-        assert x.model in models() and x.accelerator in accelerators() and x.tokens_per_s > 0
-        assert x.batch >= 1 and x.framework and x.date and len(x.source.split()) >= 5
-
-
-@pytest.mark.parametrize("x", measurements().values(), ids=lambda x: x.key)
-def test_no_measurement_beats_its_ceiling(x):
-    """Measured reality bounds the model: a point above its ceiling is a bug to understand."""
-    from inferlimits.generation import decode_point
-    from inferlimits.kvcache import fit
-    from inferlimits.models import model, weight_bytes
-
-    a, c = accelerators()[x.accelerator], model(x.model).config
-    assert fit(a.capacity_bytes, weight_bytes(c, x.weight_precision), batch=x.batch).fits
-    point = decode_point(c, a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s, x.batch,
-                         weight_precision=x.weight_precision)
-    assert x.tokens_per_s <= point.ceiling

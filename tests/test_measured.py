@@ -1,0 +1,100 @@
+"""Published measurements against the book's ceilings: every row complete and sourced, no measured
+rate above its ceiling, every measured setup fitting in the memory it ran in, and the data covering
+what the appendix "How close do real systems get?" draws its lessons from."""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import pytest
+
+from inferlimits import datafiles
+from inferlimits.hardware import device
+from inferlimits.measured import NEAR, Comparison, compare, comparisons, math_rate
+from inferlimits.measurements import DECODE_METRICS, METRICS, measurements
+from inferlimits.models import model
+from inferlimits.units import BYTES_PER_ELEMENT
+
+ROWS = measurements()
+#: a URL, a repository (owner/name) with a file in it or a pull request, or the book's source document
+WHERE = re.compile(r"https?://|\b[\w.-]+/[\w.-]+\b.*(\.md|\.rst|pull request)|the book's main source")
+
+
+def test_there_are_at_least_25_published_points():
+    assert len(ROWS) >= 25
+
+
+@pytest.mark.parametrize("key", ROWS)
+def test_every_row_is_complete_and_sourced(key):
+    m = ROWS[key]
+    model(m.model), device(m.accelerator)  # both in the data
+    assert m.weight_precision in BYTES_PER_ELEMENT and m.metric in METRICS
+    assert m.math_precision in ("BF16", "FP16", "FP8", "INT8", "unstated")
+    assert m.kv_precision in ("BF16", "FP16", "FP8", "unstated")
+    assert m.gpus >= 1 and m.value > 0
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d|undated", m.date)
+    assert WHERE.search(m.source), f"{key}: the source names no URL, repository path or document: {m.source}"
+    assert len(m.quote) >= 10 and len(m.setup) >= 40
+    if m.metric in DECODE_METRICS and m.metric != "tokens_per_s":
+        assert m.batch is not None, f"{key}: a per-sequence rate needs its batch"
+    if m.batch is None:
+        assert not m.clear, f"{key}: a row without its batch is not clear"
+
+
+@pytest.mark.parametrize("key", ROWS)
+def test_no_measured_rate_is_above_its_ceiling(key):
+    """A point above the roof is a bug in the data or in the model, never tolerated."""
+    c = compare(ROWS[key])
+    assert 0 < c.measured <= c.ceiling, f"{key}: measured {c.measured:g} above the ceiling {c.ceiling:g} {c.unit}"
+
+
+@pytest.mark.parametrize("key", ROWS)
+def test_every_measured_setup_fits_in_the_memory_it_ran_in(key):
+    assert compare(ROWS[key]).fits_whole, f"{key} ran, but the book says it does not fit even in all of memory"
+
+
+def test_the_data_cover_what_the_appendix_discusses():
+    cs = comparisons().values()
+
+    def any_(pred) -> bool:
+        return any(pred(c.measurement) for c in cs)
+
+    batch1 = {c.measurement.accelerator for c in cs if c.measurement.batch == 1 and c.measurement.metric in DECODE_METRICS}
+    assert {"A100 80GB SXM", "H100 SXM"} <= batch1
+    assert any_(lambda m: m.accelerator == "MI300X" and m.batch == 1)
+    assert any_(lambda m: m.weight_precision == "INT8") and any_(lambda m: m.weight_precision == "INT4")
+    assert any_(lambda m: (m.batch or 0) >= 64)
+    assert any_(lambda m: m.metric == "ms_to_first_token")
+    assert {m.gpus for m in ROWS.values()} >= {2, 4, 8}
+    assert any_(lambda m: "eager" in m.framework.lower()) and any_(lambda m: "compile" in m.framework.lower())
+    assert any_(lambda m: "CPU" in device(m.accelerator).kind) and any_(lambda m: m.accelerator.startswith("Apple"))
+    assert any_(lambda m: m.model == "Qwen2.5-32B" and m.accelerator == "A100 80GB SXM")  # the worked example
+
+
+def test_the_rule_names_the_wall_within_a_factor_of_two():
+    c = next(iter(comparisons().values()))
+    near = dataclasses.replace(c, measured=c.ceiling * NEAR)
+    far = dataclasses.replace(c, measured=c.ceiling * NEAR * 0.99)
+    assert near.regime == c.wall and far.regime != c.wall
+    assert isinstance(c, Comparison)
+
+
+def test_an_unknown_metric_or_a_missing_fp8_rate_is_refused():
+    m = next(iter(ROWS.values()))
+    with pytest.raises(ValueError, match="metric"):
+        compare(dataclasses.replace(m, metric="joules_per_token"))
+    with pytest.raises(ValueError, match="math_precision FP8"):
+        math_rate(device("A100 80GB SXM"), "FP8")
+
+
+def test_a_row_without_a_source_is_refused(monkeypatch):
+    read = datafiles.read
+    broken = re.sub(r'^source = ".*"$', 'source = ""', read("measurements.toml"), count=1, flags=re.M)
+    monkeypatch.setattr(datafiles, "read", lambda name: broken if name == "measurements.toml" else read(name))
+    datafiles.clear_caches()
+    try:
+        with pytest.raises(ValueError, match="give source"):
+            measurements()
+    finally:
+        monkeypatch.undo()
+        datafiles.clear_caches()
