@@ -45,6 +45,11 @@ class Measurement:
     source: str
     quote: str
     power_limit_w: float | None = None
+    head_precision: str | None = None
+    group_size: int | None = None
+    prefill_in_time: bool = False
+    reported_bandwidth_gb_s: float | None = None
+    observed_peak_bandwidth_gb_s: float | None = None
 
     def decode_tokens_per_s(self, batch: float | None = None) -> float:
         """The measured decode rate, all sequences together (``batch`` for the per-sequence metrics
@@ -89,7 +94,14 @@ def _from_row(key: str, row: dict) -> Measurement:
                        metric=row["metric"], value=row["value"], framework=row["framework"],
                        framework_version=row["framework_version"], date=row["date"], clear=bool(row["clear"]),
                        setup=row["setup"], source=row["source"], quote=row["quote"],
-                       power_limit_w=float(row["power_limit_w"]) if "power_limit_w" in row else None)
+                       power_limit_w=_optional(row, "power_limit_w"), head_precision=row.get("head_precision"),
+                       group_size=row.get("group_size"), prefill_in_time=bool(row.get("prefill_in_time", False)),
+                       reported_bandwidth_gb_s=_optional(row, "reported_bandwidth_gb_s"),
+                       observed_peak_bandwidth_gb_s=_optional(row, "observed_peak_bandwidth_gb_s"))
+
+
+def _optional(row: dict, field: str) -> float | None:
+    return positive(field, row[field]) if field in row else None
 
 
 @datafiles.cached

@@ -454,32 +454,58 @@ def card_cases(cases) -> Markdown:
 METRIC_UNITS = {"tokens_per_s": "tokens/s", "tokens_per_s_per_user": "tokens/s per user",
                 "ms_per_output_token": "ms per token", "ms_to_first_token": "ms to the first token",
                 "ms_end_to_end": "ms for the request"}
+RATE_OF = {"generated tokens per second": "decode", "prompt tokens per second": "first token",
+           "generated tokens per second of the whole run": "whole run"}
+
+
+def _rate(x: float) -> str:
+    return f"{x:,.0f}" if x >= 100 else f"{x:,.3g}"
 
 
 def measured_against_ceilings(comparisons: Sequence) -> Markdown:
-    """Each published measurement beside the book's ceiling under its conditions (``measured.compare``)."""
+    """Each published measurement beside the book's ceiling under its conditions (``measured.compare``),
+    numbered; an asterisk marks a row whose conditions are unclear."""
     rows = []
-    for c in comparisons:
+    for i, c in enumerate(comparisons, 1):
         m = c.measurement
         devices = f"{m.gpus} × {m.accelerator}" if m.gpus > 1 else m.accelerator
         if m.power_limit_w:
             devices += f" at {m.power_limit_w:g} W"
-        batch = f"{c.batch:,} (unstated: the most that fit)" if m.batch is None else f"{m.batch:,}"
+        weights = m.weight_precision + (f" (groups of {m.group_size})" if m.group_size else "")
+        batch = "not stated" if m.batch is None else f"{m.batch:,}"
         lengths = " / ".join("–" if t is None else f"{t:,}" for t in (m.input_tokens, m.output_tokens))
-        fits = "yes" if c.fits else "only in all of memory"
-        rows.append([m.model, devices, f"{m.weight_precision} / {m.math_precision}", batch, lengths,
-                     f"{m.value:,} {METRIC_UNITS[m.metric]}", f"{c.measured:,.4g}", f"{c.ceiling:,.4g}", f"{c.share:.0%}", c.regime, fits,
-                     m.framework.split(" (")[0].split(",")[0].split(":")[0], "yes" if m.clear else "no"])
-    return _table(["model", "hardware", "weights / math", "batch", "prompt / output", "published",
-                   "as a rate (tokens/s)", "ceiling (tokens/s)", "share", "the book's rule says", "fits (90% rule)",
-                   "framework", "clear"], rows, "lllrrrrrrllll")
+        fits = "–" if c.fits is None else ("yes" if c.fits else "only in all of memory")
+        rows.append([f"{i}{'' if m.clear else '*'}", m.model, devices, f"{weights} / {m.math_precision}", batch,
+                     lengths, f"{m.value:,} {METRIC_UNITS[m.metric]}", RATE_OF[c.unit], _rate(c.measured),
+                     _rate(c.ceiling), c.wall.split("-")[0], f"{c.share:.0%}", c.regime, fits])
+    return _table(["#", "model", "hardware", "weights / math", "batch", "prompt / output", "published", "rate of",
+                   "as a rate (tokens/s)", "ceiling (tokens/s)", "ceiling set by", "share", "the book's rule says",
+                   "fits (90% rule)"], rows, "rlllrrrlrrlrll")
+
+
+def bytes_cross_check(comparisons: Sequence) -> Markdown:
+    """The bytes per step a source's own bandwidth figure implies, beside the bytes the book counts."""
+    from .measured import implied_bytes_per_step
+
+    rows = []
+    for c in comparisons:
+        implied = implied_bytes_per_step(c.measurement)
+        if implied is not None:
+            m = c.measurement
+            rows.append([m.model, m.weight_precision + (f" (groups of {m.group_size})" if m.group_size else ""),
+                         f"{m.reported_bandwidth_gb_s:,} GB/s", f"{m.value:,} tokens/s", f"{implied / GB:,.2f}",
+                         f"{c.weight_bytes / GB:,.2f}", f"{implied / c.weight_bytes - 1:+.1%}"])
+    return _table(["model", "weights", "bandwidth the source reports", "its rate", "bytes per token it implies (GB)",
+                   "weights a step reads, the book (GB)", "difference"], rows, "llrrrrr")
 
 
 def measurement_sources(comparisons: Sequence) -> Markdown:
     """Where each measurement is published, and what was read there."""
-    rows = [[f"{c.measurement.model} on {c.measurement.accelerator} ({c.unit})", c.measurement.source,
-             c.measurement.quote.replace("|", "/")] for c in comparisons]
-    return _table(["measurement", "source", "what the source says"], rows, "lll")
+    rows = [[f"{i}{'' if c.measurement.clear else '*'}", c.measurement.framework, c.measurement.source,
+             c.measurement.quote.replace("|", "/"), c.measurement.setup.replace("|", "/")]
+            for i, c in enumerate(comparisons, 1)]
+    return _table(["#", "what ran it", "source", "what the source says", "conditions, and what is unclear"], rows,
+                  "rllll")
 
 
 def processors() -> Markdown:

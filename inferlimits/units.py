@@ -17,8 +17,10 @@ MIB = 2**20
 GIB = 2**30
 TERA = 10**12
 
-#: Bytes one stored number takes at each precision. INT4 packs two numbers per byte; the small
-#: per-group scales that real INT4 and FP8 formats add are left out (a few percent at most).
+#: Bytes one stored number takes at each precision. INT4 packs two numbers per byte. The per-group
+#: scales that real INT4 formats add are left out here: a 16-bit scale per group of 128 weights adds
+#: 3% to INT4's bytes, a 16-bit scale and zero point per group of 32 (gpt-fast's format) a quarter;
+#: where a published run's format is known, ``measured.bytes_per_weight`` counts them.
 BYTES_PER_ELEMENT: dict[str, float] = {
     "FP32": 4.0,
     "BF16": 2.0,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..indexcard import read_card, summary_lines
+from ..indexcard import read_card, shows_published_band, summary_lines
 from ..measured import typical_decode_share
 from ..interactive import Control, doubling_stops, panel as _panel
 from . import base_layout
@@ -44,16 +44,16 @@ def spec(accelerator_name: str, model_name: str, weight_precision: str, kv_preci
         labels = ["does not fit", "does not fit", f"{rate:,.0f} (not judged)" if rate else "none given"]
     # what good published single-stream runs reach of a memory ceiling (measured.typical_decode_share)
     low, high = typical_decode_share()
-    band = [low * card.memory_ceiling, high * card.memory_ceiling] if lower == "memory" else [None, None]
+    band = [low * card.memory_ceiling, high * card.memory_ceiling] if shows_published_band(card) else [None, None]
     data = [
         dict(type="bar", orientation="h", x=[_or_none(r) for r in rates],
              y=["memory ceiling", "math ceiling", "measured"], text=labels, textposition="outside",
              marker=dict(color=["#1f4e79", "#2e8b57", "#c0392b"]), name="tokens/s", xaxis="x", yaxis="y",
              hovertemplate="%{y}: %{x:,.4g} tokens/s<extra></extra>", cliponaxis=False),
         dict(type="scatter", x=band, y=["measured", "measured"], mode="lines", xaxis="x", yaxis="y",
-             line=dict(color="rgba(192, 57, 43, 0.3)", width=16), name="good published runs",
-             hovertemplate=f"good published single-stream runs reach {low:.0%}–{high:.0%} of a memory ceiling"
-                           "<extra></extra>"),
+             line=dict(color="rgba(192, 57, 43, 0.3)", width=16), name="published runs",
+             hovertemplate=f"compiled single-stream runs with 16-bit weights reached {low:.0%}–{high:.0%} "
+                           "of their memory ceiling<extra></extra>"),
         dict(type="bar", orientation="h", x=[_or_none(t) for t in step_ms],
              y=["reading the weights", "caches and activations", "math", "measured step"],
              text=[f"{t:,.3g} ms" if t else "–" for t in step_ms], textposition="outside",

@@ -7,10 +7,11 @@ import plotly.graph_objects as go
 
 from ..generation import COMPUTE_BOUND, MEMORY_BOUND, OVERHEAD_BOUND
 from ..measured import NEAR, Comparison
-from . import ACCENT, FAINT, INK, PALETTE, base_layout
+from . import ACCENT, INK, PALETTE, base_layout
 
 RANGE = (5.0, 500_000.0)      # tokens per second, both axes
 COLOURS = {MEMORY_BOUND: INK, COMPUTE_BOUND: PALETTE[2], OVERHEAD_BOUND: ACCENT}
+ROOF, HALF = "#222222", "#777777"
 #: the dropdown's families: a label and the test a measurement must pass
 HARDWARE = (("A100", lambda m: m.accelerator.startswith("A100")),
             ("H100 and H200", lambda m: m.accelerator.startswith(("H100", "H200"))),
@@ -36,10 +37,10 @@ def figure(comparisons: list[Comparison]) -> go.Figure:
     """Every comparison as a point; open markers for rows whose conditions are unclear."""
     lo, hi = RANGE
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=dict(color=INK, width=2),
+    fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=dict(color=ROOF, width=2),
                              name="measured = ceiling (the roof)", hoverinfo="skip"))
     fig.add_trace(go.Scatter(x=[lo, hi], y=[lo * NEAR, hi * NEAR], mode="lines", name="half the ceiling",
-                             line=dict(color=FAINT, width=2, dash="dot"), hoverinfo="skip"))
+                             line=dict(color=HALF, width=2, dash="dash"), hoverinfo="skip"))
     for regime, colour in COLOURS.items():  # legend entries only
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", marker=dict(color=colour, size=10),
                                  name=regime))
