@@ -474,13 +474,12 @@ def measured_against_ceilings(comparisons: Sequence) -> Markdown:
         weights = m.weight_precision + (f" (groups of {m.group_size})" if m.group_size else "")
         batch = "not stated" if m.batch is None else f"{m.batch:,}"
         lengths = " / ".join("–" if t is None else f"{t:,}" for t in (m.input_tokens, m.output_tokens))
-        fits = "–" if c.fits is None else ("yes" if c.fits else "only in all of memory")
         rows.append([f"{i}{'' if m.clear else '*'}", m.model, devices, f"{weights} / {m.math_precision}", batch,
-                     lengths, f"{m.value:,} {METRIC_UNITS[m.metric]}", RATE_OF[c.unit], _rate(c.measured),
-                     _rate(c.ceiling), c.wall.split("-")[0], f"{c.share:.0%}", c.regime, fits])
-    return _table(["#", "model", "hardware", "weights / math", "batch", "prompt / output", "published", "rate of",
-                   "as a rate (tokens/s)", "ceiling (tokens/s)", "ceiling set by", "share", "the book's rule says",
-                   "fits (90% rule)"], rows, "rlllrrrlrrlrll")
+                     lengths, f"{m.value:,} {METRIC_UNITS[m.metric]}", f"{_rate(c.measured)} ({RATE_OF[c.unit]})",
+                     f"{_rate(c.ceiling)} ({c.wall.split('-')[0]})", f"{c.share:.0%}", c.regime])
+    return _table(["#", "model", "hardware", "weights / math", "batch", "prompt / output", "published",
+                   "as a rate, tokens/s (of)", "ceiling, tokens/s (set by)", "share", "the book's rule says"], rows,
+                  "rllllrrrrrl")
 
 
 def bytes_cross_check(comparisons: Sequence) -> Markdown:
