@@ -32,11 +32,13 @@ BYTES_PER_ELEMENT: dict[str, float] = {
     # beside them, so Q4_0 takes 18 bytes per 32 weights (4.5 bits) and Q8_0 34 (8.5 bits)
     "Q4_0": 18 / 32,
     "Q8_0": 34 / 32,
+    # and Q6_K, the format a Q4_0 file keeps its output head in: 210 bytes per super-block of 256
+    "Q6_K": 210 / 256,
 }
 #: formats that quantize the embedding table and the output head too (a GGUF file stores its head
 #: in a format of its own, Q6_K in a Q4_0 file; counting it at the file's format undercounts it a
 #: little, which keeps a ceiling an upper bound)
-WHOLE_MODEL_FORMATS = ("Q4_0", "Q8_0")
+WHOLE_MODEL_FORMATS = ("Q4_0", "Q8_0", "Q6_K")
 
 
 def bytes_per_element(precision: str, name: str = "precision") -> float:
