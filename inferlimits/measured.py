@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import datafiles
 from .generation import (COMPUTE_BOUND, MEMORY_BOUND, OVERHEAD_BOUND, decode_flops_per_token,
                          math_ceiling_tokens_per_s, memory_ceiling_tokens_per_s, prefill_flops,
                          weight_bytes_read_per_step)
@@ -146,8 +147,8 @@ def compare(m: Measurement) -> Comparison:
             raise ValueError(f"{m.key}: a row without its batch must give tokens_per_s")
         return Comparison(m, "generated tokens per second", m.value, best, wall, None, L, w, None, None)
     B = m.batch
-    room = fit(capacity, stored, k, B, S + n)
-    fits, fits_whole = room.fits, fit(capacity, stored, k, B, S + n, usable_fraction=1.0).fits
+    fits = fit(capacity, stored, k, B, S + n).fits
+    fits_whole = fit(capacity, stored, k, B, S + n, usable_fraction=1.0).fits
     memory = memory_ceiling_tokens_per_s(bw, w, B, k, kept, 1.0, 0.0)
     step = B / min(memory, math_ceiling)
     wall = MEMORY_BOUND if memory <= math_ceiling else COMPUTE_BOUND
@@ -169,8 +170,9 @@ def compare(m: Measurement) -> Comparison:
                       fits, fits_whole)
 
 
+@datafiles.cached
 def comparisons() -> dict[str, Comparison]:
-    """Every measurement beside its ceiling, in file order."""
+    """Every measurement beside its ceiling, in file order (computed once per reading of the data)."""
     out = {}
     for key, m in measurements().items():
         cmp = compare(m)
