@@ -109,3 +109,23 @@ def test_the_fresh_environment_renders_myst_in_jupyterlab(tmp_path):
     myst = [ln for ln in listing.splitlines() if "jupyterlab-myst" in ln]
     assert myst and "enabled" in myst[0] and "OK" in myst[0], listing
     assert "not compatible" not in listing, listing
+
+
+def test_a_wheel_holds_every_module_and_data_file_and_builds_without_warnings(tmp_path):
+    """The package is declared whole (its subpackages and data files, not only the top level), so
+    an install that is not editable works too, and setuptools does not warn about undeclared parts."""
+    import zipfile
+
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(ROOT / "pyproject.toml", src)
+    shutil.copytree(ROOT / "inferlimits", src / "inferlimits", ignore=shutil.ignore_patterns("__pycache__"))
+    run = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-v",
+                          "-w", str(tmp_path / "wheel"), str(src)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    said = run.stdout + run.stderr
+    assert "would be ignored" not in said and "absent from the `packages`" not in said, said[-3000:]
+    names = set(zipfile.ZipFile(next((tmp_path / "wheel").glob("*.whl"))).namelist())
+    expected = {p.relative_to(src).as_posix() for p in (src / "inferlimits").rglob("*")
+                if p.suffix in (".py", ".toml")}
+    assert expected and expected <= names, sorted(expected - names)
