@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from .generation import (OVERHEAD_BOUND, decode_point, prefill_crossover_tokens, prefill_point, regime)
 from .hardware import Accelerator, accelerator, accelerators
 from .kvcache import Fit, fit, max_context_tokens, max_sequences
-from .measured import typical_decode_share
+from .measured import SIXTEEN_BIT, good_decode_setup, typical_decode_share
 from .models import Config, cached_tokens, kv_bytes_per_token, model, weight_bytes
 from .roofline import COMPUTE_BOUND, MEMORY_BOUND
 from .units import GB, fraction, non_negative, positive
@@ -370,7 +370,8 @@ def card_rows(card: Card) -> list[tuple[str, str, str]]:
 def shows_published_band(card: Card) -> bool:
     """Whether the published runs of ``measured.good_decode`` speak to this setup: one sequence,
     16-bit weights, memory-bound."""
-    return card.fits and card.decode_wall == MEMORY_BOUND and card.batch == 1 and card.weight_precision in ("BF16", "FP16")
+    return (card.fits and card.decode_wall == MEMORY_BOUND and card.batch == 1
+            and card.weight_precision in SIXTEEN_BIT)
 
 
 def summary_lines(card: Card) -> list[str]:
@@ -400,7 +401,7 @@ def summary_lines(card: Card) -> list[str]:
         lines.append(f"prefill of {card.prompt_tokens:,.0f} tokens: {_prompt_does_not_fit(card)}")
     if shows_published_band(card):
         low, high = typical_decode_share()
-        lines.append(f"compiled single-stream runs (gpt-fast, A100 at 330 W) reached {low:.0%}–{high:.0%} of "
+        lines.append(f"compiled single-stream runs ({good_decode_setup()}) reached {low:.0%}–{high:.0%} of "
                      f"this ceiling: {low * card.memory_ceiling:,.0f}–{high * card.memory_ceiling:,.0f} tokens/s here")
     if card.measured_tokens_per_s and card.fits:
         lines.append(f"measured {card.measured_tokens_per_s:,.0f} tokens/s = {card.share_of_ceiling:.1%} of the ceiling")

@@ -45,6 +45,12 @@ from .units import bytes_per_element
 NEAR = 0.5
 #: the scales of an INT4 group: a 16-bit scale and a 16-bit zero point
 GROUP_SCALE_BYTES = 4
+#: what a comparison's two rates count, by its kind
+KINDS = {"decode": "generated tokens per second",
+         "first token": "prompt tokens per second",
+         "whole run": "generated tokens per second of the whole run, prefill included"}
+#: the weight formats of the runs that show what good single-stream decode reaches
+SIXTEEN_BIT = ("BF16", "FP16")
 
 
 @dataclass(frozen=True)
@@ -52,7 +58,7 @@ class Comparison:
     """One measurement beside its ceiling: both as rates in ``unit``."""
 
     measurement: Measurement
-    unit: str
+    kind: str                # one of KINDS: what the two rates count
     measured: float          # the measured figure as a rate
     ceiling: float           # the book's ceiling under the same conditions, same unit
     wall: str                # which wall the ceiling is (MEMORY_BOUND or COMPUTE_BOUND)
@@ -61,6 +67,10 @@ class Comparison:
     weight_bytes: float      # W, the weight bytes a step reads
     fits: bool | None        # under the book's rule (None where the batch is unstated)
     fits_whole: bool | None  # in the whole reported memory: a measured setup must
+
+    @property
+    def unit(self) -> str:
+        return KINDS[self.kind]
 
     @property
     def share(self) -> float:
@@ -145,7 +155,7 @@ def compare(m: Measurement) -> Comparison:
         wall = COMPUTE_BOUND if best == math_ceiling else MEMORY_BOUND
         if m.metric != "tokens_per_s":
             raise ValueError(f"{m.key}: a row without its batch must give tokens_per_s")
-        return Comparison(m, "generated tokens per second", m.value, best, wall, None, L, w, None, None)
+        return Comparison(m, "decode", m.value, best, wall, None, L, w, None, None)
     B = m.batch
     fits = fit(capacity, stored, k, B, S + n).fits
     fits_whole = fit(capacity, stored, k, B, S + n, usable_fraction=1.0).fits
@@ -156,17 +166,17 @@ def compare(m: Measurement) -> Comparison:
         w = weights_read(m, c, S)
         t = _prefill_time(c, peak, bw, w, k, 1, S)
         wall = COMPUTE_BOUND if prefill_flops(c, S) / peak >= (w + S * k) / bw else MEMORY_BOUND
-        return Comparison(m, "prompt tokens per second", S / (m.value / 1e3), S / t, wall, 1, 0, w, fits, fits_whole)
+        return Comparison(m, "first token", S / (m.value / 1e3), S / t, wall, 1, 0, w, fits, fits_whole)
     whole_run = m.metric == "ms_end_to_end" or (m.prefill_in_time and n > 0)
     if whole_run:  # the prefill gives the first token of each sequence; n - 1 decode steps follow
         best = _prefill_time(c, peak, bw, w, k, B, S) + (n - 1) * step
         measured = B * n / (m.value / 1e3) if m.metric == "ms_end_to_end" else m.decode_tokens_per_s(B)
-        return Comparison(m, "generated tokens per second of the whole run", measured, B * n / best, wall, B, L, w,
+        return Comparison(m, "whole run", measured, B * n / best, wall, B, L, w,
                           fits, fits_whole)
     if m.metric not in DECODE_METRICS:
         raise ValueError(f"metric of {m.key} must be one of the decode metrics, ms_to_first_token or "
                          f"ms_end_to_end; got {m.metric!r}")
-    return Comparison(m, "generated tokens per second", m.decode_tokens_per_s(B), B / step, wall, B, L, w,
+    return Comparison(m, "decode", m.decode_tokens_per_s(B), B / step, wall, B, L, w,
                       fits, fits_whole)
 
 
@@ -187,8 +197,15 @@ def good_decode() -> list[Comparison]:
     16-bit weights, from compiled engines (an eager loop is the overhead chapter's subject)."""
     return [c for c in comparisons().values()
             if c.measurement.clear and c.measurement.metric in DECODE_METRICS and c.measurement.batch == 1
-            and c.measurement.gpus == 1 and c.measurement.weight_precision in ("BF16", "FP16")
+            and c.measurement.gpus == 1 and c.measurement.weight_precision in SIXTEEN_BIT
             and "eager" not in c.measurement.framework.lower()]
+
+
+def good_decode_setup() -> str:
+    """Where the runs of ``good_decode`` ran, in words: "A100 80GB SXM at 330 W"."""
+    runs = [c.measurement for c in good_decode()]
+    where = sorted({m.accelerator + (f" at {m.power_limit_w:g} W" if m.power_limit_w else "") for m in runs})
+    return ", ".join(where)
 
 
 def typical_decode_share() -> tuple[float, float]:

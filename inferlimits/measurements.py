@@ -36,7 +36,7 @@ class Measurement:
     input_tokens: int | None
     output_tokens: int | None
     metric: str
-    value: float             # as published (a whole number stays one)
+    value: float | int       # as published (a whole number stays one)
     framework: str
     framework_version: str
     date: str

@@ -454,8 +454,6 @@ def card_cases(cases) -> Markdown:
 METRIC_UNITS = {"tokens_per_s": "tokens/s", "tokens_per_s_per_user": "tokens/s per user",
                 "ms_per_output_token": "ms per token", "ms_to_first_token": "ms to the first token",
                 "ms_end_to_end": "ms for the request"}
-RATE_OF = {"generated tokens per second": "decode", "prompt tokens per second": "first token",
-           "generated tokens per second of the whole run": "whole run"}
 
 
 def _rate(x: float) -> str:
@@ -475,7 +473,7 @@ def measured_against_ceilings(comparisons: Sequence) -> Markdown:
         batch = "not stated" if m.batch is None else f"{m.batch:,}"
         lengths = " / ".join("–" if t is None else f"{t:,}" for t in (m.input_tokens, m.output_tokens))
         rows.append([f"{i}{'' if m.clear else '*'}", m.model, devices, f"{weights} / {m.math_precision}", batch,
-                     lengths, f"{m.value:,} {METRIC_UNITS[m.metric]}", f"{_rate(c.measured)} ({RATE_OF[c.unit]})",
+                     lengths, f"{m.value:,} {METRIC_UNITS[m.metric]}", f"{_rate(c.measured)} ({c.kind})",
                      f"{_rate(c.ceiling)} ({c.wall.split('-')[0]})", f"{c.share:.0%}", c.regime])
     return _table(["#", "model", "hardware", "weights / math", "batch", "prompt / output", "published",
                    "as a rate, tokens/s (of)", "ceiling, tokens/s (set by)", "share", "the book's rule says"], rows,

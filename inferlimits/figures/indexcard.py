@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..indexcard import read_card, shows_published_band, summary_lines
-from ..measured import typical_decode_share
+from ..measured import good_decode_setup, typical_decode_share
 from ..interactive import Control, doubling_stops, panel as _panel
 from . import base_layout
 
@@ -50,10 +50,13 @@ def spec(accelerator_name: str, model_name: str, weight_precision: str, kv_preci
              y=["memory ceiling", "math ceiling", "measured"], text=labels, textposition="outside",
              marker=dict(color=["#1f4e79", "#2e8b57", "#c0392b"]), name="tokens/s", xaxis="x", yaxis="y",
              hovertemplate="%{y}: %{x:,.4g} tokens/s<extra></extra>", cliponaxis=False),
-        dict(type="scatter", x=band, y=["measured", "measured"], mode="lines", xaxis="x", yaxis="y",
-             line=dict(color="rgba(192, 57, 43, 0.3)", width=16), name="published runs",
-             hovertemplate=f"compiled single-stream runs with 16-bit weights reached {low:.0%}–{high:.0%} "
-                           "of their memory ceiling<extra></extra>"),
+        dict(type="scatter", x=band, y=["measured", "measured"], mode="lines+markers+text", xaxis="x", yaxis="y",
+             line=dict(color="rgba(192, 57, 43, 0.5)", width=6), marker=dict(symbol="line-ns-open", size=16,
+                                                                            color="#c0392b"),
+             text=["", f"published runs: {low:.0%}–{high:.0%}"], textposition="middle right", cliponaxis=False,
+             name="published runs",
+             hovertemplate=f"compiled single-stream runs with 16-bit weights ({good_decode_setup()}) reached "
+                           f"{low:.0%}–{high:.0%} of their memory ceiling<extra></extra>"),
         dict(type="bar", orientation="h", x=[_or_none(t) for t in step_ms],
              y=["reading the weights", "caches and activations", "math", "measured step"],
              text=[f"{t:,.3g} ms" if t else "–" for t in step_ms], textposition="outside",
