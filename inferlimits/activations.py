@@ -14,7 +14,8 @@ a serving engine such as vLLM (``vllm/model_executor/models/llama.py`` and ``dee
 * the residual add and the RMSNorm after it are one kernel;
 * the query, key and value projections are one matrix product, and so are the gate and up
   projections of the MLP (for MLA: the query's and the latent's down-projections);
-* the rotary embedding rewrites the query and key in place;
+* the rotary embedding rewrites the query and key in place (Qwen3 first normalizes each head's
+  query and key, one more kernel);
 * SiLU and the elementwise product are one kernel;
 * attention is one fused kernel (FlashAttention-style): it reads queries, keys and values once and
   writes its output once, never the score matrix. In decode its keys and values come from the KV
@@ -99,7 +100,9 @@ def _attention_kernels(c: Config, phase: str) -> list[Kernel]:
         return out + [Kernel("output projection", v_out, h, "attention's output back to the hidden size", PRODUCT)]
     q, kv = nh * c.head_dim_qk, c.num_key_value_heads * c.head_dim_qk
     reads = q + 2 * kv if phase == "prefill" else q  # in decode, keys and values come from the cache
+    norms = [Kernel("query and key norms", q + kv, q + kv, "RMSNorm of every head's query and key (Qwen3)")] if c.qk_norm else []
     return [Kernel("QKV projection", h, q + 2 * kv, "query, key and value projections, one product", PRODUCT),
+            *norms,
             Kernel("rotary embedding", q + kv, q + kv, "position of queries and keys, in place"),
             Kernel("cache write", 2 * kv, 0, "the new keys and values, copied into the cache"),
             Kernel("attention", reads, q, "fused attention (FlashAttention-style)", ATTENTION),
@@ -122,12 +125,12 @@ def layer_kernels(c: Config, layer: int, phase: str = "decode") -> list[Kernel]:
            Kernel("norm before MLP", 2 * h, 2 * h, norm)]
     if not c.layer_is_moe(_layer_index(c, layer)):
         return out + _gated_mlp(h, c.intermediate_size, "MLP")
-    routed, shared = c.num_experts_per_tok, c.n_shared_experts or 0
-    out.append(Kernel("router", h, c.n_routed_experts, "a score for every expert", PRODUCT))
+    routed, shared = c.num_experts_per_tok, c.shared_experts
+    out.append(Kernel("router", h, c.routed_experts, "a score for every expert", PRODUCT))
     for _ in range(routed):
-        out += _gated_mlp(h, c.moe_intermediate_size, "routed expert")
+        out += _gated_mlp(h, c.expert_width, "routed expert")
     if shared:
-        out += _gated_mlp(h, shared * c.moe_intermediate_size, "shared experts")
+        out += _gated_mlp(h, shared * c.expert_width, "shared experts")
     return out + [Kernel("combine experts", (routed + (1 if shared else 0)) * h, h, "the experts' outputs summed")]
 
 

@@ -25,8 +25,8 @@ from functools import cache
 
 from .activations import PRODUCT, Kernel, activation_bytes_per_token
 from .kvcache import sequence_bytes_per_step
-from .models import (Config, cached_tokens, embedding_params, multiplied_params_per_token, quantized_bytes,
-                     routed_expert_params)
+from .models import (Config, Weights, cached_tokens, embedding_params, multiplied_params_per_token,
+                     multiplied_weights, weights_bytes, weights_touching)
 from .roofline import COMPUTE_BOUND, MEMORY_BOUND, step_time_s
 from .units import bytes_per_element, fraction, non_negative, positive
 
@@ -71,13 +71,25 @@ def decode_flops_per_token(c: Config, context_tokens: float = 0.0) -> float:
     return 2.0 * _multiplied(c) + attention_flops_per_token(c, context_tokens)
 
 
+def _causal_pairs(prompt_tokens: float, window: float | None) -> float:
+    """(query, key) pairs of causal attention over S tokens, where token i sees the last
+    min(i, W) tokens: S (S + 1) / 2 without a window, W (W + 1) / 2 + (S - W) W once S > W."""
+    S = prompt_tokens
+    if window is None or S <= window:
+        return S * (S + 1) / 2
+    return window * (window + 1) / 2 + (S - window) * window
+
+
 def prefill_attention_flops(c: Config, prompt_tokens: float) -> float:
     """Causal attention over a prompt of S tokens, where token i looks at i tokens:
     layers x heads x (d_qk + d_v) x S x (S + 1), the term that grows with S squared (MLA prefills
-    in the expanded form). A sliding window, as in Mistral-7B-v0.1, would cap it; it is not
-    modelled here."""
+    in the expanded form). A layer with a sliding window W looks at most W tokens back, so its
+    term stops growing with S squared once S > W (Mistral-7B-v0.1, every other layer of gpt-oss)."""
     S = positive("prompt_tokens", prompt_tokens)
-    return _attention_flop_coefficient(c) * S * (S + 1)
+    per_layer = 2.0 * _attention_flop_coefficient(c) / c.num_hidden_layers
+    windowed = c.windowed_layers
+    return per_layer * (windowed * _causal_pairs(S, c.sliding_window)
+                        + (c.num_hidden_layers - windowed) * _causal_pairs(S, None))
 
 
 def _head(c: Config) -> int:
@@ -117,6 +129,9 @@ def prompt_tokens_at_attention_share(c: Config, share: float) -> float:
     Raises ValueError when f is 1 or more (never reached) or below the share a one-token prompt
     already has."""
     f = fraction("share", share)
+    if c.windowed_layers:
+        raise ValueError("c must attend over the whole prompt in every layer: with a sliding window, "
+                         "attention's share no longer follows the quadratic")
     if f >= 1:
         raise ValueError(f"share must be below 1: attention never does all of the work; got {share!r}")
     a = _attention_flop_coefficient(c)
@@ -146,21 +161,31 @@ def expected_experts_touched(n_experts: float, experts_per_token: float, tokens:
     return E * -math.expm1(T * math.log1p(-k / E)) if k < E else E
 
 
+def experts_touched_per_layer(c: Config, tokens: float) -> float:
+    """D, the routed experts a step over ``tokens`` tokens reads in each MoE layer, under uniform
+    routing (``expected_experts_touched``); a ValueError for a dense model."""
+    if not c.is_moe:
+        raise ValueError("c must be a mixture-of-experts config; a dense model has no experts to touch")
+    return expected_experts_touched(c.routed_experts, c.num_experts_per_tok, tokens)
+
+
+def weights_read_per_step(c: Config, tokens: float = 1) -> Weights:
+    """The weights one forward pass over ``tokens`` tokens reads, by component: every weight a
+    token multiplies, each once per step; in an MoE layer the router, the shared experts and the
+    D routed experts its tokens touch (``experts_touched_per_layer``), not all of them."""
+    T = positive("tokens", tokens)
+    return weights_touching(c, experts_touched_per_layer(c, T)) if c.is_moe else multiplied_weights(c)
+
+
 def weight_bytes_read_per_step(c: Config, weight_precision: str = "BF16", tokens: float = 1) -> float:
     """W, the weight bytes one forward pass over ``tokens`` tokens (a decode step of B sequences,
     or a prefill of S tokens) reads: every weight a token multiplies, each once per step, so
     N x bytes per weight for a dense model, whatever the number of tokens. In an MoE layer the
     step reads the router, the shared experts and the routed experts its tokens touch
     (``expected_experts_touched``), not all of them: W grows with the tokens until every expert is
-    read. The output head is read in full (it stays in BF16 when the rest is quantized)."""
-    T = positive("tokens", tokens)
-    n = _multiplied(c)
-    layers = sum(c.layer_is_moe(i) for i in range(c.num_hidden_layers)) if c.is_moe else 0
-    if layers:
-        k = c.num_experts_per_tok
-        extra = expected_experts_touched(c.n_routed_experts, k, T) - k
-        n += layers * extra * routed_expert_params(c)
-    return quantized_bytes(n, embedding_params(c), weight_precision)
+    read. The output head, the router and the vectors stay in BF16 when the matrices are
+    quantized (``models.component_formats``)."""
+    return weights_bytes(weights_read_per_step(c, tokens), weight_precision)
 
 
 # ---- decode ceilings: the formulas ----------------------------------------------------------

@@ -12,6 +12,30 @@ from .units import GB, MB, MIB, TERA
 
 _CACHE_UNITS = {"MB": MB, "MiB": MIB}
 
+#: The precisions a part's tensor cores may multiply in, widest first. BF16 stands for the 16-bit
+#: rate (BF16 and FP16 run at the same rate on every part here); INT8 counts operations, not
+#: floating-point ones, at two per multiply-add as the others.
+MATH_PRECISIONS = ("BF16", "FP8", "INT8", "FP6", "FP4")
+#: Bits per operand of each math precision: a weight product can run at a precision only if its
+#: weights are stored in at most that many bits (``precision.product_math``).
+MATH_BITS = {"BF16": 16, "FP8": 8, "INT8": 8, "FP6": 6, "FP4": 4}
+
+
+@dataclass(frozen=True)
+class MathRate:
+    """One precision's tensor-core rate: dense and sparse in FLOP/s (None where the part has no
+    such mode, or the vendor prints no sparse figure), and where it is stated (or why there is
+    none)."""
+
+    precision: str
+    dense_flops_per_s: float | None
+    sparse_flops_per_s: float | None
+    source: str
+
+    @property
+    def supported(self) -> bool:
+        return self.dense_flops_per_s is not None
+
 
 @dataclass(frozen=True)
 class Accelerator:
@@ -26,7 +50,6 @@ class Accelerator:
     capacity_marketed_gb: float
     reported_capacity_mib: float | None
     capacity_source: str
-    fp8_math: bool
     datacenter: bool
     source: str
     notes: str
@@ -35,8 +58,8 @@ class Accelerator:
     driver_reserved_mib: float | None = None
     later_bandwidth_bytes_per_s: float | None = None
     uncited_reported_mib: float | None = None
-    dense_fp8_flops_per_s: float | None = None
-    dense_fp8_source: str | None = None
+    #: the narrower precisions' rates (``MATH_PRECISIONS`` after BF16), one entry each
+    narrow_math: tuple[MathRate, ...] = ()
     dense_fp16_accumulate_flops_per_s: float | None = None
     last_level_cache_bytes: float | None = None
     last_level_cache_marketed: str | None = None
@@ -60,6 +83,34 @@ class Accelerator:
             return self.reported_capacity_mib * MIB
         return self.capacity_marketed_gb * GB
 
+    def math_rate(self, precision: str) -> MathRate:
+        """The rate entry for ``precision`` (one of ``MATH_PRECISIONS``), supported or not."""
+        if precision == "BF16":
+            return MathRate("BF16", self.dense_bf16_flops_per_s, self.sparse_bf16_flops_per_s, self.source)
+        for r in self.narrow_math:
+            if r.precision == precision:
+                return r
+        if precision in MATH_PRECISIONS:
+            return MathRate(precision, None, None, f"the data give no {precision} rate for the {self.name}")
+        raise ValueError(f"math_precision must be one of {', '.join(MATH_PRECISIONS)}; got {precision!r}")
+
+    def supports(self, precision: str) -> bool:
+        """Whether the part's tensor cores multiply in ``precision``."""
+        return self.math_rate(precision).supported
+
+    def math_flops_per_s(self, precision: str = "BF16") -> float:
+        """The dense tensor-core rate at ``precision`` in FLOP/s (operations/s for INT8); a
+        ValueError naming the precision and the part where it has no such mode."""
+        r = self.math_rate(precision)
+        if not r.supported:
+            raise ValueError(f"math_precision {precision}: the {self.name} has no {precision} tensor-core mode ({r.source})")
+        return r.dense_flops_per_s
+
+    @property
+    def fp8_math(self) -> bool:
+        """Whether the part multiplies FP8 numbers."""
+        return self.supports("FP8")
+
     @property
     def dense_bf16_tflops(self) -> float:
         return self.dense_bf16_flops_per_s / TERA
@@ -67,6 +118,25 @@ class Accelerator:
     @property
     def bandwidth_tb_s(self) -> float:
         return self.bandwidth_bytes_per_s / TERA
+
+
+def _narrow_math(name: str, table: dict) -> tuple[MathRate, ...]:
+    """The rows of ``[accelerators.NAME.math]``: every precision after BF16, each a rate with its
+    source or ``none`` with the reason."""
+    missing = [p for p in MATH_PRECISIONS[1:] if p not in table]
+    unknown = [p for p in table if p not in MATH_PRECISIONS[1:]]
+    if missing or unknown:
+        raise ValueError(f"{name}: the math table must state {', '.join(MATH_PRECISIONS[1:])} (a rate or none); "
+                         f"missing {missing}, unknown {unknown}")
+    out = []
+    for p in MATH_PRECISIONS[1:]:
+        r = table[p]
+        if "none" in r:
+            out.append(MathRate(p, None, None, r["none"]))
+        else:
+            out.append(MathRate(p, float(r["dense_tflops"]) * TERA,
+                                float(r["sparse_tflops"]) * TERA if "sparse_tflops" in r else None, r["source"]))
+    return tuple(out)
 
 
 def _from_row(name: str, row: dict) -> Accelerator:
@@ -89,7 +159,6 @@ def _from_row(name: str, row: dict) -> Accelerator:
         capacity_marketed_gb=float(row["capacity_marketed_gb"]),
         reported_capacity_mib=float(reported) if reported else None,
         capacity_source=source,
-        fp8_math=bool(row["fp8_math"]),
         datacenter=bool(row["datacenter"]),
         source=row["source"],
         notes=row["notes"],
@@ -100,8 +169,7 @@ def _from_row(name: str, row: dict) -> Accelerator:
         later_bandwidth_bytes_per_s=(float(row["later_bandwidth_gb_s"]) * GB
                                      if "later_bandwidth_gb_s" in row else None),
         uncited_reported_mib=float(row["uncited_reported_mib"]) if "uncited_reported_mib" in row else None,
-        dense_fp8_flops_per_s=float(row["dense_fp8_tflops"]) * TERA if "dense_fp8_tflops" in row else None,
-        dense_fp8_source=row.get("dense_fp8_source"),
+        narrow_math=_narrow_math(name, row.get("math", {})),
         dense_fp16_accumulate_flops_per_s=(float(row["dense_fp16_accumulate_tflops"]) * TERA
                                            if "dense_fp16_accumulate_tflops" in row else None),
         last_level_cache_bytes=float(row["last_level_cache"]) * _CACHE_UNITS[unit] if cached else None,
@@ -128,7 +196,7 @@ def _processor(name: str, row: dict) -> Accelerator:
         name=name, vendor=row["vendor"], year=int(row["year"]),
         dense_bf16_flops_per_s=float(row["peak_tflops"]) * TERA, sparse_bf16_flops_per_s=None,
         bandwidth_bytes_per_s=float(row["bandwidth_gb_s"]) * GB, capacity_marketed_gb=float(row["capacity_gb"]),
-        reported_capacity_mib=None, capacity_source=row["capacity_note"], fp8_math=False, datacenter=False,
+        reported_capacity_mib=None, capacity_source=row["capacity_note"], datacenter=False,
         source=f"{row['source']}; math: {row['peak_source']}", notes=row["notes"], kind=row["kind"],
         peak_precision=row["peak_precision"])
 

@@ -84,15 +84,13 @@ class Comparison:
 
 
 def math_rate(a: Accelerator, math_precision: str) -> float:
-    """The dense math rate of one device for ``math_precision``: BF16 or FP16 products, FP8, or
-    "unstated" (the device's 16-bit rate, which then may not name the wall: see ``compare``)."""
-    if math_precision == "FP8":
-        if a.dense_fp8_flops_per_s is None:
-            raise ValueError(f"math_precision FP8: the data has no dense FP8 rate for {a.name}")
-        return a.dense_fp8_flops_per_s
-    if math_precision not in ("BF16", "FP16", "unstated"):
-        raise ValueError(f"math_precision {math_precision}: the data has no such rate for {a.name}")
-    return a.dense_bf16_flops_per_s
+    """The dense math rate of one device for ``math_precision`` (``Accelerator.math_flops_per_s``;
+    FP16 runs at the BF16 rate), or for "unstated" the device's 16-bit rate, which then may not name
+    the wall (see ``compare``). Every product of the step is charged at this one rate, the
+    generous reading: an engine that keeps its output head or its attention in 16 bits is slower."""
+    if math_precision in ("FP16", "unstated"):
+        return a.dense_bf16_flops_per_s
+    return a.math_flops_per_s(math_precision)
 
 
 def cache_precision(m: Measurement) -> str:

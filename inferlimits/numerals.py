@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .hardware import accelerators, processors
 from .models import models
-from .units import BYTES_PER_ELEMENT
+from .units import formats
 
 CHECK_CALLS = {"check": 2, "check_range": 2}  # function name -> position of ``stated``
 ALLOW_CALL = "allow"
@@ -50,7 +50,7 @@ def _blank_formula_structure(text: str) -> str:
 
 def names() -> list[str]:
     """Names whose digits are not quantities: every accelerator, processor, model and precision name."""
-    found = set(accelerators()) | set(processors()) | set(models()) | set(BYTES_PER_ELEMENT)
+    found = set(accelerators()) | set(processors()) | set(models()) | set(formats())
     return sorted(found, key=len, reverse=True)
 
 

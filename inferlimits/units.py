@@ -1,4 +1,4 @@
-"""Units, precisions and input validation shared by every formula.
+"""Units, number formats and input validation shared by every formula.
 
 Decimal and binary prefixes are kept apart: GB = 10**9 B, GiB = 2**30 B. Bandwidth is always
 decimal. FLOP counts a multiply-add as two operations.
@@ -6,7 +6,10 @@ decimal. FLOP counts a multiply-add as two operations.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from numbers import Real
+
+from . import datafiles
 
 KB = 10**3
 MB = 10**6
@@ -17,38 +20,57 @@ MIB = 2**20
 GIB = 2**30
 TERA = 10**12
 
-#: Bytes one stored number takes at each precision. INT4 packs two numbers per byte. The per-group
-#: scales that real INT4 formats add are left out here: a 16-bit scale per group of 128 weights adds
-#: 3% to INT4's bytes, a 16-bit scale and zero point per group of 32 (gpt-fast's format) a quarter;
-#: where a published run's format is known, ``measured.bytes_per_weight`` counts them.
-BYTES_PER_ELEMENT: dict[str, float] = {
-    "FP32": 4.0,
-    "BF16": 2.0,
-    "FP16": 2.0,
-    "FP8": 1.0,
-    "INT8": 1.0,
-    "INT4": 0.5,
-    # llama.cpp's GGUF block formats (ggml-common.h): each block of 32 weights stores one FP16 scale
-    # beside them, so Q4_0 takes 18 bytes per 32 weights (4.5 bits) and Q8_0 34 (8.5 bits)
-    "Q4_0": 18 / 32,
-    "Q8_0": 34 / 32,
-    # and Q6_K, the format a Q4_0 file keeps its output head in: 210 bytes per super-block of 256
-    "Q6_K": 210 / 256,
-}
-#: formats that quantize the embedding table and the output head too (a GGUF file stores its head
-#: in a format of its own, Q6_K in a Q4_0 file; counting it at the file's format undercounts it a
-#: little, which keeps a ceiling an upper bound)
-WHOLE_MODEL_FORMATS = ("Q4_0", "Q8_0", "Q6_K")
+
+@dataclass(frozen=True)
+class Format:
+    """A number format weights or caches are stored in (``data/formats.toml``): its bits per
+    number, the scale a block of numbers shares, the tensor-core precision that multiplies it as
+    stored ("none" for a format kernels must convert first), and whether files in it quantize the
+    vocabulary tables too."""
+
+    name: str
+    element_bits: float
+    block: int | None
+    scale_bits: float
+    math: str
+    whole_model: bool
+    source: str
+
+    @property
+    def bits_per_element(self) -> float:
+        """element bits + scale bits / block: 4.25 for MXFP4, 4.5 for NVFP4 and Q4_0."""
+        return self.element_bits + (self.scale_bits / self.block if self.block else 0.0)
+
+    @property
+    def bytes_per_element(self) -> float:
+        return self.bits_per_element / 8
+
+
+def _format(name: str, row: dict) -> Format:
+    if ("block" in row) != ("scale_bits" in row):
+        raise ValueError(f"format {name}: give block and scale_bits together")
+    return Format(name, float(row["element_bits"]), int(row["block"]) if "block" in row else None,
+                  float(row.get("scale_bits", 0)), row["math"], bool(row.get("whole_model", False)), row["source"])
+
+
+@datafiles.cached
+def formats() -> dict[str, Format]:
+    """Every storage format of ``data/formats.toml``, in file order, keyed by name."""
+    return {name: _format(name, row) for name, row in datafiles.load("formats.toml")["formats"].items()}
+
+
+def storage_format(precision: str, name: str = "precision") -> Format:
+    """The format called ``precision``; ``name`` is the caller's parameter, for the error message."""
+    table = formats()
+    if not isinstance(precision, str) or precision not in table:
+        raise ValueError(f"{name} must be one of {', '.join(table)}; got {precision!r}")
+    return table[precision]
 
 
 def bytes_per_element(precision: str, name: str = "precision") -> float:
-    """Bytes per stored number for a precision such as "BF16", "FP8" or "INT4"; ``name`` is the
-    caller's parameter, for the error message."""
-    try:
-        return BYTES_PER_ELEMENT[precision]
-    except (KeyError, TypeError):
-        known = ", ".join(BYTES_PER_ELEMENT)
-        raise ValueError(f"{name} must be one of {known}; got {precision!r}") from None
+    """Bytes per stored number for a format such as "BF16", "FP8", "INT4" or "MXFP4" (with its
+    share of a block scale); ``name`` is the caller's parameter, for the error message."""
+    return storage_format(precision, name).bytes_per_element
 
 
 def positive(name: str, value: object) -> float:

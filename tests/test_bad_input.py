@@ -22,11 +22,13 @@ from inferlimits.hardware import accelerator
 from inferlimits.models import model
 
 MODULES = ["units", "roofline", "activations", "generation", "kvcache", "models", "hardware", "economics", "overhead",
-           "indexcard", "worked_example"]
+           "indexcard", "worked_example", "precision"]
 
 LLAMA = model("Llama-3.1-8B").config
 MISTRAL = model("Mistral-7B-v0.1").config
 DEEPSEEK = model("DeepSeek-V3").config  # an MoE model, so ``layer`` actually selects an MLP
+GPT_OSS = model("gpt-oss-120b").config  # an MoE model stored in two formats
+B200 = accelerator("B200 (HGX)")
 OUTPUT_PROJECTION = next(k for k in layer_kernels(LLAMA, 0, "prefill") if k.name == "output projection")
 
 #: One valid call per public numeric function, every parameter given by keyword (defaults too,
@@ -84,6 +86,8 @@ VALID: dict[str, dict[str, object]] = {
                                                      weight_precision="BF16", activation_precision="BF16"),
     "generation.expected_experts_touched": dict(n_experts=256, experts_per_token=8, tokens=16),
     "generation.weight_bytes_read_per_step": dict(c=DEEPSEEK, weight_precision="FP8", tokens=16),
+    "generation.experts_touched_per_layer": dict(c=DEEPSEEK, tokens=16),
+    "generation.weights_read_per_step": dict(c=DEEPSEEK, tokens=16),
     "generation.decode_point": dict(c=DEEPSEEK, peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12, batch=8,
                                     context_tokens=8192, weight_precision="FP8", kv_precision="BF16",
                                     activation_precision="BF16", efficiency=0.8),
@@ -137,6 +141,21 @@ VALID: dict[str, dict[str, object]] = {
     "models.cached_tokens": dict(c=MISTRAL, context_tokens=8192),
     "models.mlp_params_per_layer": dict(c=DEEPSEEK, layer=5, active_only=False),
     "models.quantized_bytes": dict(params=8e9, vocabulary=1e9, weight_precision="INT4"),
+    "models.weights_touching": dict(c=DEEPSEEK, experts_per_moe_layer=100.0),
+    # precision (chapter 7): a model on an accelerator, its math at the precisions it runs in
+    "precision.product_flops_by_precision": dict(c=GPT_OSS, weight_precision="MXFP4 experts", math_precision="FP8",
+                                                 head_share=0.5),
+    "precision.decode_math_rate": dict(a=B200, c=LLAMA, weight_precision="FP8", math_precision="FP8",
+                                       context_tokens=8192, attention_precision="BF16"),
+    "precision.prefill_math_rate": dict(a=B200, c=LLAMA, prompt_tokens=2048, weight_precision="NVFP4",
+                                        math_precision="FP4", attention_precision="BF16"),
+    "precision.decode_on": dict(a=B200, c=GPT_OSS, batch=8, context_tokens=8192, weight_precision="MXFP4 experts",
+                                kv_precision="FP8", math_precision="FP8", efficiency=0.8, activation_precision="BF16",
+                                attention_precision="BF16"),
+    "precision.prefill_on": dict(a=B200, c=LLAMA, prompt_tokens=2048, weight_precision="FP8", kv_precision="FP8",
+                                 math_precision="FP8", activation_precision="BF16", attention_precision="BF16"),
+    "precision.knee_on": dict(a=B200, c=DEEPSEEK, context_tokens=1024, weight_precision="FP8", kv_precision="BF16",
+                              math_precision="FP8", activation_precision="BF16", attention_precision="BF16"),
     # overhead (chapter 6)
     "overhead.launches_per_step": dict(c=LLAMA, kernels_per_layer=43, kernels_outside_layers=20),
     "overhead.host_time_per_step_s": dict(launches_per_step=1396, seconds_per_launch=1e-5),
@@ -193,6 +212,9 @@ ZERO_ALLOWED: set[tuple[str, str]] = {
     ("generation.prefill_crossover_prompt_tokens", "activation_bytes_per_token"),
     ("generation.time_to_first_token_s", "activation_bytes_per_token"),
     ("models.quantized_bytes", "vocabulary"),
+    ("precision.decode_math_rate", "context_tokens"),
+    ("precision.decode_on", "context_tokens"),
+    ("precision.knee_on", "context_tokens"),
     # layer indices count from zero
     ("activations.layer_kernels", "layer"),
     # decode with no cache reduces to the weights-only case
@@ -398,7 +420,8 @@ def test_fraction_rejects_more_than_one():
                        ("kvcache.max_context_tokens", "usable_fraction"),
                        ("kvcache.cache_limited_tokens_per_s", "efficiency"),
                        ("kvcache.fit", "usable_fraction"), ("generation.decode_point", "efficiency"),
-                       ("kvcache.bits_per_element_for_reduction", "reduction")]:
+                       ("kvcache.bits_per_element_for_reduction", "reduction"),
+                       ("precision.product_flops_by_precision", "head_share")]:
         with pytest.raises(ValueError, match=_name_pattern(key, param)):
             _call(key, **{param: 1.5})
 

@@ -14,7 +14,7 @@ from inferlimits.measured import (NEAR, Comparison, bytes_per_weight, compare, c
                                   math_rate)
 from inferlimits.measurements import DECODE_METRICS, METRICS, measurements
 from inferlimits.models import model
-from inferlimits.units import BYTES_PER_ELEMENT
+from inferlimits.units import formats
 
 ROWS = measurements()
 #: a URL, a repository (owner/name) with a file in it or a pull request, or the book's source document
@@ -29,7 +29,7 @@ def test_there_are_at_least_25_published_points():
 def test_every_row_is_complete_and_sourced(key):
     m = ROWS[key]
     model(m.model), device(m.accelerator)  # both in the data
-    assert m.weight_precision in BYTES_PER_ELEMENT and m.metric in METRICS
+    assert m.weight_precision in formats() and m.metric in METRICS
     assert m.math_precision in ("BF16", "FP16", "FP8", "INT8", "unstated")
     assert m.kv_precision in ("BF16", "FP16", "FP8", "unstated")
     assert m.gpus >= 1 and m.value > 0
