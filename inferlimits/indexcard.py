@@ -1,7 +1,8 @@
 """The index card: the book's whole procedure as one calculation.
 
-Inputs: an accelerator, a model, weight and KV precision, batch B, context L, prompt length S,
-and optionally a measured decode rate. Out come both decode ceilings, the wall that binds, where a
+Inputs: an accelerator, a model, the precision its weights are stored in, the precision its math
+runs in, the KV cache's precision, batch B, context L, prompt length S, and optionally a measured
+decode rate. Out come both decode ceilings, the wall that binds, where a
 decode step's time goes, the prompt phase, a verdict on the measurement, and the levers that help.
 Every number comes from the one function that owns its formula (``generation``, ``kvcache``,
 ``models``); this module only decides.
@@ -13,11 +14,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .generation import (OVERHEAD_BOUND, decode_point, prefill_crossover_tokens, prefill_point, regime)
+from .generation import OVERHEAD_BOUND, decode_point, experts_touched_per_layer, regime
 from .hardware import Accelerator, accelerator, accelerators
 from .kvcache import Fit, fit, max_context_tokens, max_sequences
 from .measured import SIXTEEN_BIT, good_decode_setup, typical_decode_share
 from .models import Config, cached_tokens, kv_bytes_per_token, model, weight_bytes
+from .precision import WIDE, check_scheme, crossover_on, decode_math_rate, prefill_on, product_math, scheme_error
 from .roofline import COMPUTE_BOUND, MEMORY_BOUND
 from .units import GB, fraction, non_negative, positive
 
@@ -32,6 +34,10 @@ ABOVE = "above the lower ceiling: check the inputs"
 
 #: The next lighter format a lever may switch to (weights or cache).
 LIGHTER = {"FP32": "BF16", "BF16": "FP8", "FP16": "FP8", "FP8": "INT4", "INT8": "INT4"}
+#: The next narrower math a lever may switch to, and the weight format it needs where the weights
+#: cannot feed it as they are (MXFP4, the OCP format both NVIDIA's and AMD's FP4 tensor cores take).
+NARROWER_MATH = {"BF16": "FP8", "FP8": "FP4", "INT8": "FP4", "FP6": "FP4"}
+NATIVE_WEIGHTS = {"FP8": "FP8", "FP4": "MXFP4"}
 #: A lever "helps" when it raises the attainable rate by at least this factor.
 WORTH_IT = 1.1
 #: Speculative decoding spends idle math on drafted tokens: the card suggests it only when the math
@@ -58,6 +64,7 @@ class Card:
     accelerator_name: str
     model_name: str
     weight_precision: str
+    math_precision: str
     kv_precision: str
     batch: float
     context_tokens: float
@@ -72,6 +79,8 @@ class Card:
     memory: Fit                   # weights and caches against the usable memory
     prompt_memory: Fit            # weights and one prompt's cache
     flops_per_token: float
+    math_flop_per_s: float        # P, the step's effective math rate (16-bit parts at BF16)
+    experts_touched: float | None  # D of E per MoE layer at this batch (None: a dense model)
     memory_ceiling: float | None
     math_ceiling: float | None
     weights_time_s: float | None
@@ -120,36 +129,41 @@ class Card:
 
 def read_card(accelerator_name: str, model_name: str, weight_precision: str = "BF16", kv_precision: str = "BF16",
               batch: float = 1, context_tokens: float = 0.0, prompt_tokens: float = 1024,
-              measured_tokens_per_s: float = 0.0, near: float = 0.5) -> Card:
+              measured_tokens_per_s: float = 0.0, near: float = 0.5, math_precision: str = "BF16") -> Card:
     """Fill in the card.
 
     Fit first: the weights and the caches of B sequences of L tokens must fit in the usable memory
     (``kvcache.fit``); if they do not, the verdict is "does not fit", no rate is given, and the
     levers are the ones that make it fit. Otherwise the ceilings are memory
-    B x BW / (W + B x (K x L + A)) and math P / F (``generation.decode_point``); the verdict on a
-    measured rate (``measured_tokens_per_s`` > 0; 0 means none) uses ``generation.regime``: within
-    a factor ``near`` of the lower ceiling it is that wall, further below it is overhead."""
+    B x BW / (W + B x (K x L + A)) and math P / F (``generation.decode_point``), with P the rate
+    the step's math runs at in ``math_precision`` (``precision.decode_math_rate``: the parts kept in
+    16 bits at BF16); the verdict on a measured rate (``measured_tokens_per_s`` > 0; 0 means none)
+    uses ``generation.regime``: within a factor ``near`` of the lower ceiling it is that wall,
+    further below it is overhead."""
     a, c = accelerator(accelerator_name), model(model_name).config
     B = positive("batch", batch)
     L = non_negative("context_tokens", context_tokens)
     S = positive("prompt_tokens", prompt_tokens)
     measured = non_negative("measured_tokens_per_s", measured_tokens_per_s)
     near = fraction("near", near)
-    P, BW = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
+    check_scheme(weight_precision, math_precision)
+    P, BW = decode_math_rate(a, c, weight_precision, math_precision, L), a.bandwidth_bytes_per_s
     stored, K = weight_bytes(c, weight_precision), kv_bytes_per_token(c, kv_precision)
     kept = cached_tokens(c, L)
     memory = fit(a.capacity_bytes, stored, K, B, kept)
     prompt_memory = fit(a.capacity_bytes, stored, K, 1, cached_tokens(c, S))
     point = decode_point(c, P, BW, B, L, weight_precision, kv_precision)
-    crossover = prefill_crossover_tokens(c, P, BW, weight_precision, kv_precision)
-    ttft = prefill_point(c, P, BW, S, weight_precision, kv_precision).time_s if prompt_memory.fits else None
+    crossover = crossover_on(a, c, weight_precision, kv_precision, math_precision)
+    ttft = (prefill_on(a, c, S, weight_precision, kv_precision, math_precision).time_s
+            if prompt_memory.fits else None)
     common = dict(accelerator_name=a.name, model_name=model_name, weight_precision=weight_precision,
-                  kv_precision=kv_precision, batch=B, context_tokens=L, prompt_tokens=S,
-                  measured_tokens_per_s=measured, stored_weight_bytes=stored, weight_bytes=point.weight_bytes,
-                  kv_bytes_per_token=K, cache_bytes=point.cache_bytes, activation_bytes=point.activation_bytes,
-                  capacity_bytes=a.capacity_bytes, memory=memory, prompt_memory=prompt_memory,
-                  flops_per_token=point.flops_per_token, prefill_crossover_tokens=crossover,
-                  time_to_first_token_s=ttft)
+                  math_precision=math_precision, kv_precision=kv_precision, batch=B, context_tokens=L,
+                  prompt_tokens=S, measured_tokens_per_s=measured, stored_weight_bytes=stored,
+                  weight_bytes=point.weight_bytes, kv_bytes_per_token=K, cache_bytes=point.cache_bytes,
+                  activation_bytes=point.activation_bytes, capacity_bytes=a.capacity_bytes, memory=memory,
+                  prompt_memory=prompt_memory, flops_per_token=point.flops_per_token, math_flop_per_s=P,
+                  experts_touched=experts_touched_per_layer(c, B) if c.is_moe else None,
+                  prefill_crossover_tokens=crossover, time_to_first_token_s=ttft)
     if not memory.fits:
         levers = _fit_levers(a, c, weight_precision, kv_precision, B, kept, memory)
         return Card(**common, memory_ceiling=None, math_ceiling=None, weights_time_s=None, cache_time_s=None,
@@ -164,13 +178,27 @@ def read_card(accelerator_name: str, model_name: str, weight_precision: str = "B
     else:
         verdict = CACHE_BOUND if point.cache_bytes > point.weight_bytes else WEIGHTS_BOUND
 
-    def attainable(wp=weight_precision, kp=kv_precision, b=B, on=a):
-        return decode_point(c, on.dense_bf16_flops_per_s, on.bandwidth_bytes_per_s, b, L, wp, kp).ceiling
+    def attainable(wp=weight_precision, kp=kv_precision, b=B, on=a, mp=math_precision):
+        rate = decode_math_rate(on, c, wp, mp, L)
+        return decode_point(c, rate, on.bandwidth_bytes_per_s, b, L, wp, kp).ceiling
 
-    levers = _levers(verdict, weight_precision, kv_precision, c, a, B, kept, stored, K, attainable, lambda: math_)
+    levers = _levers(verdict, weight_precision, math_precision, kv_precision, c, a, B, kept, stored, K, attainable,
+                     lambda: math_)
     return Card(**common, memory_ceiling=mem, math_ceiling=math_, weights_time_s=point.weight_bytes / BW,
                 cache_time_s=point.cache_bytes / BW, activation_time_s=point.activation_bytes / BW,
                 math_time_s=point.flops / P, verdict=verdict, levers=tuple(levers))
+
+
+def narrower_math(a: Accelerator, weight_precision: str, math_precision: str) -> tuple[str, str] | None:
+    """The lever "narrower math": the next narrower precision ``a`` multiplies in (``NARROWER_MATH``)
+    and the weight format it needs (the weights as they are, if they can feed it), or None."""
+    m = NARROWER_MATH.get(math_precision)
+    while m and not a.supports(m):
+        m = NARROWER_MATH.get(m)
+    if m is None:
+        return None
+    weights = weight_precision if scheme_error(weight_precision, m) is None else NATIVE_WEIGHTS[m]
+    return m, weights
 
 
 def _fit_levers(a: Accelerator, c: Config, weight_precision: str, kv_precision: str, B: float, kept: float,
@@ -207,7 +235,8 @@ def _fit_levers(a: Accelerator, c: Config, weight_precision: str, kv_precision: 
     return out
 
 
-def _levers(verdict, weight_precision, kv_precision, c, a, B, kept, stored, K, attainable, now_math) -> list[Lever]:
+def _levers(verdict, weight_precision, math_precision, kv_precision, c, a, B, kept, stored, K, attainable,
+            now_math) -> list[Lever]:
     """Each lever's gain is the attainable rate (the lower ceiling) with the lever applied over the
     rate now; it helps when that gain is at least ``WORTH_IT``, the lever's setup still fits, and
     nothing else is in charge."""
@@ -230,7 +259,7 @@ def _levers(verdict, weight_precision, kv_precision, c, a, B, kept, stored, K, a
 
     lighter = LIGHTER.get(weight_precision)
     if lighter:
-        gain = attainable(wp=lighter) / now
+        gain = attainable(wp=lighter, mp=math_precision if scheme_error(lighter, math_precision) is None else WIDE) / now
         lever(f"quantize the weights to {lighter}", gain,
               "fewer weight bytes per step" if gain >= WORTH_IT else "the weights are not what limits this step")
     else:
@@ -258,18 +287,27 @@ def _levers(verdict, weight_precision, kv_precision, c, a, B, kept, stored, K, a
           "the gain depends on how many drafts are accepted" if spare
           else "it needs idle math to spend, and this step has little" if memory_bound
           else "it needs idle math to spend", possible=spare or verdict == OVERHEAD)
-    lever("lower-precision math (FP8 weights and activations)", None,
-          ("the step is paced by FLOP/s, and this part's tensor cores multiply FP8 at about twice their dense "
-           "BF16 rate; the book's ceilings use BF16 math" if a.fp8_math else
-           "this part's tensor cores have no FP8 mode") if verdict == MATH_BOUND
-          else "the math units are not what limits this step",
-          possible=verdict == MATH_BOUND and a.fp8_math)
+    narrower = narrower_math(a, weight_precision, math_precision)
+    if narrower is None:
+        lever("narrower math", None, f"this part has no tensor-core mode narrower than {math_precision}", possible=False)
+    else:
+        m, wp = narrower
+        label = f"{m} math" + ("" if wp == weight_precision else f" ({wp} weights)")
+        fits_narrow = fit(a.capacity_bytes, weight_bytes(c, wp), K, B, kept).fits
+        gain = attainable(wp=wp, mp=m) / now if fits_narrow else None
+        why = ("the step is paced by FLOP/s, and its products run faster in narrower numbers (what stays in 16 "
+               "bits does not)" if verdict == MATH_BOUND else "the math units are not what limits this step")
+        if wp != weight_precision and verdict != MATH_BOUND and gain and gain >= WORTH_IT:
+            why = "the lighter weights it needs read fewer bytes; the faster math itself is not what limits the step"
+        lever(label, gain, why, possible=fits_narrow)
     if verdict == MATH_BOUND:
-        better = [x for x in accelerators().values() if x.dense_bf16_flops_per_s > a.dense_bf16_flops_per_s]
-        best = max(better, key=lambda x: x.dense_bf16_flops_per_s, default=None)
+        better = [x for x in accelerators().values() if x.supports(math_precision)
+                  and x.math_flops_per_s(math_precision) > a.math_flops_per_s(math_precision)]
+        best = max(better, key=lambda x: x.math_flops_per_s(math_precision), default=None)
         what, why = "math", "the step is paced by FLOP/s"
     else:
-        better = [x for x in accelerators().values() if x.bandwidth_bytes_per_s > a.bandwidth_bytes_per_s]
+        better = [x for x in accelerators().values() if x.supports(math_precision)
+                  and x.bandwidth_bytes_per_s > a.bandwidth_bytes_per_s]
         best = max(better, key=lambda x: x.bandwidth_bytes_per_s, default=None)
         what, why = "bandwidth", "the step is paced by bytes per second"
     if best is None:
@@ -312,6 +350,8 @@ STEPS: tuple[Step, ...] = (
     Step("memory ceiling", r"\dfrac{B \cdot BW}{W + B\,(K L + A)}", "generation.memory_ceiling_tokens_per_s",
          "B x BW / (W + B x (K x L + A))"),
     Step("math ceiling", r"\dfrac{P}{F}", "generation.math_ceiling_tokens_per_s", "P / F"),
+    Step("math rate at its precision", r"P = \dfrac{F}{\sum_i F_i / P_i}", "precision.decode_math_rate",
+         "over their summed times"),
     Step("prefill turns compute-bound", r"S^* \approx \dfrac{P}{BW} \cdot \dfrac{W}{2(N - H) - (P/BW)(K + A)}",
          "generation.prefill_crossover_prompt_tokens", "S* is about R W / (2 (N - H))"),
     Step("time to first token", r"\max\!\left(\dfrac{F_\text{prefill}}{P},\; \dfrac{W + S\,(K + A)}{BW}\right)",
@@ -360,6 +400,7 @@ def card_rows(card: Card) -> list[tuple[str, str, str]]:
         f"{card.flops_per_token / 1e9:,.1f} GFLOP",
         _tokens_per_s(card.memory_ceiling),
         _tokens_per_s(card.math_ceiling),
+        f"{card.math_flop_per_s / 1e12:,.0f} TFLOP/s ({card.math_precision} math)",
         f"{card.prefill_crossover_tokens:,.0f} tokens",
         ttft,
         verdict,
@@ -381,7 +422,7 @@ def summary_lines(card: Card) -> list[str]:
     ms = 1e3
     m = card.memory
     setup = (f"B = {card.batch:,.4g}, L = {card.context_tokens:,.0f}, S = {card.prompt_tokens:,.0f} tokens; "
-             f"{card.weight_precision} weights, {card.kv_precision} cache")
+             f"{card.weight_precision} weights, {card.math_precision} math, {card.kv_precision} cache")
     memory = f"memory: {m.needed_bytes / GB:,.0f} of {m.usable_bytes / GB:,.0f} GB usable"
     if not card.fits:
         lines = [f"<b>{card.verdict}: {_gb(m.missing_bytes)} short</b>", setup,
@@ -393,6 +434,10 @@ def summary_lines(card: Card) -> list[str]:
                      ("weights", card.weights_time_s), ("caches", card.cache_time_s),
                      ("activations", card.activation_time_s), ("math", card.math_time_s))),
                  memory]
+    if card.experts_touched is not None:
+        c = model(card.model_name).config
+        lines.append(f"experts: a step of {card.batch:,.4g} touches {card.experts_touched:,.1f} of {c.routed_experts} "
+                     f"per layer (one token: {c.num_experts_per_tok})")
     if card.time_to_first_token_s is not None:
         lines.append(f"prefill of {card.prompt_tokens:,.0f} tokens: {card.prefill_wall} "
                      f"(from {card.prefill_crossover_tokens:,.0f}), first token after "

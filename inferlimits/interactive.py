@@ -34,13 +34,19 @@ class Control:
     stops, never along a float step, so every value it shows is one the text can name: ``options``
     are its stops on a page without a kernel (plotly's slider), ``stops`` (default: ``options``) its
     stops with a kernel, a finer list that contains every option. A value a chapter passes must be
-    one of the stops; the readout shows it as the text writes it (8,192, not 8.19e+03)."""
+    one of the stops; the readout shows it as the text writes it (8,192, not 8.19e+03).
 
-    name: str
+    A dropdown for a page without a kernel may set several of the spec's keywords at once: then
+    ``name`` is a tuple of keywords, each option a tuple of their values, and ``labels`` may name
+    each option (plotly has one dropdown, so two choices, say weights and math, become one list of
+    pairs there, while a kernel gets one dropdown each)."""
+
+    name: str | tuple[str, ...]
     label: str
     options: Sequence
     kind: str = "dropdown"
     stops: Sequence | None = None
+    labels: dict | None = None
 
     def __post_init__(self):
         if self.kind not in ("dropdown", "slider"):
@@ -56,6 +62,20 @@ class Control:
             if missing:
                 raise ValueError(f"stops of control {self.name!r} must contain its options; missing {missing}")
 
+    def value_in(self, values: dict):
+        """This control's value among a spec's keyword ``values`` (a tuple for several keywords)."""
+        return tuple(values[n] for n in self.name) if isinstance(self.name, tuple) else values[self.name]
+
+    def set_in(self, values: dict, value) -> None:
+        """Put ``value`` into a spec's keyword ``values``."""
+        values.update(zip(self.name, value) if isinstance(self.name, tuple) else [(self.name, value)])
+
+    def label_of(self, value) -> str:
+        """The option as its readout or its dropdown shows it."""
+        if self.labels and value in self.labels:
+            return self.labels[value]
+        return " · ".join(_label(v) for v in value) if isinstance(value, tuple) else _label(value)
+
     @property
     def live(self) -> tuple:
         """What the live widget offers."""
@@ -65,13 +85,13 @@ class Control:
         """Raise a ValueError naming the control unless ``value`` is one of ``choices`` (the live ones)."""
         choices = self.live if choices is None else choices
         if value not in choices:
-            shown = ", ".join(_label(c) for c in choices[:12]) + (", ..." if len(choices) > 12 else "")
+            shown = ", ".join(self.label_of(c) for c in choices[:12]) + (", ..." if len(choices) > 12 else "")
             raise ValueError(f"{self.name}={value!r} is not one of the stops of control {self.label!r} ({shown})")
 
     def widget(self, value) -> W.Widget:
         """The live ipywidget for this control, starting at ``value``."""
         self.check(value)
-        choices = [(_label(v), v) for v in self.live]
+        choices = [(self.label_of(v), v) for v in self.live]
         style = {"description_width": "initial"}
         if self.kind == "dropdown":
             return W.Dropdown(options=choices, value=value, description=self.label, style=style)
@@ -123,16 +143,16 @@ def static_figure(spec: Spec, values: dict, dropdown: Control | None = None,
                   slider: Control | None = None) -> go.Figure:
     """The spec's figure at ``values`` with plotly's own dropdown and slider over precomputed states."""
     groups = list(dropdown.options) if dropdown else [None]
-    chosen = values[dropdown.name] if dropdown else None
+    chosen = dropdown.value_in(values) if dropdown else None
     if dropdown:
         dropdown.check(chosen, groups)
 
     def at(group, step=None):
         v = dict(values)
         if dropdown:
-            v[dropdown.name] = group
+            dropdown.set_in(v, group)
         if slider and step is not None:
-            v[slider.name] = step
+            slider.set_in(v, step)
         return spec(**v)
 
     base = {g: at(g) for g in groups}
@@ -150,7 +170,7 @@ def static_figure(spec: Spec, values: dict, dropdown: Control | None = None,
         for g in groups:
             visible = [(h == g) and t.get("visible", True) for h in groups for t in base[h]["data"]]
             layout = {k: base[g]["layout"].get(k) for k in LAYOUT_KEYS if k in base[g]["layout"]}
-            buttons.append(dict(label=_label(g), method="update", args=[{"visible": visible}, layout]))
+            buttons.append(dict(label=dropdown.label_of(g), method="update", args=[{"visible": visible}, layout]))
         menus.append(dict(buttons=buttons, active=groups.index(chosen), x=1.0, y=1.02, xanchor="right",
                           yanchor="bottom", direction="down"))
     if slider:
@@ -162,9 +182,9 @@ def static_figure(spec: Spec, values: dict, dropdown: Control | None = None,
         steps = []
         for b in slider.options:
             restyle = {k: [states[groups[i // n], b][i % n].get(k) for i in moving] for k in keys}
-            steps.append(dict(label=_label(b), method="restyle", args=[restyle, moving]))
-        slider.check(values[slider.name], tuple(slider.options))
-        active = list(slider.options).index(values[slider.name])
+            steps.append(dict(label=slider.label_of(b), method="restyle", args=[restyle, moving]))
+        slider.check(slider.value_in(values), tuple(slider.options))
+        active = list(slider.options).index(slider.value_in(values))
         sliders.append(dict(steps=steps, active=active, currentvalue=dict(prefix=f"{slider.label}: "),
                             pad=dict(t=50)))
     fig.update_layout(updatemenus=menus, sliders=sliders)
@@ -177,7 +197,7 @@ class Panel(W.VBox):
     """Live controls above a FigureWidget, with the static figure for pages without a kernel."""
 
     def __init__(self, spec: Spec, values: dict, controls: Sequence[Control], static: go.Figure, div_id: str,
-                 static_controls: dict[str, str] | None = None):
+                 static_controls: dict[str, Control] | None = None):
         self.spec, self.values, self.specs, self.static = spec, dict(values), tuple(controls), static
         #: which controls the static figure's "dropdown" and "slider" are
         self.static_controls = dict(static_controls or {})
@@ -209,13 +229,15 @@ class Panel(W.VBox):
 
 
 def panel(spec: Spec, values: dict, controls: Sequence[Control], div_id: str,
-          static_dropdown: str | None = None, static_slider: str | None = None) -> Panel:
+          static_dropdown: str | Control | None = None, static_slider: str | None = None) -> Panel:
     """Live panel over ``controls``; its static twin uses the controls named ``static_dropdown``
-    and ``static_slider`` (plotly allows one of each without combining states)."""
+    and ``static_slider`` (plotly allows one of each without combining states). ``static_dropdown``
+    may instead be a control of its own that sets several keywords at once (see ``Control``)."""
     by_name = {c.name: c for c in controls}
     for name in (static_dropdown, static_slider):
-        if name is not None and name not in by_name:
+        if name is not None and not isinstance(name, Control) and name not in by_name:
             raise ValueError(f"static control {name!r} is not one of {list(by_name)}")
-    static = static_figure(spec, values, by_name.get(static_dropdown), by_name.get(static_slider))
-    chosen = {"dropdown": static_dropdown, "slider": static_slider}
-    return Panel(spec, values, controls, static, div_id, {k: v for k, v in chosen.items() if v is not None})
+    chosen = {role: (c if isinstance(c, Control) else by_name[c])
+              for role, c in (("dropdown", static_dropdown), ("slider", static_slider)) if c is not None}
+    static = static_figure(spec, values, chosen.get("dropdown"), chosen.get("slider"))
+    return Panel(spec, values, controls, static, div_id, chosen)

@@ -167,9 +167,9 @@ VALID: dict[str, dict[str, object]] = {
     "overhead.fit_call_overhead": dict(calls=[8.0, 1.0], elements=[64.0, 64.0], seconds=[9e-6, 2e-6]),
     "overhead.dispatch_sweep": dict(total_elements=64, elements_per_call=(1, 8), repeats=1),
     # indexcard (chapter 7)
-    "indexcard.read_card": dict(accelerator_name="B200 (HGX)", model_name="Llama-3.1-8B", weight_precision="BF16",
+    "indexcard.read_card": dict(accelerator_name="B200 (HGX)", model_name="Llama-3.1-8B", weight_precision="FP8",
                                 kv_precision="BF16", batch=8, context_tokens=8192, prompt_tokens=2048,
-                                measured_tokens_per_s=29.0, near=0.5),
+                                measured_tokens_per_s=29.0, near=0.5, math_precision="FP8"),
     # worked_example (chapter 8)
     "worked_example.context_tokens_at_compute_time": dict(c=LLAMA, peak_flop_per_s=3.12e14, seconds=3e-4),
     "worked_example.implied_bandwidth_bytes_per_s": dict(bytes_moved=66e9, seconds=0.046),

@@ -152,9 +152,16 @@ def test_compute_bound_decode_and_impossible_measurements():
     big = read_card("B200 (HGX)", "Llama-3.1-8B", batch=512)
     assert big.decode_wall == COMPUTE_BOUND and big.verdict == MATH_BOUND
     assert "speculative decoding" not in big.helping() and "batch twice as many sequences" not in big.helping()
-    assert "lower-precision math (FP8 weights and activations)" in big.helping()
+    assert "FP8 math (FP8 weights)" in big.helping()
+    lever = next(x for x in big.levers if x.name == "FP8 math (FP8 weights)")
+    # not twice: the output head and attention stay in 16 bits, and the activations' bytes do not shrink
+    assert 1.3 < lever.gain < 2
     a100 = read_card("A100 80GB SXM", "Llama-3.1-8B", batch=1024)
-    assert a100.verdict == MATH_BOUND and "lower-precision math (FP8 weights and activations)" not in a100.helping()
+    assert a100.verdict == MATH_BOUND and not any(h.startswith(("FP8 math", "FP4 math")) for h in a100.helping())
+    # already in FP8 on a part with FP4: the next lever is FP4 math with MXFP4 weights
+    fp8 = read_card("B200 (HGX)", "Llama-3.1-8B", "FP8", batch=2048, math_precision="FP8")
+    assert fp8.verdict == MATH_BOUND and "FP4 math (MXFP4 weights)" in fp8.helping()
+    assert fp8.math_ceiling > 1.5 * big.math_ceiling
     near = read_card("B200 (HGX)", "Llama-3.1-8B", measured_tokens_per_s=450)
     assert near.verdict == WEIGHTS_BOUND
     wrong = read_card("B200 (HGX)", "Llama-3.1-8B", measured_tokens_per_s=600)
@@ -168,6 +175,9 @@ def test_compute_bound_decode_and_impossible_measurements():
        measured=st.sampled_from([0, 1, 29, 1e3, 1e5, 1e7]))
 def test_the_card_answers_anywhere_the_panel_can_go(name, model_name, wp, kvp, batch, context, prompt, measured):
     card = read_card(name, model_name, wp, kvp, batch, context, prompt, measured)
+    for mp in ("BF16", "FP8", "FP4"):  # the drawn card never fails, whatever pair of precisions is chosen
+        drawn = card_spec(name, model_name, wp, kvp, batch, context, prompt, "none", mp)
+        assert len(drawn["data"]) == 4
     assert card.verdict in (DOES_NOT_FIT, WEIGHTS_BOUND, CACHE_BOUND, MATH_BOUND, OVERHEAD, ABOVE)
     assert len(card_rows(card)) == len(STEPS) and summary_lines(card)
     if card.fits:
@@ -190,6 +200,13 @@ def _states_no_rate(card):
     drawn = card_spec(card.accelerator_name, card.model_name, card.weight_precision, card.kv_precision,
                       card.batch, card.context_tokens, card.prompt_tokens, "none")
     assert all(x is None for x in drawn["data"][0]["x"][:2])  # no ceiling bars
+
+
+def test_a_mixture_of_experts_card_shows_how_many_experts_a_step_reads():
+    card = read_card("B200 (HGX)", "gpt-oss-120b", "MXFP4 experts", batch=64, math_precision="FP4")
+    assert card.fits and 4 < card.experts_touched < 128
+    assert any(line.startswith("experts: a step of 64 touches") for line in summary_lines(card))
+    assert read_card("B200 (HGX)", "Llama-3.1-8B").experts_touched is None
 
 
 def test_llama_70b_in_bf16_on_one_h100_does_not_fit_and_says_so_first():

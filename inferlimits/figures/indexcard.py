@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..hardware import MATH_PRECISIONS, accelerator
 from ..indexcard import read_card, shows_published_band, summary_lines
 from ..measured import good_decode_setup, typical_decode_share
 from ..interactive import Control, doubling_stops, panel as _panel
+from ..precision import scheme_problem
 from . import base_layout
 
 TOKENS_RANGE = (0.1, 1e7)             # tokens/s, fixed axis
 MS_RANGE = (1e-3, 1e5)                # ms per decode step, fixed axis
 PRECISIONS = ("BF16", "FP8", "INT4")
+WEIGHT_PRECISIONS = ("BF16", "FP8", "INT8", "INT4", "NVFP4", "MXFP4")
 BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)   # the powers of two the text names
 CONTEXTS = doubling_stops(128, 131_072)   # tokens, four stops a doubling
 PROMPTS = doubling_stops(16, 32_768)      # tokens
@@ -22,13 +25,27 @@ def _or_none(x: float) -> float | None:
     return float(f"{x:.4g}") if x > 0 else None
 
 
+def _cannot_run(title: str, why: str) -> dict:
+    """The panel for a pair of weight and math precision the part cannot run: no bars, the reason."""
+    empty = spec("B200 (HGX)", "Llama-3.1-8B", "BF16", "BF16", 1, 0, 1, "none")
+    for trace in empty["data"][:3]:
+        trace.update(x=[None] * len(trace["x"]), text=[""] * len(trace["x"]))
+    empty["data"][3].update(text=[f"<b>this pair cannot run</b><br>{why}<br>choose another weight format or math precision"])
+    empty["layout"]["title"]["text"] = title
+    return empty
+
+
 def spec(accelerator_name: str, model_name: str, weight_precision: str, kv_precision: str, batch: float,
-         context_tokens: float, prompt_tokens: float, measured: object) -> dict:
+         context_tokens: float, prompt_tokens: float, measured: object, math_precision: str = "BF16") -> dict:
     """The card for one setup, drawn: ceilings and measurement, time per step, verdict and levers."""
+    title = f"Index card: {model_name} on the {accelerator_name}"
+    problem = scheme_problem(accelerator(accelerator_name), weight_precision, math_precision)
+    if problem:
+        return _cannot_run(title, problem)
     rate = 0.0 if measured == "none" else float(measured)
     # whole sequences and tokens, whatever a live slider passes
     card = read_card(accelerator_name, model_name, weight_precision, kv_precision, max(1, round(batch)),
-                     round(context_tokens), max(1, round(prompt_tokens)), rate)
+                     round(context_tokens), max(1, round(prompt_tokens)), rate, math_precision=math_precision)
     ms = 1e3
     if card.fits:
         lower = "memory" if card.memory_ceiling <= card.math_ceiling else "math"
@@ -66,8 +83,7 @@ def spec(accelerator_name: str, model_name: str, weight_precision: str, kv_preci
              textposition="bottom right", textfont=dict(size=13), xaxis="x3", yaxis="y3", hoverinfo="skip",
              name="verdict", cliponaxis=False),
     ]
-    layout = base_layout(f"Index card: {model_name} on the {accelerator_name}",
-                         "aggregate decode tokens per second", "", x_log=True, x_range=TOKENS_RANGE)
+    layout = base_layout(title, "aggregate decode tokens per second", "", x_log=True, x_range=TOKENS_RANGE)
     # three stacked panels: ceilings (top), time per step (middle), the card's answer as text (bottom)
     layout["xaxis"].update(domain=[0.2, 0.9], anchor="y")
     layout["yaxis"] = dict(domain=[0.8, 1.0], type="category", autorange="reversed", anchor="x")
@@ -84,11 +100,12 @@ def spec(accelerator_name: str, model_name: str, weight_precision: str, kv_preci
 def panel(names: Sequence[str], model_names: Sequence[str], accelerator_name: str = "B200 (HGX)",
           model_name: str = "Llama-3.1-8B", weight_precision: str = "BF16", kv_precision: str = "BF16",
           batch: float = 1, context_tokens: float = 8192, prompt_tokens: float = 2048, measured: object = "none",
-          div_id: str = "fig-index-card"):
+          math_precision: str = "BF16", div_id: str = "fig-index-card"):
     """Every input live with a kernel; without one, an accelerator dropdown and a batch slider."""
     controls = [Control("accelerator_name", "accelerator", list(names)),
                 Control("model_name", "model", list(model_names)),
-                Control("weight_precision", "weights", PRECISIONS),
+                Control("weight_precision", "weights", WEIGHT_PRECISIONS),
+                Control("math_precision", "math", MATH_PRECISIONS),
                 Control("kv_precision", "KV cache", PRECISIONS),
                 Control("batch", "batch (B)", BATCHES, kind="slider"),
                 Control("context_tokens", "context (L)", CONTEXTS, kind="slider"),
@@ -96,5 +113,5 @@ def panel(names: Sequence[str], model_names: Sequence[str], accelerator_name: st
                 Control("measured", "measured tokens/s", MEASURED)]
     values = dict(accelerator_name=accelerator_name, model_name=model_name, weight_precision=weight_precision,
                   kv_precision=kv_precision, batch=batch, context_tokens=context_tokens, prompt_tokens=prompt_tokens,
-                  measured=measured)
+                  measured=measured, math_precision=math_precision)
     return _panel(spec, values, controls, div_id, static_dropdown="accelerator_name", static_slider="batch")
