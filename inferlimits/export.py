@@ -75,7 +75,7 @@ class Slide:
 
 
 _MEASURED = ("Measured when chapter 9 was last executed; drawn from the figure data committed in "
-             "chapters/09_measure.ipynb, not re-measured.")
+             "chapters/11_measure.ipynb, not re-measured.")
 
 #: name -> slide; every chapter has at least one (a test checks).
 SLIDES: dict[str, Slide] = {
@@ -85,11 +85,11 @@ SLIDES: dict[str, Slide] = {
     "04_batch_throughput": Slide("04_batching", "fig-batch-throughput"),
     "05_kv_memory": Slide("05_kv_cache", "fig-kv-memory"),
     "06_third_wall": Slide("06_overhead", "fig-third-wall"),
-    "07_index_card": Slide("07_index_card", "fig-index-card"),
-    "08_worked_capacity": Slide("08_worked_example", "fig-worked-capacity"),
-    "08_worked_step": Slide("08_worked_example", "fig-worked-step"),
-    "09_machine_roofline": Slide("09_measure", "fig-machine-roofline", _MEASURED),
-    "09_machine_decode": Slide("09_measure", "fig-machine-decode", _MEASURED),
+    "09_index_card": Slide("09_index_card", "fig-index-card"),
+    "10_worked_capacity": Slide("10_worked_example", "fig-worked-capacity"),
+    "10_worked_step": Slide("10_worked_example", "fig-worked-step"),
+    "11_machine_roofline": Slide("11_measure", "fig-machine-roofline", _MEASURED),
+    "11_machine_decode": Slide("11_measure", "fig-machine-decode", _MEASURED),
 }
 
 

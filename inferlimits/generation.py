@@ -169,6 +169,19 @@ def experts_touched_per_layer(c: Config, tokens: float) -> float:
     return expected_experts_touched(c.routed_experts, c.num_experts_per_tok, tokens)
 
 
+def half_experts_batch(c: Config) -> int:
+    """The smallest batch whose tokens touch, on average, at least half of an MoE layer's routed
+    experts (``experts_touched_per_layer``): E (1 - (1 - k/E)^B) >= E / 2, so
+    B = ceil(ln 2 / -ln(1 - k/E))."""
+    if not c.is_moe:
+        raise ValueError("c must be a mixture-of-experts config; a dense model has no experts to touch")
+    E, k = c.routed_experts, c.num_experts_per_tok
+    B = max(1, math.ceil(math.log(2) / -math.log1p(-k / E))) if k < E else 1
+    while experts_touched_per_layer(c, B) < E / 2:  # guard the ceiling against rounding
+        B += 1
+    return B
+
+
 def weights_read_per_step(c: Config, tokens: float = 1) -> Weights:
     """The weights one forward pass over ``tokens`` tokens reads, by component: every weight a
     token multiplies, each once per step; in an MoE layer the router, the shared experts and the

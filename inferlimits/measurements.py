@@ -111,3 +111,42 @@ def measurements() -> dict[str, Measurement]:
 
 def measurement(key: str) -> Measurement:
     return datafiles.lookup(measurements(), "measurement", key)
+
+
+@dataclass(frozen=True)
+class KernelMeasurement:
+    """One published measurement of a single kernel (``data/kernels.toml``): a rate it reached
+    (``metric`` "tflops" or "gb_s", ``value``) or the batches over which a speedup held
+    ("batch_range", ``low`` to ``high``)."""
+
+    key: str
+    kernel: str
+    accelerator: str
+    metric: str
+    setup: str
+    source: str
+    quote: str
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+
+
+KERNEL_METRICS = ("tflops", "gb_s", "batch_range")
+
+
+def _kernel(key: str, row: dict) -> KernelMeasurement:
+    if row["metric"] not in KERNEL_METRICS:
+        raise ValueError(f"kernel measurement {key}: metric must be one of {', '.join(KERNEL_METRICS)}")
+    return KernelMeasurement(key, row["kernel"], row["accelerator"], row["metric"], row["setup"], row["source"],
+                             row["quote"], row.get("value"), row.get("low"), row.get("high"))
+
+
+@datafiles.cached
+def kernel_measurements() -> dict[str, KernelMeasurement]:
+    """Every row of ``data/kernels.toml``, keyed by name."""
+    return {key: _kernel(key, row) for key, row in datafiles.load("kernels.toml")["kernels"].items()}
+
+
+def kernel_measurement(key: str) -> KernelMeasurement:
+    """The kernel measurement called ``key``, or a ValueError listing the keys."""
+    return datafiles.lookup(kernel_measurements(), "key", key)

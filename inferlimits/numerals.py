@@ -143,8 +143,8 @@ def _prose(markdown: str) -> str:
     text = markdown
     for pattern in NOT_PROSE + [LIST_MARKER]:
         text = _blank(text, pattern)
-    for name in names():
-        text = text.replace(name, " " * len(name))
+    for name in names():  # whole names only: "H20" is not the start of "H200"
+        text = re.sub(rf"(?<![\w.]){re.escape(name)}(?!\w)", lambda m: " " * len(m.group(0)), text)
     return text
 
 

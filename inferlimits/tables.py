@@ -5,8 +5,9 @@ from collections.abc import Sequence
 
 from IPython.display import Markdown
 
-from .hardware import accelerator, accelerators
-from .models import active_param_count, embedding_params, kv_bytes_per_token, models, param_count
+from .hardware import MATH_PRECISIONS, accelerator, accelerators
+from .models import (active_param_count, embedding_params, kv_bytes_per_token, models, multiplied_params_per_token,
+                     param_count)
 from .roofline import balance_point_flop_per_byte
 from .units import GB, GIB, KIB, bytes_per_element
 
@@ -39,7 +40,8 @@ def balance_points(names: Sequence[str], low: float, high: float) -> Markdown:
 
 def accelerator_figures(figures: str = "compute") -> Markdown:
     """Every accelerator's figures with units spelled out. ``figures="compute"``: dense and sparse
-    math, the measured matmul rate and the bandwidth. ``figures="memory"``: the capacity as
+    BF16 math, the measured matmul rate and the bandwidth. ``figures="narrow"``: the dense and
+    sparse rates at FP8, INT8, FP6 and FP4, or "none". ``figures="memory"``: the capacity as
     marketed, as the device reports it (MiB), the bytes the book computes with in GiB and GB, the
     reported figure as a share of the marketed one read as GiB, and the usable share of it."""
     from .kvcache import usable_memory_fraction
@@ -48,13 +50,23 @@ def accelerator_figures(figures: str = "compute") -> Markdown:
         rows = []
         for a in accelerators().values():
             measured = _g(a.measured_matmul_flops_per_s / 1e12) if a.measured_matmul_flops_per_s else "–"
-            fp8 = f"{a.dense_fp8_flops_per_s / 1e12:,g}" if a.dense_fp8_flops_per_s else ("–" if a.fp8_math else "no FP8")
             rows.append([a.name, a.vendor, a.year, _g(a.dense_bf16_tflops, 1), _g(a.sparse_bf16_flops_per_s / 1e12, 1),
-                         measured, fp8, _g(a.bandwidth_bytes_per_s / GB)])
+                         measured, _g(a.bandwidth_bytes_per_s / GB)])
         return _table(["accelerator", "vendor", "year", "dense BF16 TFLOP/s", "sparse (not used)",
-                       "measured matmul TFLOP/s", "dense FP8 TFLOP/s", "bandwidth GB/s"], rows, "lllrrrrr")
+                       "measured matmul TFLOP/s", "bandwidth GB/s"], rows, "lllrrrr")
+    if figures == "narrow":
+        rows = []
+        for a in accelerators().values():
+            cells = []
+            for p in MATH_PRECISIONS[1:]:
+                r = a.math_rate(p)
+                sparse = f" / {r.sparse_flops_per_s / 1e12:,g}" if r.sparse_flops_per_s else " / –"
+                cells.append(f"{r.dense_flops_per_s / 1e12:,g}{sparse}" if r.supported else "none")
+            rows.append([a.name, *cells])
+        return _table(["accelerator", *[f"{p} dense / sparse (T{'OP' if p == 'INT8' else 'FLOP'}/s)"
+                                        for p in MATH_PRECISIONS[1:]]], rows, "lrrrr")
     if figures != "memory":
-        raise ValueError(f"figures must be 'compute' or 'memory'; got {figures!r}")
+        raise ValueError(f"figures must be 'compute', 'narrow' or 'memory'; got {figures!r}")
     u = usable_memory_fraction()
     rows = []
     for a in accelerators().values():
@@ -74,6 +86,12 @@ def accelerator_sources() -> Markdown:
     return _table(["accelerator", "datasheet source", "capacity as the device reports it", "notes"], rows, "llll")
 
 
+def math_rate_sources() -> Markdown:
+    """Where every narrower rate is printed, or why a part has no such mode."""
+    rows = [[a.name, p, a.math_rate(p).source] for a in accelerators().values() for p in MATH_PRECISIONS[1:]]
+    return _table(["accelerator", "math", "source, or why the part has none"], rows, "lll")
+
+
 def model_configs(sources: bool = False) -> Markdown:
     """The config.json fields each model's arithmetic uses, with the context its publisher supports
     beside ``max_position_embeddings`` (the range its rotary position embedding is set up for,
@@ -87,11 +105,23 @@ def model_configs(sources: bool = False) -> Markdown:
         c = m.config
         attention = (f"MLA, latent {c.kv_lora_rank} + RoPE {c.qk_rope_head_dim}" if c.uses_mla
                      else f"{c.num_attention_heads} / {c.num_key_value_heads} heads of {c.head_dim_qk}")
-        experts = (f"{c.n_routed_experts} routed + {c.n_shared_experts} shared, {c.num_experts_per_tok} per token"
-                   if c.is_moe else "dense")
-        extras = [x for x in ("QKV bias" if c.qkv_bias else "", "tied embeddings" if c.tie_word_embeddings else "",
-                              f"sliding window {c.sliding_window:,}" if c.sliding_window else "") if x]
-        rows.append([m.name, c.num_hidden_layers, _g(c.hidden_size), _g(c.intermediate_size), _g(c.vocab_size),
+        dense_layers = sum(not c.layer_is_moe(i) for i in range(c.num_hidden_layers))
+        if not c.is_moe:
+            experts, ffn = "dense", _g(c.intermediate_size)
+        else:
+            shared = f" + {c.shared_experts} shared" if c.shared_experts else ""
+            experts = (f"{c.routed_experts} routed{shared} of width {_g(c.expert_width)}, "
+                       f"{c.num_experts_per_tok} per token")
+            ffn = ("– (the expert width)" if c.moe_intermediate_size is None else _g(c.intermediate_size)
+                   if dense_layers else f"{_g(c.intermediate_size)} (no dense layer)")
+        window = (f"sliding window {c.sliding_window:,}" + (f" in {c.windowed_layers} of {c.num_hidden_layers} layers"
+                                                            if c.windowed_layers < c.num_hidden_layers else "")
+                  if c.sliding_window else "")
+        extras = [x for x in ("QKV bias" if c.qkv_bias else "", "attention biases" if c.attention_bias else "",
+                              "query and key norms" if c.qk_norm else "", "attention sinks" if c.attention_sinks else "",
+                              "router and expert biases" if c.expert_bias else "",
+                              "tied embeddings" if c.tie_word_embeddings else "", window) if x]
+        rows.append([m.name, c.num_hidden_layers, _g(c.hidden_size), ffn, _g(c.vocab_size),
                      attention, experts, _g(m.context_length), _g(c.max_position_embeddings),
                      ", ".join(extras) or "–"])
     return _table(["model", "layers", "hidden", "FFN", "vocab", "attention (query / KV heads)", "MLP",
@@ -260,8 +290,8 @@ def moe_batching(model_name: str, batches: Sequence[int], weight_precision: str 
     rows = []
     for b in batches:
         w = weight_bytes_read_per_step(c, weight_precision, b)
-        touched = expected_experts_touched(c.n_routed_experts, c.num_experts_per_tok, b)
-        rows.append([_g(b), f"{touched:,.1f} of {c.n_routed_experts}", _g(w / GB, 1), _g(w / b / GB, 2),
+        touched = expected_experts_touched(c.routed_experts, c.num_experts_per_tok, b)
+        rows.append([_g(b), f"{touched:,.1f} of {c.routed_experts}", _g(w / GB, 1), _g(w / b / GB, 2),
                      _g(decode_intensity_flop_per_byte(w, f, b, activation_bytes_per_token=act), 1)])
     return _table(["batch B", "routed experts touched per layer", f"weights read per step, GB ({weight_precision})",
                    "weights per token, GB", "intensity (FLOP/byte)"], rows)
@@ -527,3 +557,105 @@ def share_bands(comparisons: Sequence, edges: Sequence[float]) -> Markdown:
         label = f"below {edges[0]:.0%}" if lo == 0 else (f"{lo:.0%} or more" if hi == float("inf") else f"{lo:.0%} to {hi:.0%}")
         rows.append([label, *(sum(c.regime == r for c in inside) for r in regimes), len(inside)])
     return _table(["share of the ceiling", *regimes, "all"], rows)
+
+
+# ---- low precision and mixtures of experts (chapters 7 and 8) -----------------------------------
+
+def storage_formats() -> Markdown:
+    """Every storage format of ``data/formats.toml``: bits per number and per shared scale, the
+    block that shares it, what a weight costs in bits and bytes, and which tensor-core precision
+    multiplies the format as it is stored."""
+    from .units import formats
+
+    rows = []
+    for f in formats().values():
+        block = f"{f.block} share {f.scale_bits:g} bits" if f.block else "–"
+        native = f.math if f.math != "none" else "none: converted to 16 bits first"
+        rows.append([f.name, f"{f.element_bits:g}", block, f"{f.bits_per_element:g}", f"{f.bytes_per_element:g}", native])
+    return _table(["format", "bits per number", "block scale", "bits per weight", "bytes per weight",
+                   "multiplied as stored by"], rows, "lrlrrl")
+
+
+def math_rates(names: Sequence[str], precisions: Sequence[str] = MATH_PRECISIONS) -> Markdown:
+    """Each accelerator's dense rate at each math precision in TFLOP/s (TOPS for INT8), with the
+    balance point at that precision in brackets; "–" where the part has no such mode."""
+    from .precision import ridge_flop_per_byte
+
+    rows = []
+    for n in names:
+        a = accelerator(n)
+        rows.append([n, *[f"{a.math_flops_per_s(p) / 1e12:,g} ({_g(ridge_flop_per_byte(a, p))})" if a.supports(p) else "–"
+                          for p in precisions]])
+    return _table(["accelerator", *[f"{p} (ridge)" for p in precisions]], rows, "l" + "r" * len(precisions))
+
+
+def precision_schemes(model_name: str, accelerator_name: str, schemes: Sequence[tuple[str, str]],
+                      prompt_tokens: int) -> Markdown:
+    """One row per pair of weight format and math precision for ``model_name`` on
+    ``accelerator_name``, no context: the bytes memory holds and a step reads, the single-stream
+    ceiling, the effective math rate and the ridge it sets, the decode knee and its ratio to BF16
+    weights with BF16 math, the prefill crossover, and the ideal time to first token of a
+    ``prompt_tokens`` prompt. "does not fit" where the weights exceed the usable memory."""
+    import math
+
+    from .kvcache import fit
+    from .models import model, weight_bytes
+    from .precision import crossover_on, decode_math_rate, decode_on, knee_on, prefill_on, scheme_problem
+
+    c, a = model(model_name).config, accelerator(accelerator_name)
+    base = knee_on(a, c)
+    rows = []
+    for wp, mp in schemes:
+        problem = scheme_problem(a, wp, mp)
+        stored = weight_bytes(c, wp)
+        if problem or not fit(a.capacity_bytes, stored).fits:
+            rows.append([f"{wp} weights, {mp} math", _g(stored / GB, 1), problem or "does not fit", *["–"] * 7])
+            continue
+        one = decode_on(a, c, 1, 0, wp, "BF16", mp)
+        rate = decode_math_rate(a, c, wp, mp)
+        knee = knee_on(a, c, 0, wp, "BF16", mp)
+        rows.append([f"{wp} weights, {mp} math", _g(stored / GB, 1), _g(one.weight_bytes / GB, 2), _g(one.ceiling),
+                     _g(rate / 1e12), _g(rate / a.bandwidth_bytes_per_s),
+                     _g(knee) if math.isfinite(knee) else "never", f"{knee / base:.2f}" if math.isfinite(knee) else "–",
+                     _g(crossover_on(a, c, wp, "BF16", mp)),
+                     f"{prefill_on(a, c, prompt_tokens, wp, 'BF16', mp).time_s * 1e3:,.1f}"])
+    return _table(["weights and math", "held (GB)", "read per step (GB)", "one user: tokens/s",
+                   "math rate (TFLOP/s)", "ridge (FLOP/byte)", "decode knee (B)", "knee ÷ BF16's",
+                   "prefill compute-bound from (tokens)", f"first token of {prompt_tokens:,} (ms)"], rows,
+                  "lrrrrrrrrr")
+
+
+def moe_models(accelerator_name: str) -> Markdown:
+    """Every mixture-of-experts model: total and active weights (derived; active counted as the
+    weights a token multiplies), experts, the bytes its published format holds and one token's
+    step reads, their ratio, the KV bytes per token, and how many ``accelerator_name`` hold it."""
+    from .figures.moe import smallest_group
+    from .generation import half_experts_batch, weight_bytes_read_per_step
+    from .models import models, weight_bytes
+
+    rows = []
+    for m in models().values():
+        c = m.config
+        if not c.is_moe:
+            continue
+        fmt = m.published_format
+        stored, one = weight_bytes(c, fmt), weight_bytes_read_per_step(c, fmt, 1)
+        shared = f" + {c.shared_experts}" if c.shared_experts else ""
+        g = smallest_group(accelerator_name, m.name, fmt)
+        rows.append([m.name, f"{param_count(c) / 1e9:,.1f}", f"{multiplied_params_per_token(c) / 1e9:,.2f}",
+                     f"{c.routed_experts}{shared} ({c.num_experts_per_tok} per token)", _g(half_experts_batch(c)),
+                     fmt, _g(stored / GB, 1), _g(one / GB, 2), _g(stored / one, 1),
+                     _kv_long(c), _g(g) if g else "more than 64"])
+    return _table(["model", "weights (billion)", "a token multiplies (billion)", "routed (+ shared) experts",
+                   "batch touching half of them", "published format", "held (GB)", "one token's step reads (GB)",
+                   "held ÷ read", "KV per token of a long context, BF16 (KiB)", f"{accelerator_name}s to hold it"], rows,
+                  "lrrlrlrrrrr")
+
+
+def _kv_long(c) -> str:
+    """The cache bytes each further token of a long context adds, in KiB: K over every layer, or
+    only over the layers without a sliding window (which stop growing at the window)."""
+    full = c.num_hidden_layers - c.windowed_layers
+    k = kv_bytes_per_token(c) * full / c.num_hidden_layers
+    window = f" (+ {c.windowed_layers} layers of at most {c.sliding_window:,} tokens)" if c.windowed_layers else ""
+    return f"{k / KIB:,.1f}{window}"

@@ -40,14 +40,14 @@ NAMED = {
     "06_overhead": [("microseconds_per_launch", 10, "At 10 µs per launch"),
                     ("microseconds_per_launch", 3, "slider to 3 µs"), ("microseconds_per_launch", 2, "at 2 µs"),
                     ("kernels_per_layer", 43, "assumed 43 kernels"), ("kernels_per_layer", 11, "11 whole kernels")],
-    "07_index_card": [("context_tokens", 8192, "with 8,192 tokens of context"),
+    "09_index_card": [("context_tokens", 8192, "with 8,192 tokens of context"),
                       ("batch", 8, "at a batch of 8"), ("batch", 16, "the caches at 16"),
                       ("batch", 32, "stops at 16 and 32"), ("batch", 256, "without a rate is 256"),
                       ("batch", 512, "moves to 512"), ("kv_precision", "FP8", "KV cache to FP8")],
-    "08_worked_example": [("context_tokens", 16_384, "set the context to 16,384"),
+    "10_worked_example": [("context_tokens", 16_384, "set the context to 16,384"),
                           ("usable_fraction", 0.92, "on the slider, from 0.92"),
                           ("batch", 16, "set the batch to 16"), ("bandwidth_share", "70%", "At 70% of the bandwidth")],
-    "09_measure": [("side", 1024, "a side of 1,024"), ("array_mib", 4, "an array of 4 MiB"),
+    "11_measure": [("side", 1024, "a side of 1,024"), ("array_mib", 4, "an array of 4 MiB"),
                    ("context_tokens", 0, "from 0 to 1,024"), ("context_tokens", 1024, "to 1,024 tokens")],
 }
 #: chapter 9's controls, from the figure module: its panels measure this machine on construction

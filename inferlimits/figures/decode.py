@@ -90,7 +90,10 @@ def roofline_spec(names: Sequence[str], accelerator_name: str, model_name: str, 
     c = model(model_name).config
     ridge = balance_point_flop_per_byte(a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s)
     base = roofline.spec(names, accelerator_name, 1.0)
-    data = base["data"][:3]  # the grey roofs, this accelerator's roof, its ridge
+    # the grey roofs, this accelerator's BF16 roof and its ridge: the decode points are weight-only
+    # formats, whose math runs at the BF16 rate
+    keep = ("other accelerators, BF16", f"{accelerator_name}, BF16", "ridge")
+    data = [t for t in base["data"] if t["name"] in keep]
     xs, ys, labels = [], [], []
     for p in PRECISIONS:
         if not _fits(accelerator_name, weight_bytes(c, p)):

@@ -1,67 +1,106 @@
-"""The roofline figure: every accelerator's roof in grey, one in colour with its ridge, and a
-marker where a workload of a given intensity lands."""
+"""The roofline figure: every accelerator's roof in grey, one in colour with a roof for each
+precision its tensor cores multiply in, and a marker where a workload of a given intensity lands
+on the roof of the chosen precision."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..hardware import accelerator
+from ..hardware import MATH_PRECISIONS, accelerator
 from ..interactive import Control, panel as _panel, preferred_stops
-from ..roofline import attainable_flop_per_s, balance_point_flop_per_byte, bound
+from ..roofline import attainable_flop_per_s, bound
 from ..units import TERA
-from . import ACCENT, FAINT, INK, base_layout
+from . import ACCENT, FAINT, INK, PALETTE, base_layout
 
 INTENSITY_RANGE = (0.1, 10_000.0)   # FLOP per byte, fixed x axis
-TFLOPS_RANGE = (0.02, 5_000.0)      # TFLOP/s, fixed y axis
+TFLOPS_RANGE = (0.02, 20_000.0)     # TFLOP/s, fixed y axis (the FP4 roofs reach 14,000)
 INTENSITIES = (0.5, 1, 2, 5, 10, 20, 50, 100, 150, 200, 300, 500, 1000, 2000, 5000)   # static slider stops
+#: one colour per precision, the same in every figure of the book
+PRECISION_COLOURS = dict(zip(MATH_PRECISIONS, [ACCENT, PALETTE[0], PALETTE[5], PALETTE[3], PALETTE[2]]))
 
 
-def roof(name: str) -> tuple[list[float], list[float], float]:
-    """The roof of one accelerator across the x range, in TFLOP/s, and its ridge."""
+def roof(name: str, math_precision: str = "BF16") -> tuple[list[float], list[float], float] | None:
+    """The roof of one accelerator at one math precision across the x range, in TFLOP/s, and its
+    ridge; None where the part has no such mode."""
     a = accelerator(name)
-    ridge = balance_point_flop_per_byte(a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s)
+    if not a.supports(math_precision):
+        return None
+    peak = a.math_flops_per_s(math_precision)
+    ridge = peak / a.bandwidth_bytes_per_s
     x0, x1 = INTENSITY_RANGE
-    peak = a.dense_bf16_flops_per_s / TERA
-    return [x0, ridge, x1], [x0 * a.bandwidth_bytes_per_s / TERA, peak, peak], ridge
+    return [x0, ridge, x1], [x0 * a.bandwidth_bytes_per_s / TERA, peak / TERA, peak / TERA], ridge
 
 
-def spec(names: Sequence[str], accelerator_name: str, intensity_flop_per_byte: float) -> dict:
-    """Roofs of ``names``, ``accelerator_name`` highlighted, a workload at the given intensity."""
+def spec(names: Sequence[str], accelerator_name: str, intensity_flop_per_byte: float,
+         math_precision: str = "BF16") -> dict:
+    """Roofs of ``names`` at ``math_precision`` in grey, ``accelerator_name``'s roof at every
+    precision it has (``math_precision``'s drawn bold, with its ridge), and a workload at the given
+    intensity on that roof."""
     if accelerator_name not in names:
         raise ValueError(f"accelerator_name must be one of names; got {accelerator_name!r}")
+    a = accelerator(accelerator_name)
     fx, fy = [], []
     for n in names:
-        x, y, _ = roof(n)
-        fx += x + [None]
-        fy += y + [None]
-    x, y, ridge = roof(accelerator_name)
-    a = accelerator(accelerator_name)
-    at = attainable_flop_per_s(intensity_flop_per_byte, a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s)
-    wall = bound(intensity_flop_per_byte, a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s)
-    data = [
-        dict(type="scatter", x=fx, y=fy, mode="lines", line=dict(color=FAINT, width=1), hoverinfo="skip",
-             name="other accelerators"),
-        dict(type="scatter", x=x, y=y, mode="lines", line=dict(color=ACCENT, width=3), name=accelerator_name,
-             hovertemplate="%{x:.3g} FLOP/byte → %{y:.4g} TFLOP/s<extra></extra>"),
-        dict(type="scatter", x=[ridge, ridge], y=[TFLOPS_RANGE[0], y[1]], mode="lines+text",
-             line=dict(color=ACCENT, width=1, dash="dot"), text=["", f"ridge {ridge:.0f}"],
-             textposition="top left", hoverinfo="skip", name="ridge"),
-        dict(type="scatter", x=[intensity_flop_per_byte], y=[at / TERA], mode="markers+text",
-             marker=dict(size=14, color=INK), textposition="bottom right", name="workload",
-             text=[f"{wall}: {at / a.dense_bf16_flops_per_s:.2%} of peak math"],
-             hovertemplate="%{x:.3g} FLOP/byte → %{y:.4g} TFLOP/s<extra></extra>"),
-    ]
-    layout = base_layout(f"Roofline of the {accelerator_name}", "arithmetic intensity (FLOP per byte moved)",
-                         "attainable math rate (dense BF16 TFLOP/s)", x_log=True, y_log=True,
+        r = roof(n, math_precision)
+        if r and n != accelerator_name:
+            fx += r[0] + [None]
+            fy += r[1] + [None]
+    data = [dict(type="scatter", x=fx, y=fy, mode="lines", line=dict(color=FAINT, width=1), hoverinfo="skip",
+                 name=f"other accelerators, {math_precision}")]
+    chosen_roof = roof(accelerator_name, math_precision)
+    rates = {p: accelerator(accelerator_name).math_flops_per_s(p) for p in MATH_PRECISIONS
+             if accelerator(accelerator_name).supports(p)}
+    for p in MATH_PRECISIONS:
+        r = roof(accelerator_name, p)
+        chosen = p == math_precision
+        if r and not chosen and chosen_roof:
+            # the other precisions' roofs share the slanted part: draw only what differs, the slope
+            # from the chosen ridge up to a higher ridge and the flat top
+            start = max(chosen_roof[2], INTENSITY_RANGE[0]) if r[2] > chosen_roof[2] else r[2]
+            r = ([start, r[2], INTENSITY_RANGE[1]], [start * a.bandwidth_bytes_per_s / TERA, r[1][1], r[1][1]], r[2])
+        # one label for precisions that share a rate (Blackwell's FP8 and FP6, AMD's FP6 and FP4)
+        same = [q for q, v in rates.items() if r and v == rates[p]]
+        label = "/".join(same) if same and same[0] == p else ""
+        data.append(dict(type="scatter", x=r[0] if r else [], y=r[1] if r else [], mode="lines+text",
+                         line=dict(color=PRECISION_COLOURS[p], width=3 if chosen else 1.5,
+                                   dash="solid" if chosen else "dash"),
+                         text=["", "", f"{label} {r[1][1]:,.0f}" if label else ""] if r else [],
+                         textposition="bottom left", name=f"{accelerator_name}, {p}",
+                         hovertemplate=f"{p}: " + "%{x:.3g} FLOP/byte → %{y:.4g} TFLOP/s<extra></extra>"))
+    r = roof(accelerator_name, math_precision)
+    if r:
+        x, y, ridge = r
+        peak = a.math_flops_per_s(math_precision)
+        at = attainable_flop_per_s(intensity_flop_per_byte, peak, a.bandwidth_bytes_per_s)
+        wall = bound(intensity_flop_per_byte, peak, a.bandwidth_bytes_per_s)
+        data += [
+            dict(type="scatter", x=[ridge, ridge], y=[TFLOPS_RANGE[0], y[1]], mode="lines+text",
+                 line=dict(color=PRECISION_COLOURS[math_precision], width=1, dash="dot"),
+                 text=["", f"ridge {ridge:.0f}"], textposition="bottom left", hoverinfo="skip", name="ridge"),
+            dict(type="scatter", x=[intensity_flop_per_byte], y=[at / TERA], mode="markers+text",
+                 marker=dict(size=14, color=INK), textposition="bottom right", name="workload",
+                 text=[f"{wall}: {at / peak:.2%} of peak {math_precision} math"],
+                 hovertemplate="%{x:.3g} FLOP/byte → %{y:.4g} TFLOP/s<extra></extra>")]
+        title = f"Roofline of the {accelerator_name}"
+    else:
+        data += [dict(type="scatter", x=[], y=[], mode="lines", name="ridge"),
+                 dict(type="scatter", x=[], y=[], mode="markers", name="workload")]
+        title = f"Roofline of the {accelerator_name}: it has no {math_precision} mode"
+    layout = base_layout(title, "arithmetic intensity (FLOP per byte moved)",
+                         "attainable math rate (dense TFLOP/s)", x_log=True, y_log=True,
                          x_range=INTENSITY_RANGE, y_range=TFLOPS_RANGE)
     return {"data": data, "layout": layout}
 
 
 def panel(names: Sequence[str], accelerator_name: str, intensity_flop_per_byte: float,
-          div_id: str = "fig-roofline"):
-    """Accelerator dropdown and intensity slider over the roofline, live or static."""
+          math_precision: str = "BF16", div_id: str = "fig-roofline"):
+    """Accelerator and math-precision dropdowns and an intensity slider over the roofline, live; an
+    accelerator dropdown and the intensity slider on a page without a kernel, where every
+    precision's roof is drawn and the workload sits on the BF16 one."""
     controls = [Control("accelerator_name", "accelerator", list(names)),
+                Control("math_precision", "math", MATH_PRECISIONS),
                 Control("intensity_flop_per_byte", "intensity (FLOP/byte)", INTENSITIES, kind="slider",
                         stops=preferred_stops(min(INTENSITIES), max(INTENSITIES), INTENSITIES))]
-    values = dict(names=list(names), accelerator_name=accelerator_name, intensity_flop_per_byte=intensity_flop_per_byte)
+    values = dict(names=list(names), accelerator_name=accelerator_name, intensity_flop_per_byte=intensity_flop_per_byte,
+                  math_precision=math_precision)
     return _panel(spec, values, controls, div_id, static_dropdown="accelerator_name",
                   static_slider="intensity_flop_per_byte")

@@ -1,0 +1,142 @@
+"""The figure of low-precision serving (chapter 7): aggregate decode tokens/s against batch for a
+model on an accelerator, with its weights stored in one format and its math run in one precision,
+beside BF16 weights with BF16 math; the knee of each, and where a chosen batch lands."""
+from __future__ import annotations
+
+import math
+from functools import cache
+
+from ..generation import decode_point
+from ..hardware import MATH_PRECISIONS, accelerator
+from ..interactive import Control, doubling_stops, panel as _panel
+from ..kvcache import fit, max_sequences
+from ..models import cached_tokens, kv_bytes_per_token, model, weight_bytes
+from ..precision import decode_math_rate, decode_on, knee_on, scheme_problem
+from . import FAINT, INK, base_layout
+from .batching import rounded
+from .roofline import PRECISION_COLOURS
+
+TOKENS_RANGE = (10.0, 3e7)                 # aggregate tokens/s, fixed y axis
+BATCH_RANGE = (1, 65_536)                  # fixed x axis
+CURVE = doubling_stops(1, 65_536, 4)       # the batches the curves are drawn through
+BATCHES = tuple(2 ** i for i in range(17))  # 1 to 65,536, the slider's stops on a page without a kernel
+CONTEXTS = (0, *doubling_stops(128, 131_072, 2))
+WEIGHTS = ("BF16", "FP8", "INT8", "INT4", "NVFP4", "MXFP4")
+KV = ("BF16", "FP8")
+#: the pairs the hosted page's one dropdown offers, and their names
+SCHEMES = {("BF16", "BF16"): "BF16 weights, BF16 math",
+           ("FP8", "BF16"): "FP8 weights only (BF16 math)",
+           ("INT4", "BF16"): "INT4 weights only (BF16 math)",
+           ("FP8", "FP8"): "FP8 weights and FP8 math",
+           ("INT4", "FP8"): "INT4 weights, FP8 math",
+           ("NVFP4", "FP4"): "NVFP4 weights and FP4 math"}
+REFERENCE = ("BF16", "BF16")
+
+
+@cache
+def _curve(accelerator_name, model_name, weight_precision, math_precision, kv_precision, context_tokens):
+    """The lower ceiling at every batch of ``CURVE`` whose weights and caches fit (None beyond),
+    the memory ceiling alone, the math ceiling, and the knee (remembered: the hosted page's states
+    redraw the same curves for every stop of the batch slider)."""
+    a, c = accelerator(accelerator_name), model(model_name).config
+    kept, k = cached_tokens(c, context_tokens), kv_bytes_per_token(c, kv_precision)
+    stored = weight_bytes(c, weight_precision)
+    rate = decode_math_rate(a, c, weight_precision, math_precision, context_tokens)
+    lower, memory = [], []
+    for b in CURVE:
+        if fit(a.capacity_bytes, stored, k, b, kept).fits:
+            p = decode_point(c, rate, a.bandwidth_bytes_per_s, b, context_tokens, weight_precision, kv_precision)
+            lower.append(p.ceiling), memory.append(p.memory_ceiling)
+        else:
+            lower.append(None), memory.append(None)
+    math_ceiling = decode_point(c, rate, a.bandwidth_bytes_per_s, 1, context_tokens, weight_precision,
+                                kv_precision).math_ceiling
+    knee = knee_on(a, c, context_tokens, weight_precision, kv_precision, math_precision)
+    return tuple(lower), tuple(memory), math_ceiling, knee
+
+
+def _most(a, c, weight_precision, kv_precision, context_tokens) -> int | None:
+    """The largest batch whose caches fit beside the weights (None: any batch, no cache counted)."""
+    kept = cached_tokens(c, context_tokens)
+    if not kept:
+        return None if fit(a.capacity_bytes, weight_bytes(c, weight_precision)).fits else 0
+    return max(0, max_sequences(a.capacity_bytes, weight_bytes(c, weight_precision),
+                                kv_bytes_per_token(c, kv_precision), kept))
+
+
+def spec(accelerator_name: str, model_name: str, weight_precision: str, math_precision: str, kv_precision: str,
+         batch: float, context_tokens: float) -> dict:
+    """Decode tokens/s against batch: the chosen pair of weight format and math precision (its
+    lower ceiling, its memory ceiling dotted beyond the knee, its math ceiling flat), BF16 weights
+    with BF16 math in grey, both knees, and a marker at ``batch``."""
+    a, c = accelerator(accelerator_name), model(model_name).config
+    label = SCHEMES.get((weight_precision, math_precision), f"{weight_precision} weights, {math_precision} math")
+    colour = PRECISION_COLOURS[math_precision]
+    ref_lower, _, ref_math, ref_knee = _curve(accelerator_name, model_name, *REFERENCE, kv_precision, context_tokens)
+    hover = "batch %{x:,.0f} → %{y:,.4g} tokens/s<extra>%{fullData.name}</extra>"
+    data = [dict(type="scatter", x=list(CURVE), y=rounded(ref_lower), mode="lines",
+                 line=dict(color=FAINT, width=3), name="BF16 weights, BF16 math", hovertemplate=hover)]
+    problem = scheme_problem(a, weight_precision, math_precision)
+    b = max(1, round(batch))
+    most = _most(a, c, weight_precision, kv_precision, context_tokens)
+    if problem or most == 0:
+        note = problem or f"{weight_precision} weights do not fit in the {a.name}'s usable memory"
+        data += [dict(type="scatter", x=[], y=[], mode="lines", name=label),
+                 dict(type="scatter", x=[], y=[], mode="lines", name="memory ceiling"),
+                 dict(type="scatter", x=[], y=[], mode="lines", name="math ceiling"),
+                 dict(type="scatter", x=[], y=[], mode="lines+text", name="knee"),
+                 dict(type="scatter", x=[BATCH_RANGE[0] * 1.5], y=[TOKENS_RANGE[1] / 3], mode="text",
+                      text=[f"cannot run: {note}"], textposition="bottom right", name="this batch")]
+    else:
+        lower, memory, math_ceiling, knee = _curve(accelerator_name, model_name, weight_precision, math_precision,
+                                                   kv_precision, context_tokens)
+        beyond = [m if x >= knee else None for x, m in zip(CURVE, memory)] if math.isfinite(knee) else []
+        point = decode_on(a, c, b, context_tokens, weight_precision, kv_precision, math_precision)
+        fits_here = most is None or b <= most
+        both = math.isfinite(knee) and math.isfinite(ref_knee)
+        knee_text = f"knee: B ≈ {knee:,.0f}" if math.isfinite(knee) else "memory-bound at every batch"
+        ref_text = f"BF16 knee: B ≈ {ref_knee:,.0f}" if math.isfinite(ref_knee) else ""
+        data += [
+            dict(type="scatter", x=list(CURVE), y=rounded(lower), mode="lines", line=dict(color=colour, width=4),
+                 name=label, hovertemplate=hover),
+            dict(type="scatter", x=list(CURVE) if beyond else [], y=rounded(beyond), mode="lines",
+                 line=dict(color=colour, width=1.5, dash="dot"), name="memory ceiling beyond the knee",
+                 hovertemplate=hover),
+            dict(type="scatter", x=list(BATCH_RANGE), y=rounded([math_ceiling] * 2), mode="lines",
+                 line=dict(color=colour, width=1.5, dash="dash"), name=f"math ceiling ({math_precision} math)",
+                 hovertemplate=hover),
+            dict(type="scatter", x=[knee, ref_knee] if both else [], y=rounded([math_ceiling, ref_math]) if both else [],
+                 mode="markers+text", marker=dict(size=10, color=[colour, FAINT], symbol="diamond"),
+                 text=[knee_text, ref_text], textposition=["top left", "bottom right"], name="knee",
+                 hoverinfo="skip"),
+            dict(type="scatter", x=[b], y=rounded([point.ceiling]) if fits_here else [None],
+                 mode="markers+text", marker=dict(size=14, color=INK), textposition="bottom right",
+                 text=[f"B = {b:,}: {point.ceiling:,.0f} tokens/s, {point.wall}" if fits_here
+                       else f"B = {b:,}: does not fit (at most {most:,})"],
+                 name="this batch", hovertemplate=hover)]
+    layout = base_layout(f"{model_name} on the {accelerator_name}: {label}", "batch B (sequences decoded together)",
+                         "aggregate decode tokens per second (ceiling)", x_log=True, y_log=True,
+                         x_range=BATCH_RANGE, y_range=TOKENS_RANGE, legend=True)
+    layout["legend"] = dict(orientation="h", x=0, y=-0.3, yanchor="top")
+    layout["margin"] = dict(l=70, r=20, t=100, b=170)
+    layout["height"] = 680
+    return {"data": data, "layout": layout}
+
+
+def panel(names, model_names, accelerator_name: str = "B200 (HGX)", model_name: str = "Llama-3.1-8B",
+          weight_precision: str = "BF16", math_precision: str = "BF16", kv_precision: str = "BF16",
+          batch: float = 1, context_tokens: float = 0, div_id: str = "fig-precision"):
+    """Every choice live with a kernel (accelerator, model, weights, math, cache, batch, context);
+    on a page without a kernel, one dropdown over the pairs of ``SCHEMES`` and the batch slider."""
+    controls = [Control("accelerator_name", "accelerator", list(names)),
+                Control("model_name", "model", list(model_names)),
+                Control("weight_precision", "weights", WEIGHTS),
+                Control("math_precision", "math", MATH_PRECISIONS),
+                Control("kv_precision", "KV cache", KV),
+                Control("batch", "batch (B)", BATCHES, kind="slider", stops=doubling_stops(1, 65_536, 4)),
+                Control("context_tokens", "context (L)", CONTEXTS, kind="slider")]
+    schemes = Control(("weight_precision", "math_precision"), "weights and math", list(SCHEMES), labels=SCHEMES)
+    values = dict(accelerator_name=accelerator_name, model_name=model_name, weight_precision=weight_precision,
+                  math_precision=math_precision, kv_precision=kv_precision, batch=batch,
+                  context_tokens=context_tokens)
+    return _panel(spec, values, controls, div_id, static_dropdown=schemes, static_slider="batch")
