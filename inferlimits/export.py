@@ -74,7 +74,7 @@ class Slide:
         return render(self.spec(), caption=self.caption)
 
 
-_MEASURED = ("Measured when chapter 9 was last executed; drawn from the figure data committed in "
+_MEASURED = ("Measured when chapter 11 was last executed; drawn from the figure data committed in "
              "chapters/11_measure.ipynb, not re-measured.")
 
 #: name -> slide; every chapter has at least one (a test checks).
@@ -85,6 +85,8 @@ SLIDES: dict[str, Slide] = {
     "04_batch_throughput": Slide("04_batching", "fig-batch-throughput"),
     "05_kv_memory": Slide("05_kv_cache", "fig-kv-memory"),
     "06_third_wall": Slide("06_overhead", "fig-third-wall"),
+    "07_precision": Slide("07_low_precision", "fig-precision"),
+    "08_moe": Slide("08_moe", "fig-moe"),
     "09_index_card": Slide("09_index_card", "fig-index-card"),
     "10_worked_capacity": Slide("10_worked_example", "fig-worked-capacity"),
     "10_worked_step": Slide("10_worked_example", "fig-worked-step"),

@@ -12,7 +12,7 @@ from inferlimits import datafiles
 from inferlimits.hardware import device
 from inferlimits.measured import (NEAR, Comparison, bytes_per_weight, compare, comparisons, implied_bytes_per_step,
                                   math_rate)
-from inferlimits.measurements import DECODE_METRICS, METRICS, measurements
+from inferlimits.measurements import DECODE_METRICS, METRICS, kernel_measurements, measurements
 from inferlimits.models import model
 from inferlimits.units import formats
 
@@ -115,3 +115,35 @@ def test_a_row_without_a_source_is_refused(monkeypatch):
     finally:
         monkeypatch.undo()
         datafiles.clear_caches()
+
+
+# ---- single kernels (data/kernels.toml) ------------------------------------------------------
+
+KERNELS = kernel_measurements()
+
+
+@pytest.mark.parametrize("key", KERNELS)
+def test_every_kernel_measurement_is_sourced_and_below_its_roof(key):
+    k = KERNELS[key]
+    assert WHERE.search(k.source) and len(k.quote) >= 40 and len(k.setup) >= 40
+    if k.metric == "batch_range":
+        assert 1 <= k.low < k.high
+        return
+    a = device(k.accelerator)
+    if k.metric == "tflops":
+        assert 0 < k.value * 1e12 <= a.dense_bf16_flops_per_s, f"{key}: above the part's BF16 peak"
+    else:
+        assert 0 < k.value * 1e9 <= a.bandwidth_bytes_per_s, f"{key}: above the part's bandwidth"
+
+
+def test_flashmla_reaches_at_most_the_roof_at_the_intensity_the_book_computes():
+    # the source's own ratio h_q (d_k + d_v) / d_k is the book's MLA decode intensity, per cached byte
+    from inferlimits.generation import attention_flops_per_token
+    from inferlimits.models import kv_bytes_per_token
+
+    c, a = model("DeepSeek-V3").config, device("H100 SXM")
+    intensity = attention_flops_per_token(c, 1) / kv_bytes_per_token(c)
+    d_k, d_v = c.kv_lora_rank + c.qk_rope_head_dim, c.kv_lora_rank
+    assert intensity == pytest.approx(c.num_attention_heads * (d_k + d_v) / d_k)
+    roof = min(a.dense_bf16_flops_per_s, intensity * a.bandwidth_bytes_per_s)
+    assert KERNELS["flashmla_compute"].value * 1e12 <= roof

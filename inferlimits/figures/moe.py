@@ -117,7 +117,7 @@ def spec(model_name: str, accelerator_name: str, weight_precision: str, math_pre
                  name="tokens/s ceiling, dense twin", xaxis="x3", yaxis="y3", hovertemplate=hover),
             dict(type="scatter", x=[b] + [x for x, _ in knees],
                  y=rounded([point.ceiling if fits else None] + [top] * len(knees)),
-                 mode="markers+text", marker=dict(size=[13] + [9] * len(knees), color=INK),
+                 mode="markers+text", marker=dict(size=11, color=INK),
                  text=[label] + [s for _, s in knees], textposition="top left" if b > 256 else "top right",
                  name="this batch", xaxis="x3", yaxis="y3", hoverinfo="skip"),
         ]

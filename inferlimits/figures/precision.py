@@ -106,7 +106,7 @@ def spec(accelerator_name: str, model_name: str, weight_precision: str, math_pre
                  line=dict(color=colour, width=1.5, dash="dash"), name=f"math ceiling ({math_precision} math)",
                  hovertemplate=hover),
             dict(type="scatter", x=[knee, ref_knee] if both else [], y=rounded([math_ceiling, ref_math]) if both else [],
-                 mode="markers+text", marker=dict(size=10, color=[colour, FAINT], symbol="diamond"),
+                 mode="markers+text", marker=dict(size=10, color=INK, symbol="diamond"),
                  text=[knee_text, ref_text], textposition=["top left", "bottom right"], name="knee",
                  hoverinfo="skip"),
             dict(type="scatter", x=[b], y=rounded([point.ceiling]) if fits_here else [None],
