@@ -283,7 +283,8 @@ def prefill_crossover_prompt_tokens(c: Config, peak_flop_per_s: float, bandwidth
     whose positive root is taken in a form without cancellation. For short prompts and small A,
     S* is about R W / (2 (N - H)), that is about the balance point itself at BF16 (R x b / 2), a little
     more because the head's weights are read but multiplied only once. The weight bytes W must not
-    depend on S (a dense model; see ``prefill_crossover_tokens``)."""
+    depend on S (a dense model) and every layer attends to the whole prompt (no sliding window);
+    ``prefill_crossover_tokens`` handles the rest."""
     R = (positive("peak_flop_per_s", peak_flop_per_s)
          / positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s))
     W = positive("weight_bytes", weight_bytes)
@@ -484,15 +485,16 @@ def prefill_crossover_tokens(c: Config, peak_flop_per_s: float, bandwidth_bytes_
                              weight_precision: str = "BF16", kv_precision: str = "BF16",
                              activation_precision: str = "BF16") -> float:
     """The prompt length at which prefill turns compute-bound, every term from the config. For a
-    dense model this is ``prefill_crossover_prompt_tokens``; an MoE model reads more experts the
-    longer the prompt, and the crossing is found numerically. ``math.inf`` when the activations'
+    dense model without sliding windows this is ``prefill_crossover_prompt_tokens``; an MoE model
+    reads more experts the longer the prompt, and a windowed layer's attention stops growing with
+    the square of the prompt, so for those the crossing is found numerically. ``math.inf`` when the activations'
     bytes keep prefill memory-bound at every length."""
     from .models import kv_bytes_per_token  # noqa: PLC0415
 
     k = kv_bytes_per_token(c, kv_precision)
     a = activation_bytes_per_token(c, "prefill", activation_precision)
     p, bw = positive("peak_flop_per_s", peak_flop_per_s), positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
-    if not c.is_moe:
+    if not c.is_moe and not c.windowed_layers:
         return prefill_crossover_prompt_tokens(c, p, bw, weight_bytes_read_per_step(c, weight_precision), k, a)
 
     def memory_bound(S: float) -> bool:

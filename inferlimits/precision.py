@@ -82,6 +82,14 @@ def scheme_problem(a: Accelerator, weight_precision: str, math_precision: str) -
     return scheme_error(weight_precision, math_precision)
 
 
+def runnable_math(a: Accelerator, weight_precision: str, math_precision: str) -> tuple[str, str | None]:
+    """The math precision a figure draws a pair with: ``math_precision`` where ``a`` can run the
+    pair, else BF16, which every pair can run, with the reason (``scheme_problem``) for a note. A
+    control set to an impossible pair then still shows something, and says why it is not that."""
+    problem = scheme_problem(a, weight_precision, math_precision)
+    return (WIDE, problem) if problem else (math_precision, None)
+
+
 def product_flops_by_precision(c: Config, weight_precision: str, math_precision: str,
                                head_share: float = 1.0) -> dict[str, float]:
     """The FLOPs of one token's weight products (2 per weight it multiplies), by the precision each

@@ -15,6 +15,9 @@ from inferlimits.figures import indexcard as cardfig
 from inferlimits.figures import overhead as overheadfig
 from inferlimits.figures import worked_example as workedfig
 from inferlimits.figures import machine as machinefig
+from inferlimits.figures import moe as moefig
+from inferlimits.figures import precision as precisionfig
+from inferlimits.models import models
 
 NAMES = list(hardware.accelerators())
 # the accelerators and models chapters 2 and 3 draw
@@ -42,14 +45,19 @@ PANELS = {
     "batch-cost": lambda: batching.cost_panel(BATCH_MODELS, PRICED, "Llama-3.1-8B", "B200 (HGX)", 5.0, div_id="fig-test"),
     "kv-ceiling": lambda: kvfig.ceiling_panel(KV_MODELS, KV_NAMES, "Llama-3.1-8B", "B200 (HGX)", 64, div_id="fig-test"),
     "kv-memory": lambda: kvfig.memory_panel(KV_MODELS, KV_NAMES, "Llama-3.1-8B", "B200 (HGX)", 16, div_id="fig-test"),
-    # chapters 6 and 7 (the lists the chapters pass)
+    # chapters 6 and 9 (the lists the chapters pass)
     "third-wall": lambda: overheadfig.third_wall_panel(DECODE_NAMES, "B200 (HGX)", DENSE_MODELS, "Llama-3.1-8B", 10.0,
                                                        div_id="fig-test"),
     "index-card": lambda: cardfig.panel(DECODE_NAMES, DENSE_MODELS, div_id="fig-test"),
-    # chapter 8
+    # chapters 7 and 8 (low precision, mixtures of experts)
+    "precision": lambda: precisionfig.panel(NAMES, DENSE_MODELS, "B200 (HGX)", "Llama-3.1-8B", "FP8", "FP8", batch=64,
+                                            div_id="fig-test"),
+    "moe": lambda: moefig.panel([n for n, m in models().items() if m.config.is_moe], NAMES, "DeepSeek-V3",
+                                "H200 SXM", batch=64, div_id="fig-test"),
+    # chapter 10
     "worked-capacity": lambda: workedfig.capacity_panel(workedfig.CACHE_LABELS[0], 2048, 0.95, div_id="fig-test"),
     "worked-step": lambda: workedfig.step_panel("100%", 1, div_id="fig-test"),
-    # chapter 9 (each change measures this machine again)
+    # chapter 11 (each change measures this machine again)
     "machine-roofline": lambda: machinefig.roofline_panel(256, 2048, div_id="fig-test"),
     "machine-products": lambda: machinefig.products_panel(8192, 256, div_id="fig-test"),
     "machine-decode": lambda: machinefig.decode_panel(128, 64, div_id="fig-test"),

@@ -8,7 +8,7 @@ from ..hardware import MATH_PRECISIONS, accelerator
 from ..indexcard import read_card, shows_published_band, summary_lines
 from ..measured import good_decode_setup, typical_decode_share
 from ..interactive import Control, doubling_stops, panel as _panel
-from ..precision import scheme_problem
+from ..precision import runnable_math
 from . import base_layout
 
 TOKENS_RANGE = (0.1, 1e7)             # tokens/s, fixed axis
@@ -25,23 +25,13 @@ def _or_none(x: float) -> float | None:
     return float(f"{x:.4g}") if x > 0 else None
 
 
-def _cannot_run(title: str, why: str) -> dict:
-    """The panel for a pair of weight and math precision the part cannot run: no bars, the reason."""
-    empty = spec("B200 (HGX)", "Llama-3.1-8B", "BF16", "BF16", 1, 0, 1, "none")
-    for trace in empty["data"][:3]:
-        trace.update(x=[None] * len(trace["x"]), text=[""] * len(trace["x"]))
-    empty["data"][3].update(text=[f"<b>this pair cannot run</b><br>{why}<br>choose another weight format or math precision"])
-    empty["layout"]["title"]["text"] = title
-    return empty
-
-
 def spec(accelerator_name: str, model_name: str, weight_precision: str, kv_precision: str, batch: float,
          context_tokens: float, prompt_tokens: float, measured: object, math_precision: str = "BF16") -> dict:
     """The card for one setup, drawn: ceilings and measurement, time per step, verdict and levers."""
     title = f"Index card: {model_name} on the {accelerator_name}"
-    problem = scheme_problem(accelerator(accelerator_name), weight_precision, math_precision)
-    if problem:
-        return _cannot_run(title, problem)
+    math_precision, problem = runnable_math(accelerator(accelerator_name), weight_precision, math_precision)
+    if problem:  # a pair the part cannot run: the card with BF16 math, and why
+        title += f" ({problem}: math in BF16)"
     rate = 0.0 if measured == "none" else float(measured)
     # whole sequences and tokens, whatever a live slider passes
     card = read_card(accelerator_name, model_name, weight_precision, kv_precision, max(1, round(batch)),

@@ -18,7 +18,7 @@ from ..hardware import MATH_PRECISIONS, accelerator
 from ..interactive import Control, doubling_stops, panel as _panel
 from ..kvcache import batch_where_math_binds, fit
 from ..models import cached_tokens, kv_bytes_per_token, model, weight_bytes
-from ..precision import decode_math_rate, knee_on, scheme_problem
+from ..precision import decode_math_rate, knee_on, runnable_math
 from ..units import GB
 from . import ACCENT, FAINT, INK, base_layout
 from .batching import rounded
@@ -76,18 +76,25 @@ def spec(model_name: str, accelerator_name: str, weight_precision: str, math_pre
     b = max(1, round(batch))
     where = f"{gpus} × {accelerator_name}" if gpus > 1 else f"one {accelerator_name}"
     title = f"{model_name} ({weight_precision} weights, {math_precision} math) on {where}"
-    problem = scheme_problem(a, weight_precision, math_precision)
+    # a pair the part cannot run is drawn with BF16 math, and the title says why
+    math_precision, why = runnable_math(a, weight_precision, math_precision)
+    if why:
+        title += f" ({why}: drawn with BF16 math)"
     stored = weight_bytes(c, weight_precision)
-    if not problem and not fit(gpus * a.capacity_bytes, stored).fits:
-        problem = (f"its {stored / GB:,.0f} GB of weights do not fit in {where} "
-                   f"(try {smallest_group(accelerator_name, model_name, weight_precision) or 'more'} GPUs)")
+    problem = None if fit(gpus * a.capacity_bytes, stored).fits else (
+        f"its {stored / GB:,.0f} GB of weights do not fit in {where} "
+        f"(try {smallest_group(accelerator_name, model_name, weight_precision) or 'more'} GPUs)")
     hover = "batch %{x:,.0f}: %{y:,.4g}<extra>%{fullData.name}</extra>"
     touched = [experts_touched_per_layer(c, x) for x in CURVE]
+    here = experts_touched_per_layer(c, b)
     data = [dict(type="scatter", x=list(CURVE), y=rounded(touched), mode="lines", line=dict(color=ACCENT, width=3),
                  name=f"routed experts touched per layer (of {E})", xaxis="x", yaxis="y", hovertemplate=hover),
             dict(type="scatter", x=list(BATCH_RANGE), y=[E, E], mode="lines+text",
                  line=dict(color=FAINT, width=1, dash="dot"), text=["", f"all {E}"], textposition="bottom left",
-                 name="all experts", xaxis="x", yaxis="y", hoverinfo="skip")]
+                 name="all experts", xaxis="x", yaxis="y", hoverinfo="skip"),
+            dict(type="scatter", x=[b], y=rounded([here]), mode="markers+text", marker=dict(size=11, color=INK),
+                 text=[f"{here:,.1f} of {E}"], textposition="bottom right" if b > 256 else "top left",
+                 name="experts this batch touches", xaxis="x", yaxis="y", hoverinfo="skip")]
     if problem:
         empty = dict(type="scatter", x=[], y=[], mode="lines")
         data += [dict(empty, name=n, xaxis=x, yaxis=y) for n, x, y in (

@@ -11,7 +11,7 @@ from ..hardware import MATH_PRECISIONS, accelerator
 from ..interactive import Control, doubling_stops, panel as _panel
 from ..kvcache import fit, max_sequences
 from ..models import cached_tokens, kv_bytes_per_token, model, weight_bytes
-from ..precision import decode_math_rate, decode_on, knee_on, scheme_problem
+from ..precision import decode_math_rate, decode_on, knee_on, runnable_math
 from . import FAINT, INK, base_layout
 from .batching import rounded
 from .roofline import PRECISION_COLOURS
@@ -71,22 +71,25 @@ def spec(accelerator_name: str, model_name: str, weight_precision: str, math_pre
     with BF16 math in grey, both knees, and a marker at ``batch``."""
     a, c = accelerator(accelerator_name), model(model_name).config
     label = SCHEMES.get((weight_precision, math_precision), f"{weight_precision} weights, {math_precision} math")
+    # a pair the part cannot run is drawn with BF16 math, and the title says why
+    math_precision, problem = runnable_math(a, weight_precision, math_precision)
+    title = (f"{model_name} on the {accelerator_name}: {label}, {kv_precision} cache, {context_tokens:,.0f} tokens of context"
+             + (f" ({problem}: drawn with BF16 math)" if problem else ""))
     colour = PRECISION_COLOURS[math_precision]
     ref_lower, _, ref_math, ref_knee = _curve(accelerator_name, model_name, *REFERENCE, kv_precision, context_tokens)
     hover = "batch %{x:,.0f} → %{y:,.4g} tokens/s<extra>%{fullData.name}</extra>"
     data = [dict(type="scatter", x=list(CURVE), y=rounded(ref_lower), mode="lines",
                  line=dict(color=FAINT, width=3), name="BF16 weights, BF16 math", hovertemplate=hover)]
-    problem = scheme_problem(a, weight_precision, math_precision)
     b = max(1, round(batch))
     most = _most(a, c, weight_precision, kv_precision, context_tokens)
-    if problem or most == 0:
-        note = problem or f"{weight_precision} weights do not fit in the {a.name}'s usable memory"
+    if most == 0:  # the weights alone do not fit: no curve, and the marker says so at every batch
         data += [dict(type="scatter", x=[], y=[], mode="lines", name=label),
-                 dict(type="scatter", x=[], y=[], mode="lines", name="memory ceiling"),
+                 dict(type="scatter", x=[], y=[], mode="lines", name="memory ceiling beyond the knee"),
                  dict(type="scatter", x=[], y=[], mode="lines", name="math ceiling"),
-                 dict(type="scatter", x=[], y=[], mode="lines+text", name="knee"),
-                 dict(type="scatter", x=[BATCH_RANGE[0] * 1.5], y=[TOKENS_RANGE[1] / 3], mode="text",
-                      text=[f"cannot run: {note}"], textposition="bottom right", name="this batch")]
+                 dict(type="scatter", x=[], y=[], mode="markers+text", name="knee"),
+                 dict(type="scatter", x=[b], y=[TOKENS_RANGE[0] * 3], mode="markers+text", marker=dict(size=14, color=INK),
+                      text=[f"B = {b:,}: {weight_precision} weights do not fit in the {a.name}'s usable memory"],
+                      textposition="top right", name="this batch")]
     else:
         lower, memory, math_ceiling, knee = _curve(accelerator_name, model_name, weight_precision, math_precision,
                                                    kv_precision, context_tokens)
@@ -109,12 +112,12 @@ def spec(accelerator_name: str, model_name: str, weight_precision: str, math_pre
                  mode="markers+text", marker=dict(size=10, color=INK, symbol="diamond"),
                  text=[knee_text, ref_text], textposition=["top left", "bottom right"], name="knee",
                  hoverinfo="skip"),
-            dict(type="scatter", x=[b], y=rounded([point.ceiling]) if fits_here else [None],
+            dict(type="scatter", x=[b], y=rounded([point.ceiling if fits_here else TOKENS_RANGE[0] * 3]),
                  mode="markers+text", marker=dict(size=14, color=INK), textposition="bottom right",
                  text=[f"B = {b:,}: {point.ceiling:,.0f} tokens/s, {point.wall}" if fits_here
                        else f"B = {b:,}: does not fit (at most {most:,})"],
                  name="this batch", hovertemplate=hover)]
-    layout = base_layout(f"{model_name} on the {accelerator_name}: {label}", "batch B (sequences decoded together)",
+    layout = base_layout(title, "batch B (sequences decoded together)",
                          "aggregate decode tokens per second (ceiling)", x_log=True, y_log=True,
                          x_range=BATCH_RANGE, y_range=TOKENS_RANGE, legend=True)
     layout["legend"] = dict(orientation="h", x=0, y=-0.3, yanchor="top")

@@ -46,7 +46,7 @@ def spec(names: Sequence[str], accelerator_name: str, intensity_flop_per_byte: f
             fy += r[1] + [None]
     data = [dict(type="scatter", x=fx, y=fy, mode="lines", line=dict(color=FAINT, width=1), hoverinfo="skip",
                  name=f"other accelerators, {math_precision}")]
-    chosen_roof = roof(accelerator_name, math_precision)
+    chosen_roof = roof(accelerator_name, math_precision) or roof(accelerator_name, "BF16")
     rates = {p: accelerator(accelerator_name).math_flops_per_s(p) for p in MATH_PRECISIONS
              if accelerator(accelerator_name).supports(p)}
     for p in MATH_PRECISIONS:
@@ -66,25 +66,22 @@ def spec(names: Sequence[str], accelerator_name: str, intensity_flop_per_byte: f
                          text=["", "", f"{label} {r[1][1]:,.0f}" if label else ""] if r else [],
                          textposition="bottom left", name=f"{accelerator_name}, {p}",
                          hovertemplate=f"{p}: " + "%{x:.3g} FLOP/byte → %{y:.4g} TFLOP/s<extra></extra>"))
-    r = roof(accelerator_name, math_precision)
-    if r:
-        x, y, ridge = r
-        peak = a.math_flops_per_s(math_precision)
-        at = attainable_flop_per_s(intensity_flop_per_byte, peak, a.bandwidth_bytes_per_s)
-        wall = bound(intensity_flop_per_byte, peak, a.bandwidth_bytes_per_s)
-        data += [
-            dict(type="scatter", x=[ridge, ridge], y=[TFLOPS_RANGE[0], y[1]], mode="lines+text",
-                 line=dict(color=PRECISION_COLOURS[math_precision], width=1, dash="dot"),
-                 text=["", f"ridge {ridge:.0f}"], textposition="bottom left", hoverinfo="skip", name="ridge"),
-            dict(type="scatter", x=[intensity_flop_per_byte], y=[at / TERA], mode="markers+text",
-                 marker=dict(size=14, color=INK), textposition="bottom right", name="workload",
-                 text=[f"{wall}: {at / peak:.2%} of peak {math_precision} math"],
-                 hovertemplate="%{x:.3g} FLOP/byte → %{y:.4g} TFLOP/s<extra></extra>")]
-        title = f"Roofline of the {accelerator_name}"
-    else:
-        data += [dict(type="scatter", x=[], y=[], mode="lines", name="ridge"),
-                 dict(type="scatter", x=[], y=[], mode="markers", name="workload")]
-        title = f"Roofline of the {accelerator_name}: it has no {math_precision} mode"
+    drawn = math_precision if a.supports(math_precision) else "BF16"  # the BF16 roof where the part has no such mode
+    x, y, ridge = roof(accelerator_name, drawn)
+    peak = a.math_flops_per_s(drawn)
+    at = attainable_flop_per_s(intensity_flop_per_byte, peak, a.bandwidth_bytes_per_s)
+    wall = bound(intensity_flop_per_byte, peak, a.bandwidth_bytes_per_s)
+    data += [
+        dict(type="scatter", x=[ridge, ridge], y=[TFLOPS_RANGE[0], y[1]], mode="lines+text",
+             line=dict(color=PRECISION_COLOURS[drawn], width=1, dash="dot"),
+             text=["", f"ridge {ridge:.0f}"], textposition="bottom left", hoverinfo="skip", name="ridge"),
+        dict(type="scatter", x=[intensity_flop_per_byte], y=[at / TERA], mode="markers+text",
+             marker=dict(size=14, color=INK), textposition="bottom right", name="workload",
+             text=[f"{wall}: {at / peak:.2%} of peak {drawn} math"],
+             hovertemplate="%{x:.3g} FLOP/byte → %{y:.4g} TFLOP/s<extra></extra>")]
+    title = f"Roofline of the {accelerator_name}"
+    if drawn != math_precision:
+        title += f": no {math_precision} mode, the workload sits on the BF16 roof"
     layout = base_layout(title, "arithmetic intensity (FLOP per byte moved)",
                          "attainable math rate (dense TFLOP/s)", x_log=True, y_log=True,
                          x_range=INTENSITY_RANGE, y_range=TFLOPS_RANGE)
