@@ -21,14 +21,23 @@ A step's math time is then the sum of its parts' FLOPs over their rates, and its
 P = F / (sum of F_i / P_i) is what ``generation``'s formulas take as the peak: with BF16
 everywhere it is the BF16 rate, exactly. The ``*_on`` functions fill everything in for a model on
 an accelerator.
+
+Those take one max() over the whole step, as if every byte could move while any math ran. Kernels
+run one after another, though, and the elementwise ones (norms, rotary embeddings, SiLU, copies)
+have no math to hide their bytes under; ``decode_in_order_on`` counts their time apart and adds it.
+The narrower the math, the more that matters: it shortens the products, not the elementwise kernels.
 """
 from __future__ import annotations
 
-from .generation import (COMPUTE_BOUND, DecodePoint, PrefillPoint, _first_crossing, attention_flops_per_token,
-                         decode_knee_batch, decode_point, prefill_attention_flops, prefill_crossover_tokens,
-                         prefill_point)
+from dataclasses import dataclass
+
+from .activations import ATTENTION, ELEMENTWISE, PRODUCT, activation_bytes_per_token
+from .generation import (COMPUTE_BOUND, MEMORY_BOUND, DecodePoint, PrefillPoint, _first_crossing,
+                         attention_flops_per_token, decode_flops_per_token, decode_knee_batch, decode_point,
+                         prefill_attention_flops, prefill_crossover_tokens, prefill_point, weight_bytes_read_per_step)
 from .hardware import MATH_BITS, MATH_PRECISIONS, Accelerator
-from .models import COMPONENTS, EXPERTS, MATRICES, VOCABULARY, Config, component_formats, multiplied_weights
+from .models import (COMPONENTS, EXPERTS, MATRICES, VOCABULARY, Config, cached_tokens, component_formats,
+                     kv_bytes_per_token, multiplied_weights)
 from .units import fraction, non_negative, positive, storage_format
 
 #: the precision a product falls back to: 16-bit math, which every part here has
@@ -189,3 +198,77 @@ def ridge_flop_per_byte(a: Accelerator, math_precision: str = "BF16") -> float:
     """The balance point at ``math_precision``: its dense rate over the bandwidth. Halving the
     width of the math doubles it on every part that has the narrower mode at twice the rate."""
     return a.math_flops_per_s(_math(math_precision)) / a.bandwidth_bytes_per_s
+
+
+# ---- the elementwise kernels counted apart ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class InOrderStep:
+    """A decode step of ``batch`` sequences with its elementwise kernels counted apart. The weight
+    products and attention keep one max() of their math time and their memory time (the weights,
+    the cache and their own activations); the elementwise kernels run between them with nothing to
+    overlap, so their memory time adds."""
+
+    batch: float
+    math_s: float         # the step's FLOPs at its effective rate
+    memory_s: float       # weights, cache, and the products' and attention's activations, over BW
+    elementwise_s: float  # the elementwise kernels' activations, over BW
+
+    @property
+    def time_s(self) -> float:
+        return max(self.math_s, self.memory_s) + self.elementwise_s
+
+    @property
+    def ceiling(self) -> float:
+        """Aggregate tokens/s: one token per sequence per step."""
+        return self.batch / self.time_s
+
+    @property
+    def wall(self) -> str:
+        """What paces the products and attention (the elementwise kernels are memory-bound always)."""
+        return COMPUTE_BOUND if self.math_s >= self.memory_s else MEMORY_BOUND
+
+
+def decode_in_order_on(a: Accelerator, c: Config, batch: float = 1, context_tokens: float = 0.0,
+                       weight_precision: str = "BF16", kv_precision: str = "BF16", math_precision: str = "BF16",
+                       activation_precision: str = "BF16", attention_precision: str = WIDE) -> InOrderStep:
+    """A decode step on ``a`` with the elementwise kernels' time added to the rest's (``InOrderStep``).
+    Its time is never shorter than ``decode_on``'s single max(), and never longer by more than the
+    elementwise kernels' memory time; the two agree while the products and attention are
+    memory-bound (``InOrderStep.wall``)."""
+    B = positive("batch", batch)
+    L = non_negative("context_tokens", context_tokens)
+    p = decode_math_rate(a, c, weight_precision, math_precision, L, attention_precision)
+    bw = a.bandwidth_bytes_per_s
+    rest = activation_bytes_per_token(c, "decode", activation_precision, (PRODUCT, ATTENTION))
+    apart = activation_bytes_per_token(c, "decode", activation_precision, (ELEMENTWISE,))
+    held = weight_bytes_read_per_step(c, weight_precision, B) + B * (kv_bytes_per_token(c, kv_precision)
+                                                                     * cached_tokens(c, L) + rest)
+    return InOrderStep(B, B * decode_flops_per_token(c, L) / p, held / bw, B * apart / bw)
+
+
+def knee_in_order_on(a: Accelerator, c: Config, context_tokens: float = 0.0, weight_precision: str = "BF16",
+                     kv_precision: str = "BF16", math_precision: str = "BF16", activation_precision: str = "BF16",
+                     attention_precision: str = WIDE) -> float:
+    """The batch at which the products and attention of a decode step turn compute-bound, with the
+    elementwise kernels counted apart (``decode_in_order_on``): never later than ``knee_on``, since
+    the bytes that no math can hide no longer count against the math."""
+    def memory_bound(B: float) -> bool:
+        return decode_in_order_on(a, c, B, context_tokens, weight_precision, kv_precision, math_precision,
+                                  activation_precision, attention_precision).wall == MEMORY_BOUND
+
+    return _first_crossing(memory_bound)
+
+
+def knee_weights_only_on(a: Accelerator, c: Config, weight_precision: str = "BF16",
+                         math_precision: str = "BF16") -> float:
+    """The knee counting the weights alone, no context and no activations: the batch at which
+    B F / P reaches W / BW, that is (P / BW) (W / F) for a dense model. Narrowing the weights and the
+    math by the same factor leaves it where it was; ``knee_on`` puts the sequences' bytes back."""
+    p = decode_math_rate(a, c, weight_precision, math_precision)
+    f = decode_flops_per_token(c)
+
+    def memory_bound(B: float) -> bool:
+        return B * f / p < weight_bytes_read_per_step(c, weight_precision, B) / a.bandwidth_bytes_per_s
+
+    return _first_crossing(memory_bound)

@@ -52,16 +52,19 @@ def test_bytes_that_do_not_shrink_raise_the_knee_when_the_math_speeds_up(p, bw, 
 
 # ==== the invariant, for every model on every part with the narrower mode ==============================
 
-def _knee_of_the_weights(a, c, weight_precision, math_precision):
-    """The decode knee with only the weights' bytes (no cache, no activations): B where
-    B x W(B)-bound memory ceiling meets the math ceiling, at the step's effective rate."""
-    p = pr.decode_math_rate(a, c, weight_precision, math_precision)
-    f = gen.decode_flops_per_token(c)
-    if not c.is_moe:
-        return batch_where_math_binds(p, a.bandwidth_bytes_per_s, gen.weight_bytes_read_per_step(c, weight_precision),
-                                      f, 0, 0, 0)
-    return gen._first_crossing(lambda B: gen.memory_ceiling_tokens_per_s(
-        a.bandwidth_bytes_per_s, gen.weight_bytes_read_per_step(c, weight_precision, B), B) < p / f)
+_knee_of_the_weights = pr.knee_weights_only_on
+
+
+@pytest.mark.parametrize("name", DENSE)
+@pytest.mark.parametrize("scheme", [("BF16", "BF16"), ("FP8", "FP8"), ("INT4", "BF16"), ("NVFP4", "FP4")])
+def test_the_knee_of_the_weights_is_the_ridge_times_the_weights_bytes_per_flop(name, scheme):
+    # for a dense model W does not depend on the batch: B* = (P / BW) (W / F), the closed form
+    a, c = accelerator("B200 (HGX)"), model(name).config
+    p = pr.decode_math_rate(a, c, *scheme)
+    w, f = gen.weight_bytes_read_per_step(c, scheme[0]), gen.decode_flops_per_token(c)
+    assert pr.knee_weights_only_on(a, c, *scheme) == pytest.approx(p / a.bandwidth_bytes_per_s * w / f, rel=1e-9)
+    # the sequences' own bytes only push it later
+    assert pr.knee_weights_only_on(a, c, *scheme) < pr.knee_on(a, c, 0, scheme[0], "BF16", scheme[1])
 
 
 @pytest.mark.parametrize("name", DENSE + MOE)
@@ -185,3 +188,53 @@ def test_the_prefill_crossover_with_narrow_math_is_where_math_and_memory_times_m
     assert point.flops / p == pytest.approx(point.bytes / a.bandwidth_bytes_per_s, rel=1e-5)
     # and with BF16 everywhere it is the closed form of generation, exactly
     assert pr.crossover_on(a, c) == gen.prefill_crossover_tokens(c, a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s)
+
+
+# ==== the elementwise kernels counted apart ===========================================================
+
+SCHEMES = [("BF16", "BF16"), ("FP8", "FP8"), ("INT4", "BF16"), ("NVFP4", "FP4"), ("INT4", "FP8")]
+
+
+@given(name=st.sampled_from(DENSE + MOE), B=st.floats(1, 1e5), L=st.floats(0, 1e5), scheme=st.sampled_from(SCHEMES),
+       part=st.sampled_from(FP4_PARTS))
+def test_in_order_the_step_is_never_faster_and_at_most_the_elementwise_time_slower(name, B, L, scheme, part):
+    a, c = accelerator(part), model(name).config
+    whole = pr.decode_on(a, c, B, L, scheme[0], "BF16", scheme[1])
+    ordered = pr.decode_in_order_on(a, c, B, L, scheme[0], "BF16", scheme[1])
+    whole_time = B / whole.ceiling
+    assert ordered.time_s >= whole_time * (1 - 1e-12)
+    assert ordered.time_s <= (whole_time + ordered.elementwise_s) * (1 + 1e-12)
+    # the bytes are the same bytes, split in two
+    assert (ordered.memory_s + ordered.elementwise_s) * a.bandwidth_bytes_per_s == pytest.approx(whole.bytes, rel=1e-9)
+    assert ordered.math_s * whole.math_ceiling == pytest.approx(B, rel=1e-9)
+    if ordered.wall == "memory-bound":  # the products and attention wait on memory: the two counts agree
+        assert ordered.time_s == pytest.approx(whole_time, rel=1e-9)
+
+
+@pytest.mark.parametrize("name", DENSE + MOE)
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_in_order_the_products_turn_compute_bound_no_later_than_the_whole_step(name, scheme):
+    a, c = accelerator("B300 (HGX)"), model(name).config
+    ordered = pr.knee_in_order_on(a, c, 0, scheme[0], "BF16", scheme[1])
+    assert pr.knee_weights_only_on(a, c, *scheme) <= ordered * (1 + 1e-9)
+    assert ordered <= pr.knee_on(a, c, 0, scheme[0], "BF16", scheme[1]) * (1 + 1e-9)
+    if math.isinf(ordered):  # the products' own activations keep them memory-bound at any batch
+        return
+    at = pr.decode_in_order_on(a, c, ordered * 1.01, 0, scheme[0], "BF16", scheme[1])
+    below = pr.decode_in_order_on(a, c, ordered / 1.01, 0, scheme[0], "BF16", scheme[1])
+    assert at.wall == "compute-bound" and below.wall == "memory-bound"
+
+
+@pytest.mark.parametrize("name", DENSE)
+@pytest.mark.parametrize("scheme", [("FP8", "FP8"), ("NVFP4", "FP4")])
+def test_narrow_math_gains_less_in_order_because_the_elementwise_kernels_do_not_speed_up(name, scheme):
+    # far past every knee the whole step gains the ratio of the effective rates; in order, the
+    # elementwise kernels' time, the same in both, dilutes it
+    a, c = accelerator("B200 (HGX)"), model(name).config
+    B = 1e6
+    rates = pr.decode_math_rate(a, c, *scheme) / pr.decode_math_rate(a, c)
+    whole = pr.decode_on(a, c, B, 0, scheme[0], "BF16", scheme[1]).ceiling / pr.decode_on(a, c, B).ceiling
+    ordered = (pr.decode_in_order_on(a, c, B, 0, scheme[0], "BF16", scheme[1]).ceiling
+               / pr.decode_in_order_on(a, c, B).ceiling)
+    assert whole == pytest.approx(rates, rel=1e-9)
+    assert 1 < ordered < rates
