@@ -99,7 +99,10 @@ def visit_displaymath(self, node: nodes.math_block) -> None:
         tex = r"\\".join(parts)
         if len(parts) > 1:
             tex = r"\begin{align}\begin{aligned}" + tex + r"\end{aligned}\end{align}"
-    self.body.append(_svg(self, node, tex, True) + "</div>\n")
+    # a display formula wider than the column scrolls: it can take focus, to scroll from the keyboard
+    svg = _svg(self, node, tex, True).replace('<mjx-container class="MathJax" jax="SVG" display="true"',
+                                              '<mjx-container class="MathJax" jax="SVG" display="true" tabindex="0"', 1)
+    self.body.append(svg + "</div>\n")
     raise nodes.SkipNode
 
 

@@ -69,7 +69,7 @@ def _copy_assets(app, exception) -> None:
         shutil.copyfile(_plotly_js(app), static / sitepages.FIGURE_SCRIPTS[0])
         for name in SITE_FILES:
             shutil.copyfile(SITE / name, static / name)
-        sitepages.trim_theme_scripts(Path(app.outdir))
+        sitepages.tidy_theme(Path(app.outdir))
         icons.subset_site(Path(app.outdir))
 
 

@@ -55,9 +55,11 @@ class Visit:
 
     def __init__(self, browser, url, viewport=DESKTOP):
         self.errors, self.outside = [], []
-        self.page = browser.new_page(viewport=viewport)
+        self.page = browser.new_page(viewport=viewport, has_touch=True)   # a phone is tapped
         self.page.route("**/*", self._route)
-        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        # (the browser's own request for /favicon.ico is not the page's: the book has no favicon)
+        self.page.on("console", lambda m: m.type == "error" and not m.location.get("url", "").endswith("/favicon.ico")
+                     and self.errors.append(m.text))
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.goto(url, wait_until="networkidle")
         self.page.wait_for_load_state("load")
@@ -108,7 +110,7 @@ def _menu_opens(v: Visit) -> None:
     """Tap the visible menu button: the chapter list shows; Escape closes it. The same for the
     page's contents, where the page has a contents button."""
     for toggle, dialog, shown in ((".primary-toggle", "#pst-primary-sidebar-modal", ".bd-docs-nav a.reference"),
-                                  (".secondary-toggle", "#pst-secondary-sidebar-modal", ".bd-toc-nav a")):
+                                  (".secondary-toggle", "#pst-secondary-sidebar-modal", "#pst-page-toc-nav a")):
         buttons = v.page.locator(f"{toggle}:visible")
         if toggle == ".secondary-toggle" and not buttons.count():
             continue
@@ -131,7 +133,12 @@ ESCAPING_TEXT = """(fig) => {
     const clip = t.closest('[clip-path]');
     const id = clip && /url\\(["']?#([^"')]+)/.exec(clip.getAttribute('clip-path'));
     const rect = id && document.getElementById(id[1]) && document.getElementById(id[1]).querySelector('rect');
-    if (rect) limits.push(['clip region', rect.getBoundingClientRect()]);
+    if (rect) {   // the clip rectangle is in the user space of the element it clips
+      const m = clip.getScreenCTM(), x = rect.x.baseVal.value, y = rect.y.baseVal.value;
+      const a = new DOMPoint(x, y).matrixTransform(m);
+      const c = new DOMPoint(x + rect.width.baseVal.value, y + rect.height.baseVal.value).matrixTransform(m);
+      limits.push(['clip region', {left: a.x, top: a.y, right: c.x, bottom: c.y}]);
+    }
     for (const [what, b] of limits) {
       if (r.left < b.left - 1 || r.right > b.right + 1 || r.top < b.top - 1 || r.bottom > b.bottom + 1)
         bad.push(`"${t.textContent.slice(0, 40)}" outside its ${what}`);
@@ -161,22 +168,31 @@ def _axe(v: Visit) -> None:
 
 
 def _contrast(fig) -> list[str]:
-    """Lines drawn at under 3:1 against the plot's own background (WCAG's ratio of luminances)."""
+    """Lines drawn at under 3:1 (WCAG's ratio of luminances) against what lies behind them: the
+    plot area's colour, else the figure's, else, for a see-through figure, the page's; a line's
+    own transparency and its trace's opacity are blended in."""
     return fig.evaluate("""(fig) => {
-      const lum = (c) => { const m = c.match(/[\\d.]+/g).map(Number);
-        const [r, g, b] = m.slice(0, 3).map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
-        return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
-      const bg = getComputedStyle(fig.querySelector('.plot-container .bg') || fig.querySelector('.main-svg')).fill;
-      const ground = bg && bg.startsWith('rgb') ? bg : 'rgb(255, 255, 255)';
+      const rgba = (c) => { const m = (c.match(/[\\d.]+/g) || []).map(Number); return m.length < 3 ? null : [m[0], m[1], m[2], m.length > 3 ? m[3] : 1]; };
+      const lum = ([r, g, b]) => [r, g, b].map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+        .reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
+      const solid = (c) => c && c[3] > 0;
+      const plotBg = fig.querySelector('.bglayer .bg');
+      const ground = [plotBg && rgba(getComputedStyle(plotBg).fill),
+                      rgba(getComputedStyle(fig.querySelector('.main-svg')).backgroundColor),
+                      rgba(getComputedStyle(document.body).backgroundColor)].find(solid) || [255, 255, 255, 1];
       const low = [];
       for (const p of fig.querySelectorAll('.scatterlayer .trace path.js-line')) {
-        const s = getComputedStyle(p);
-        if (s.stroke === 'none' || !s.stroke.startsWith('rgb') || +s.strokeOpacity === 0) continue;
-        const [a, b] = [lum(s.stroke), lum(ground)].sort((x, y) => y - x);
+        const s = getComputedStyle(p), c = rgba(s.stroke);
+        if (!c || s.strokeWidth === '0px') continue;
+        let alpha = c[3] * +s.strokeOpacity;
+        for (let e = p; e && e !== fig; e = e.parentElement) alpha *= +getComputedStyle(e).opacity;
+        if (alpha === 0) continue;
+        const seen = c.slice(0, 3).map((v, i) => alpha * v + (1 - alpha) * ground[i]);
+        const [a, b] = [lum(seen), lum(ground)].sort((x, y) => y - x);
         const ratio = (a + 0.05) / (b + 0.05);
-        if (ratio < 3) low.push(`${p.closest('.trace').__data__[0].trace.name}: ${s.stroke} on ${ground} is ${ratio.toFixed(2)}:1`);
+        if (ratio < 3) low.push(`${p.closest('.trace').__data__[0].trace.name}: ${s.stroke} (opacity ${alpha.toFixed(2)}) on rgb(${ground.slice(0, 3)}) is ${ratio.toFixed(2)}:1`);
       }
-      return low;
+      return [...new Set(low)];
     }""")
 
 
@@ -225,7 +241,7 @@ def _figure_for_everyone(v: Visit, fig, i: int) -> None:
     about = fig.evaluate("""(gd) => {
       const f = gd.closest('figure');
       const text = (ids) => (ids || '').split(' ').map(id => (document.getElementById(id) || {}).textContent || '').join(' ').trim();
-      const spec = JSON.parse(f.querySelector('script.il-figure').textContent);
+      const spec = JSON.parse(f.querySelector('script.il-figure-data').textContent);
       return {name: text(f.getAttribute('aria-labelledby')), description: text(f.getAttribute('aria-describedby')),
               rows: f.querySelectorAll('details.il-data tbody tr').length,
               types: [...new Set(spec.data.map(t => t.type || 'scatter'))],

@@ -46,7 +46,7 @@ def test_every_page_is_built(page):
 def test_each_chapter_page_contains_its_figures(nb):
     html = _page(nb).read_text(encoding="utf-8")
     for fig in _figure_ids(nb):
-        assert f'id="{fig}"' in html and f'class="il-figure" data-for="{fig}"' in html, \
+        assert f'id="{fig}"' in html and f'class="il-figure-data" data-for="{fig}"' in html, \
             f"figure {fig} missing from {nb.name}"
 
 

@@ -94,6 +94,15 @@
     return { data, layout: L };
   }
 
+  /** Where the clip-path ``rect`` cuts ``clipped`` (whose user space the rect is in), on screen. */
+  function clipBox(rect, clipped) {
+    const m = clipped.getScreenCTM();
+    const x = rect.x.baseVal.value, y = rect.y.baseVal.value;
+    const a = new DOMPoint(x, y).matrixTransform(m);
+    const b = new DOMPoint(x + rect.width.baseVal.value, y + rect.height.baseVal.value).matrixTransform(m);
+    return { left: Math.min(a.x, b.x), right: Math.max(a.x, b.x), top: Math.min(a.y, b.y), bottom: Math.max(a.y, b.y) };
+  }
+
   /** Texts drawn outside the figure, or outside the region that clips them. */
   function escaping(gd) {
     const box = gd.getBoundingClientRect();
@@ -101,48 +110,55 @@
     for (const el of gd.querySelectorAll("svg text")) {
       const r = el.getBoundingClientRect();
       if (!el.textContent.trim() || r.width === 0 || getComputedStyle(el).visibility === "hidden") continue;
-      let limit = box;
+      const limits = [box];
       const clipped = el.closest("[clip-path]");
       const id = clipped && /url\(["']?#([^"')]+)/.exec(clipped.getAttribute("clip-path"));
       const rect = id && document.getElementById(id[1]) && document.getElementById(id[1]).querySelector("rect");
-      if (rect) limit = rect.getBoundingClientRect();
-      const side = r.left < limit.left - 1 ? "left" : r.right > limit.right + 1 ? "right"
-        : r.top < limit.top - 1 ? "top" : r.bottom > limit.bottom + 1 ? "bottom" : null;
-      if (side) out.push({ el, side });
+      if (rect) limits.push(clipBox(rect, clipped));
+      const outside = (b) => r.left < b.left - 1 || r.right > b.right + 1 || r.top < b.top - 1 || r.bottom > b.bottom + 1;
+      if (limits.some(outside)) {
+        out.push(el);
+      }
     }
     return out;
   }
 
-  const FLIP = { left: "right", right: "left", top: "bottom", bottom: "top" };
+  //: where a data label may go, in the order tried
+  const PLACES = ["middle right", "middle left", "top center", "bottom center",
+                  "top left", "top right", "bottom left", "bottom right", "middle center"];
 
-  /** One pass of moving escaping labels back: flipped sides for data labels, narrower wrapping
-   *  for titles and annotations, smaller type for the rest. Resolves to whether it changed anything. */
-  function refit(gd) {
+  /** One pass of moving escaping labels back inside: a data label tries the next place it has not
+   *  tried (a bar's label goes inside its bar), a legend or other text gets smaller type.
+   *  Resolves to whether it changed anything. */
+  function refit(gd, tried) {
     const restyles = new Map();
     const layout = {};
-    for (const { el, side } of escaping(gd)) {
+    for (const el of escaping(gd)) {
       const point = el.closest(".textpoint, .point");
       const trace = el.closest(".trace");
       if (point && trace && trace.__data__ && point.__data__) {
         const t = trace.__data__[0].trace;
         const i = point.__data__.i;
-        const pos = restyles.get(t.index) || (Array.isArray(gd.data[t.index].textposition)
-          ? gd.data[t.index].textposition.slice()
-          : new Array(t._length || 1).fill(gd.data[t.index].textposition || (t.type === "bar" ? "outside" : "middle center")));
-        if (t.type === "bar") pos[i] = "inside";
-        else pos[i] = (pos[i] || "middle center").replace(side, FLIP[side]).replace(/^middle center$/, "middle " + FLIP[side]);
+        const own = gd.data[t.index].textposition;
+        const pos = restyles.get(t.index) || (Array.isArray(own) ? own.slice()
+          : new Array(t._length || 1).fill(own || (t.type === "bar" ? "outside" : "middle center")));
+        const key = `${t.index}/${i}`;
+        const done = tried.get(key) || new Set([pos[i]]);
+        const next = t.type === "bar" ? (done.has("inside") ? null : "inside") : PLACES.find((p) => !done.has(p));
+        if (next == null) {
+          layout[`font.size`] = ((gd.layout.font || {}).size || NARROW_FONT) - 1;
+          continue;
+        }
+        done.add(next);
+        tried.set(key, done);
+        pos[i] = next;
         restyles.set(t.index, pos);
-      } else if (el.closest(".annotation")) {
-        const k = +el.closest(".annotation").getAttribute("data-index");
-        const a = gd.layout.annotations[k];
-        layout[`annotations[${k}].text`] = wrap(a.text, Math.max(8, Math.floor(plain(a.text).length / 2)));
       } else if (el.closest(".legend")) {
         layout["legend.font.size"] = (((gd.layout.legend || {}).font || {}).size || NARROW_FONT) - 1;
+      } else if (el.closest(".g-gtitle")) {
+        layout["title.font.size"] = ((gd.layout.title.font || {}).size || NARROW_FONT + 2) - 1;
       } else {
-        const title = el.closest(".g-gtitle, [class$='title']");
-        const key = title && (title.classList.contains("g-gtitle") ? "title" : null);
-        if (key) layout["title.font.size"] = ((gd.layout.title.font || {}).size || 13) - 1;
-        else layout["font.size"] = ((gd.layout.font || {}).size || NARROW_FONT) - 1;
+        layout["font.size"] = ((gd.layout.font || {}).size || NARROW_FONT) - 1;
       }
     }
     const steps = [...restyles].map(([i, pos]) => Plotly.restyle(gd, { textposition: [pos] }, [i]));
@@ -151,7 +167,8 @@
   }
 
   async function fit(gd) {
-    for (let round = 0; round < 4; round++) if (!(await refit(gd))) return;
+    const tried = new Map();
+    for (let round = 0; round < PLACES.length + 2; round++) if (!(await refit(gd, tried))) return;
   }
 
   // ---- name, description and data ----------------------------------------------------------
@@ -297,6 +314,9 @@
 
   function refresh(fig) {
     const { gd } = fig;
+    // plotly's drawing is for the eye: the figure's name, description and table speak for it
+    // (its mode bar stays: a labelled "download" button)
+    for (const svg of gd.querySelectorAll("svg.main-svg")) svg.setAttribute("aria-hidden", "true");
     fig.name.textContent = plain(gd.layout.title) || gd.id.replace(/^fig-/, "").replace(/-/g, " ");
     fig.description.textContent = describe(gd, fig.controls);
     fig.table.replaceChildren(dataTable(gd));
@@ -347,8 +367,6 @@
     figure.appendChild(caption);
     figure.setAttribute("aria-labelledby", fig.name.id);
     figure.setAttribute("aria-describedby", fig.description.id);
-    // plotly's own drawing is for the eye: the figure's name, description and table speak for it
-    box.setAttribute("aria-hidden", "true");
     figures.push(fig);
     return draw(fig).then(() => {
       gd.on("plotly_sliderchange", (e) => {
@@ -374,5 +392,5 @@
     }, 150);
   });
 
-  document.querySelectorAll("script.il-figure").forEach(setup);
+  document.querySelectorAll("script.il-figure-data").forEach(setup);
 })();
