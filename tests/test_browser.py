@@ -217,6 +217,7 @@ def _keyboard_changes_the_plot(v: Visit, fig, i: int) -> None:
 def _plotly_controls_change_the_plot(v: Visit, fig, i: int) -> None:
     rail = fig.locator(".slider-rail-rect")
     if rail.count():
+        rail.first.scroll_into_view_if_needed()
         box = rail.first.bounding_box()
         grip = fig.locator(".slider-grip-rect").first.bounding_box()
         far = 0.05 if grip["x"] + grip["width"] / 2 > box["x"] + box["width"] / 2 else 0.95
@@ -229,6 +230,7 @@ def _plotly_controls_change_the_plot(v: Visit, fig, i: int) -> None:
             before = after
     if fig.locator(".updatemenu-header").count():
         before = _drawn(fig)
+        fig.locator(".updatemenu-header").first.scroll_into_view_if_needed()
         fig.locator(".updatemenu-header").first.click()
         buttons = fig.locator(".updatemenu-dropdown-button")
         assert buttons.count() >= 2

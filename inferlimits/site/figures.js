@@ -88,7 +88,9 @@
       if (t.text == null || !/text/.test(t.mode || (t.type === "bar" ? "text" : ""))) continue;
       const size = (t.textfont || {}).size;
       t.textfont = Object.assign({}, t.textfont, { size: Math.round((typeof size === "number" ? size : 14) * scale) });
-      const w = (s) => (typeof s === "string" ? wrap(s, Math.floor(chars / 2)) : s);
+      // a block of text alone in its own panel may take the width; a label beside data, half of it
+      const block = t.mode === "text" && (L[axisOf(t, "x")] || {}).visible === false;
+      const w = (s) => (typeof s === "string" ? wrap(s, block ? chars - 4 : Math.floor(chars / 2)) : s);
       t.text = Array.isArray(t.text) ? t.text.map(w) : w(t.text);
     }
     return { data, layout: L };
@@ -128,7 +130,8 @@
                   "top left", "top right", "bottom left", "bottom right", "middle center"];
 
   /** One pass of moving escaping labels back inside: a data label tries the next place it has not
-   *  tried (a bar's label goes inside its bar), a legend or other text gets smaller type.
+   *  tried (a bar's label goes inside its bar), a legend or other text gets smaller type; a
+   *  block of text in a panel of its own is left alone (the browser tests would report it).
    *  Resolves to whether it changed anything. */
   function refit(gd, tried) {
     const restyles = new Map();
@@ -136,8 +139,10 @@
     for (const el of escaping(gd)) {
       const point = el.closest(".textpoint, .point");
       const trace = el.closest(".trace");
-      if (point && trace && trace.__data__ && point.__data__) {
-        const t = trace.__data__[0].trace;
+      const t = trace && trace.__data__ && trace.__data__[0].trace;
+      if (t && t.mode === "text" && (gd.layout[axisOf(t, "x")] || {}).visible === false) {
+        continue;   // a block of text in its own panel stays where its figure puts it
+      } else if (point && t && point.__data__) {
         const i = point.__data__.i;
         const own = gd.data[t.index].textposition;
         const pos = restyles.get(t.index) || (Array.isArray(own) ? own.slice()
