@@ -19,6 +19,7 @@ from sphinx.util import logging
 from sphinx.util.math import get_node_equation_number
 
 SCRIPT = Path(__file__).resolve().parent / "site" / "tex2svg.js"
+STYLESHEET = "mathjax-svg.css"
 logger = logging.getLogger(__name__)
 
 
@@ -28,19 +29,26 @@ class TexToSvg:
     def __init__(self, mathjax_root: Path):
         self.root, self.proc, self.done = Path(mathjax_root), None, {}
 
+    def _ask(self, request: dict) -> dict:
+        if self.proc is None:
+            self.proc = subprocess.Popen(["node", str(SCRIPT), str(self.root)], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, text=True, encoding="utf-8")
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline() or '{"error": "MathJax stopped"}')
+
     def __call__(self, tex: str, display: bool) -> str:
         key = (tex, display)
         if key not in self.done:
-            if self.proc is None:
-                self.proc = subprocess.Popen(["node", str(SCRIPT), str(self.root)], stdin=subprocess.PIPE,
-                                             stdout=subprocess.PIPE, text=True, encoding="utf-8")
-            self.proc.stdin.write(json.dumps({"tex": tex, "display": display}) + "\n")
-            self.proc.stdin.flush()
-            answer = json.loads(self.proc.stdout.readline() or '{"error": "MathJax stopped"}')
+            answer = self._ask({"tex": tex, "display": display})
             if "error" in answer or "data-mjx-error" in answer["svg"]:
                 raise ValueError(f"MathJax cannot draw {tex!r}: {answer.get('error') or 'a TeX error'}")
             self.done[key] = answer["svg"]
         return self.done[key]
+
+    def stylesheet(self) -> str:
+        """The CSS that MathJax's SVGs need (in a browser MathJax adds it itself)."""
+        return self._ask({"css": True})["css"]
 
     def close(self) -> None:
         if self.proc is not None:
@@ -109,11 +117,16 @@ def visit_displaymath(self, node: nodes.math_block) -> None:
 def setup(app, mathjax_root) -> None:
     """Register the renderer; ``mathjax_root(app)`` is where the npm package ``mathjax`` lies."""
     app.add_html_math_renderer("svg", (visit_math, None), (visit_displaymath, None))
+    app.add_css_file(STYLESHEET)
 
     def start(app) -> None:
         app.inferlimits_tex_to_svg = TexToSvg(mathjax_root(app))
 
     def stop(app, exception) -> None:
+        if exception is None and app.builder.format == "html":
+            static = Path(app.outdir) / "_static"
+            static.mkdir(parents=True, exist_ok=True)
+            (static / STYLESHEET).write_text(app.inferlimits_tex_to_svg.stylesheet(), encoding="utf-8")
         app.inferlimits_tex_to_svg.close()
 
     app.connect("builder-inited", start)

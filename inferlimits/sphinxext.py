@@ -117,7 +117,7 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree) -> None:
     context["script_files"][:] = unique
 
 
-def _default_mode(app, config) -> None:
+def _theme_defaults(app, config) -> None:
     config.html_context.setdefault("default_mode", "light")
     config.html_theme_options.setdefault("navbar_persistent", [])
 
@@ -156,7 +156,7 @@ def _launch(app, config) -> None:
 
 
 def setup(app):
-    app.connect("config-inited", _default_mode)
+    app.connect("config-inited", _theme_defaults)
     app.connect("config-inited", _launch)
     app.connect("html-page-context", _dedupe_scripts, priority=100)
     app.add_config_value("inferlimits_mathjax_dir", ".venv/npm/node_modules/mathjax/es5", "html")

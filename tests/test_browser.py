@@ -5,7 +5,7 @@ Each page is visited once, first as a phone (390 px) and then as a desktop (1300
 
 - as a phone: the menu opens and shows the chapter list (and the page's contents, where it has
   them), and no text of any figure falls outside its figure or outside the region that clips it;
-- as a desktop: axe-core finds no serious or critical violation; every figure is drawn, has a
+- as a desktop: no formula shows its screen-reader copy; axe-core finds no serious or critical violation; every figure is drawn, has a
   name, a description and a table of its data, draws only trace types the site's plotly.js
   bundle holds, keeps a mode bar of "download" alone, and draws its lines at 3:1 contrast or
   more against its background, in light and dark mode; each of its HTML controls answers the
@@ -91,8 +91,15 @@ class Visit:
             route.abort()
 
     def screenshot(self, name: str) -> None:
+        """The whole page at the window's width: a window as tall as the page (a full-page capture
+        would also take in the sidebars waiting off screen), given back afterwards."""
         SHOTS.mkdir(parents=True, exist_ok=True)
-        self.page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+        size = self.page.viewport_size
+        self.page.set_viewport_size({"width": size["width"],
+                                     "height": self.page.evaluate("document.documentElement.scrollHeight")})
+        self.page.wait_for_timeout(300)
+        self.page.screenshot(path=str(SHOTS / f"{name}.png"))
+        self.page.set_viewport_size(size)
 
 
 def _url(site, page):
@@ -261,6 +268,11 @@ def _figure_for_everyone(v: Visit, fig, i: int) -> None:
 def _desktop(v: Visit, page) -> None:
     v.page.set_viewport_size(DESKTOP)
     v.wait_for_figures("wide")
+    shown_twice = v.page.evaluate("""() => [...document.querySelectorAll('mjx-assistive-mml')].filter(m => {
+        const s = getComputedStyle(m);   // hidden as MathJax hides it: cut to a pixel, or not drawn
+        return !(s.display === 'none' || (s.position === 'absolute' && /^rect\\(1px/.test(s.clip)));
+      }).length""")
+    assert not shown_twice, f"{shown_twice} formulas show their screen-reader copy (MathML) beside the drawing"
     figures = v.page.locator(".js-plotly-plot")
     assert figures.count() == _built_figures(page), "not every figure of the page was drawn"
     _axe(v)

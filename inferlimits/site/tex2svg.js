@@ -1,6 +1,7 @@
 // TeX to SVG for the built book, with MathJax (the npm package the site used to load in the
 // browser): reads one JSON request per line on stdin, {"tex": "...", "display": true}, and writes
-// one JSON line per request, {"svg": "<mjx-container ...>"} or {"error": "..."}. Each SVG carries
+// one JSON line per request, {"svg": "<mjx-container ...>"} or {"error": "..."}; the request
+// {"css": true} answers {"css": "..."}, the stylesheet these SVGs need (it hides the MathML copy). Each SVG carries
 // its own glyphs and a hidden MathML copy for screen readers: a page needs no script and no font.
 const es5 = process.argv[2];   // the es5 folder of the npm package mathjax
 const readline = require("readline");
@@ -15,7 +16,8 @@ require(es5 + "/node-main.js").init({
     let out;
     try {
       const req = JSON.parse(line);
-      out = { svg: adaptor.outerHTML(MathJax.tex2svg(req.tex, { display: req.display })) };
+      out = req.css ? { css: adaptor.textContent(MathJax.svgStylesheet()) }
+        : { svg: adaptor.outerHTML(MathJax.tex2svg(req.tex, { display: req.display })) };
     } catch (e) {
       out = { error: String((e && e.message) || e) };
     }
