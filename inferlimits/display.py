@@ -8,7 +8,10 @@ import json
 import plotly.graph_objects as go
 import plotly.io as pio
 
-PLOTLY_CONFIG = {"displaylogo": False, "responsive": True}
+#: how the hosted book's figures behave: they follow their box's width, and the mode bar keeps only
+#: "download as PNG" (no plotly logo, no link or upload to an outside service, no zoom tools: the
+#: axes are fixed on purpose)
+PLOTLY_CONFIG = {"displaylogo": False, "responsive": True, "modeBarButtons": [["toImage"]]}
 
 
 def figure_html(fig: go.Figure, div_id: str) -> str:

@@ -29,6 +29,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.colors import to_rgb  # noqa: E402
 from matplotlib.ticker import NullFormatter, NullLocator  # noqa: E402
 
+from .plotlyhtml import figure_spec  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "figures"
 CHAPTERS = ROOT / "chapters"
@@ -41,19 +43,12 @@ def committed_figure(notebook: Path, div_id: str) -> dict:
     div ``div_id``, read from the ``Plotly.newPlot("div_id", data, layout, config)`` call in its
     ``text/html`` output. Nothing is recomputed; a missing figure is an error, never a guess."""
     nb = json.loads(notebook.read_text(encoding="utf-8"))
-    call = re.compile(r'Plotly\.newPlot\(\s*"' + re.escape(div_id) + r'"\s*,\s*')
-    decoder = json.JSONDecoder()
     for cell in nb.get("cells", []):
         for output in cell.get("outputs", []):
             page = output.get("data", {}).get("text/html", "")
-            found = call.search("".join(page) if isinstance(page, list) else page)
-            if not found:
-                continue
-            text = found.string
-            data, end = decoder.raw_decode(text, found.end())
-            end = re.compile(r"\s*,\s*").match(text, end).end()
-            layout, _ = decoder.raw_decode(text, end)
-            return {"data": data, "layout": layout}
+            spec = figure_spec("".join(page) if isinstance(page, list) else page, div_id)
+            if spec is not None:
+                return spec
     raise ValueError(f"{notebook.name} has no committed output drawing the figure {div_id!r}; "
                      "execute the chapter (make outputs) and export again")
 

@@ -171,7 +171,8 @@ def static_figure(spec: Spec, values: dict, dropdown: Control | None = None,
             visible = [(h == g) and t.get("visible", True) for h in groups for t in base[h]["data"]]
             layout = {k: base[g]["layout"].get(k) for k in LAYOUT_KEYS if k in base[g]["layout"]}
             buttons.append(dict(label=dropdown.label_of(g), method="update", args=[{"visible": visible}, layout]))
-        menus.append(dict(buttons=buttons, active=groups.index(chosen), x=1.0, y=1.02, xanchor="right",
+        menus.append(dict(name=dropdown.label, buttons=buttons, active=groups.index(chosen), x=1.0, y=1.02,
+                          xanchor="right",
                           yanchor="bottom", direction="down"))
     if slider:
         states = {(g, b): at(g, b)["data"] for g in groups for b in slider.options}
@@ -185,7 +186,8 @@ def static_figure(spec: Spec, values: dict, dropdown: Control | None = None,
             steps.append(dict(label=slider.label_of(b), method="restyle", args=[restyle, moving]))
         slider.check(slider.value_in(values), tuple(slider.options))
         active = list(slider.options).index(slider.value_in(values))
-        sliders.append(dict(steps=steps, active=active, currentvalue=dict(prefix=f"{slider.label}: "),
+        sliders.append(dict(name=slider.label, steps=steps, active=active,
+                            currentvalue=dict(prefix=f"{slider.label}: "),
                             pad=dict(t=50)))
     fig.update_layout(updatemenus=menus, sliders=sliders)
     if menus:

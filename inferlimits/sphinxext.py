@@ -1,9 +1,14 @@
 """Sphinx extension for the book.
 
-- Serve plotly.js from the site itself, from the plotly package installed with the book (no CDN);
-  every figure's HTML expects the global ``Plotly``.
-- Serve MathJax from the site itself, from the npm package ``mathjax`` that ``make setup``
-  installs into ``.venv/npm`` (config value ``inferlimits_mathjax_dir``).
+- Serve from the site itself (never a CDN) plotly.js, as the partial bundle of the npm package
+  ``plotly.js-basic-dist-min`` (config value ``inferlimits_plotly_js``), and the book's own
+  ``figures.js`` and ``book.css`` (``inferlimits/site``); which page loads what is decided in
+  ``sitepages``. Math is drawn as SVG when the book is built (``mathsvg``), by the npm package
+  ``mathjax`` (``inferlimits_mathjax_dir``); the theme's icon font is cut to the icons in use
+  (``icons``). ``make setup`` installs the npm packages into ``.venv/npm``.
+- Navigation on every width: pydata-sphinx-theme's header (a second search box, and a second pair
+  of sidebar toggles, which both themes' scripts take for the only one, so the visible toggles
+  of sphinx-book-theme did nothing) is left empty (``navbar_persistent = []``).
 - Re-execute every chapter when the package or its data change: jupyter-cache and Sphinx only
   notice changes to a notebook itself, and a chapter's numbers come from the package.
 - Tidy what upstream packages put in every page: sphinx-thebe adds its inline settings script
@@ -22,28 +27,36 @@ import hashlib
 import os
 import shutil
 import subprocess
-from importlib import resources
 from pathlib import Path
 
+from . import icons, mathsvg, sitepages
+
 PACKAGE = Path(__file__).resolve().parent
+SITE = PACKAGE / "site"
+SITE_FILES = ("figures.js", "book.css")
+#: modules only the Sphinx build runs: no chapter's output depends on them
+BUILD_ONLY = ("sphinxext.py", "sitepages.py", "mathsvg.py", "icons.py", "plotlyhtml.py")
 
-PLOTLY_JS = "plotly.min.js"
+
+def _npm_file(app, value: str, what: str) -> Path:
+    found = Path(app.srcdir) / value
+    if not found.exists():
+        raise FileNotFoundError(f"{what} not found at {found}; run 'make setup', which installs the npm "
+                                "packages of package-requirements.txt there (the site must not load it from a CDN)")
+    return found
 
 
-def _plotly_js() -> Path:
-    return Path(str(resources.files("plotly").joinpath("package_data", PLOTLY_JS)))
+def _plotly_js(app) -> Path:
+    return _npm_file(app, app.config.inferlimits_plotly_js, "plotly.js (partial bundle)")
 
 
 def _mathjax_dir(app) -> Path:
-    found = Path(app.srcdir) / app.config.inferlimits_mathjax_dir
-    if not (found / "tex-chtml.js").exists():
-        raise FileNotFoundError(f"MathJax not found in {found}; run 'make setup', which installs the npm "
-                                "package mathjax there (the site must not load it from a CDN)")
-    return found
+    return _npm_file(app, app.config.inferlimits_mathjax_dir, "MathJax")
 
 
 def _check_assets(app) -> None:
     if app.builder.format == "html":
+        _plotly_js(app)
         _mathjax_dir(app)
 
 
@@ -53,15 +66,17 @@ def _copy_assets(app, exception) -> None:
     if exception is None and app.builder.format == "html":
         static = Path(app.outdir) / "_static"
         static.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(_plotly_js(), static / PLOTLY_JS)
-        shutil.copytree(_mathjax_dir(app), static / "mathjax", dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("sre", "*-full*", "*speech*"))
+        shutil.copyfile(_plotly_js(app), static / sitepages.FIGURE_SCRIPTS[0])
+        for name in SITE_FILES:
+            shutil.copyfile(SITE / name, static / name)
+        sitepages.tidy_theme(Path(app.outdir))
+        icons.subset_site(Path(app.outdir))
 
 
 def package_digest() -> str:
     """A hash of the package's code and data, which every chapter's outputs depend on."""
     h = hashlib.sha256()
-    for f in sorted(p for p in PACKAGE.rglob("*") if p.suffix in (".py", ".toml")):
+    for f in sorted(p for p in PACKAGE.rglob("*") if p.suffix in (".py", ".toml") and p.name not in BUILD_ONLY):
         h.update(f.relative_to(PACKAGE).as_posix().encode() + b"\0" + f.read_bytes())
     return h.hexdigest()
 
@@ -102,8 +117,9 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree) -> None:
     context["script_files"][:] = unique
 
 
-def _default_mode(app, config) -> None:
+def _theme_defaults(app, config) -> None:
     config.html_context.setdefault("default_mode", "light")
+    config.html_theme_options.setdefault("navbar_persistent", [])
 
 
 def repository_url(env: dict | None = None, cwd: Path | None = None) -> str | None:
@@ -140,14 +156,18 @@ def _launch(app, config) -> None:
 
 
 def setup(app):
-    app.connect("config-inited", _default_mode)
+    app.connect("config-inited", _theme_defaults)
     app.connect("config-inited", _launch)
     app.connect("html-page-context", _dedupe_scripts, priority=100)
     app.add_config_value("inferlimits_mathjax_dir", ".venv/npm/node_modules/mathjax/es5", "html")
+    app.add_config_value("inferlimits_plotly_js",
+                         ".venv/npm/node_modules/plotly.js-basic-dist-min/plotly-basic.min.js", "html")
+    mathsvg.setup(app, _mathjax_dir)
     app.connect("builder-inited", _check_assets)
     app.connect("builder-inited", _invalidate_if_package_changed, priority=400)  # before myst-nb opens the cache
     app.connect("env-get-outdated", _outdated)
-    app.add_js_file(PLOTLY_JS, priority=100)
+    app.add_css_file("book.css")
+    app.connect("html-page-context", sitepages.page_assets)
     app.connect("doctree-read", _drop_widget_state)
     app.connect("build-finished", _copy_assets)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

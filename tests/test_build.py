@@ -1,13 +1,18 @@
 """The built book (``make book`` writes _build/html before the tests run): every chapter page
-holds its figures, and every script the site runs is served by the site itself."""
+holds its figures, every script the site runs is served by the site itself, a page loads
+plotly.js only when it has figures and never before it is painted, math arrives drawn, and the
+icon font holds every icon the pages show."""
 from __future__ import annotations
 
 import json
 import re
+from importlib import resources
 
 import pytest
 
+from inferlimits import icons
 from inferlimits.book import ROOT, notebooks, toc_pages
+from inferlimits.plotlyhtml import plot_calls
 
 HTML = ROOT / "_build" / "html"
 
@@ -41,7 +46,7 @@ def test_every_page_is_built(page):
 def test_each_chapter_page_contains_its_figures(nb):
     html = _page(nb).read_text(encoding="utf-8")
     for fig in _figure_ids(nb):
-        assert f'id="{fig}"' in html and re.search(rf'Plotly\.newPlot\(\s*"{re.escape(fig)}"', html), \
+        assert f'id="{fig}"' in html and f'class="il-figure-data" data-for="{fig}"' in html, \
             f"figure {fig} missing from {nb.name}"
 
 
@@ -56,9 +61,61 @@ def test_scripts_and_styles_come_from_the_site_itself(page):
     assert not external, f"{page.name} loads {external}"
     for local in re.findall(r'<script[^>]+src="([^"?#]+)', html):
         assert (_page(page).parent / local).resolve().exists(), f"{page.name}: {local} is not in the site"
-    assert "_static/plotly.min.js" in html
-    if 'class="math' in html:
-        assert "_static/mathjax/tex-chtml.js" in html
+
+
+
+PLOTLY = re.compile(r'<script[^>]*src="[^"]*_static/plotly[^"]*"[^>]*>')
+
+
+@pytest.mark.parametrize("page", toc_pages(), ids=lambda p: p.stem)
+def test_plotly_loads_only_where_figures_are_and_after_first_paint(page):
+    html = _page(page).read_text(encoding="utf-8")
+    tags = PLOTLY.findall(html)
+    if 'class="plotly-graph-div"' not in html:
+        assert not tags, f"{page.name} has no figure but loads {tags}"
+        return
+    assert len(tags) == 1 and "plotly-basic.min.js" in tags[0], tags
+    assert " defer" in tags[0], f"plotly.js blocks first paint: {tags[0]}"
+    assert html.index(tags[0]) > html.index("<body"), "plotly.js is loaded in the head"
+    assert not list(plot_calls(html)), "a figure is drawn by an inline script, before plotly.js has loaded"
+
+
+def test_the_plotly_bundle_is_the_version_plotly_py_writes_for():
+    """The partial bundle must be the plotly.js that the figures' JSON was written for."""
+    version = re.compile(r"plotly\.js[^\n]*? v(\d+\.\d+\.\d+)")   # "plotly.js (basic - minified) v4.1.1"
+    ours = version.search((HTML / "_static" / "plotly-basic.min.js").read_text(encoding="utf-8")[:500])
+    bundled = version.search(resources.files("plotly").joinpath("package_data", "plotly.min.js").read_text()[:500])
+    assert ours and bundled and ours.group(1) == bundled.group(1), (ours, bundled)
+
+
+@pytest.mark.parametrize("page", toc_pages(), ids=lambda p: p.stem)
+def test_math_arrives_drawn(page):
+    html = _page(page).read_text(encoding="utf-8")
+    assert not re.search(r"<script[^>]*mathjax", html, re.I), "MathJax is still loaded"
+    formulas = re.findall(r'<(span|div) class="math notranslate nohighlight"[^>]*>(.*?)</\1>', html, re.S)
+    for _, f in formulas:
+        assert "<mjx-container" in f and "<svg" in f and "<math" in f, f"not drawn: {f[:120]}"
+
+
+def test_the_icon_font_holds_every_icon_the_pages_show():
+    """Against the theme's own stylesheet (not the trimmed one): each fa-* icon of each page keeps its
+    rule, and its character is in the trimmed solid font."""
+    from fontTools.ttLib import TTFont
+    import pydata_sphinx_theme
+
+    theme = resources.files(pydata_sphinx_theme).joinpath("theme", "pydata_sphinx_theme", "static", "styles",
+                                                          "pydata-sphinx-theme.css").read_text(encoding="utf-8")
+    built = (HTML / icons.THEME_CSS).read_text(encoding="utf-8")
+    font = set(TTFont(HTML / icons.FONTS / "fa-solid-900.woff2").getBestCmap())
+    pages = [p.read_text(encoding="utf-8") for p in HTML.rglob("*.html")]
+    used = {c for page in pages for c in re.findall(r'class="[^"]*\bfa-([a-z0-9-]+)', page)}
+    assert {"bars", "list"} <= used
+    for name in used:
+        rule = re.search(r'\.fa-' + re.escape(name) + r':before[^{]*\{content:"\\([0-9a-f]+)"\}', theme)
+        if rule:   # an icon, not a modifier such as fa-lg
+            assert int(rule.group(1), 16) in font, f"icon fa-{name} is not in the trimmed font"
+            assert f".fa-{name}:before" in built, f"the rule of icon fa-{name} was trimmed"
+    assert len(font) < 100, f"the solid font still holds {len(font)} characters"
 
 
 @pytest.mark.parametrize("nb", notebooks(), ids=lambda p: p.stem)

@@ -1,7 +1,9 @@
 """Figure specs, one module per family (``roofline``, ...). Each module has a ``spec`` function
 of plain values returning ``{"data": [...], "layout": {...}}`` and a ``panel`` helper that makes
 it interactive in both modes (see ``inferlimits.interactive``). This module holds the shared
-style."""
+style: every colour that draws a line or a marker reaches 3:1 contrast against the white plot
+(WCAG's non-text contrast; the browser tests measure every drawn line); ``translucent`` makes
+fills, whose edges carry the colour at full strength."""
 from __future__ import annotations
 
 import math
@@ -9,8 +11,14 @@ import math
 FONT = dict(family="Helvetica, Arial, sans-serif", size=14)
 ACCENT = "#c0392b"
 INK = "#1f4e79"
-FAINT = "#c8c8c8"
-PALETTE = ["#1f4e79", "#c0392b", "#2e8b57", "#d68910", "#7d3c98", "#566573", "#17a589"]
+FAINT = "#8c8c8c"      # 3.4:1 on white: light enough to sit behind, dark enough to read
+PALETTE = ["#1f4e79", "#c0392b", "#2e8b57", "#b9770e", "#7d3c98", "#566573", "#17a589"]
+
+
+def translucent(color: str, alpha: float) -> str:
+    """``#rrggbb`` as ``rgba(r, g, b, alpha)``, for fills."""
+    r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r}, {g}, {b}, {alpha})"
 
 
 def base_layout(title: str, x_title: str, y_title: str, x_log: bool = False, y_log: bool = False,

@@ -9,7 +9,7 @@ from ..indexcard import read_card, shows_published_band, summary_lines
 from ..measured import good_decode_setup, typical_decode_share
 from ..interactive import Control, doubling_stops, panel as _panel
 from ..precision import runnable_math
-from . import base_layout
+from . import PALETTE, base_layout
 
 TOKENS_RANGE = (0.1, 1e7)             # tokens/s, fixed axis
 MS_RANGE = (1e-3, 1e5)                # ms per decode step, fixed axis
@@ -58,8 +58,7 @@ def spec(accelerator_name: str, model_name: str, weight_precision: str, kv_preci
              marker=dict(color=["#1f4e79", "#2e8b57", "#c0392b"]), name="tokens/s", xaxis="x", yaxis="y",
              hovertemplate="%{y}: %{x:,.4g} tokens/s<extra></extra>", cliponaxis=False),
         dict(type="scatter", x=band, y=["measured", "measured"], mode="lines+markers+text", xaxis="x", yaxis="y",
-             line=dict(color="rgba(192, 57, 43, 0.5)", width=6), marker=dict(symbol="line-ns-open", size=16,
-                                                                            color="#c0392b"),
+             line=dict(color=PALETTE[5], width=6), marker=dict(symbol="line-ns-open", size=16, color=PALETTE[5]),
              text=["", f"published runs: {low:.0%}–{high:.0%}"], textposition="middle right", cliponaxis=False,
              name="published runs",
              hovertemplate=f"compiled single-stream runs with 16-bit weights ({good_decode_setup()}) reached "

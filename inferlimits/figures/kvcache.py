@@ -13,7 +13,7 @@ from ..kvcache import (batch_where_cache_equals_weights, cache_limited_tokens_pe
                        max_context_tokens, max_sequences, memory_left_for_cache_bytes, usable_memory_fraction)
 from ..models import cached_tokens, kv_bytes_per_token, model, weight_bytes
 from ..units import GB
-from . import ACCENT, FAINT, INK, PALETTE, base_layout
+from . import ACCENT, FAINT, INK, PALETTE, base_layout, translucent
 from .batching import legend_below_slider, rounded
 
 CONTEXT_RANGE = (256, 131_072)          # tokens, fixed x axis of the memory figure
@@ -60,10 +60,10 @@ def memory_spec(model_name: str, accelerator_name: str, batch: float, kv_precisi
     at, label = _fits_label(c, m.context_length, w, k, b, usable)
     data = [
         dict(type="scatter", x=CONTEXT_CURVE, y=[w / GB] * len(CONTEXT_CURVE), mode="lines", fill="tozeroy",
-             line=dict(color=INK, width=2), fillcolor="rgba(31,78,121,0.35)", name="weights",
+             line=dict(color=INK, width=2), fillcolor=translucent(INK, 0.35), name="weights",
              hovertemplate="weights %{y:.1f} GB<extra></extra>"),
         dict(type="scatter", x=xs, y=total, mode="lines", fill="tonexty", line=dict(color=PALETTE[3], width=3),
-             fillcolor="rgba(214,137,16,0.35)", name="weights + KV caches of the batch",
+             fillcolor=translucent(PALETTE[3], 0.35), name="weights + KV caches of the batch",
              hovertemplate="context %{x:,.0f} tokens → %{y:.1f} GB in all<extra></extra>"),
         dict(type="scatter", x=list(CONTEXT_RANGE), y=[usable / GB] * 2, mode="lines+text",
              line=dict(color=ACCENT, width=2, dash="dash"), name="usable memory",

@@ -60,5 +60,5 @@ def figure(comparisons: list[Comparison]) -> go.Figure:
                                   "measured (tokens per second)", x_log=True, y_log=True, x_range=RANGE,
                                   y_range=RANGE, legend=True))
     fig.update_layout(height=640, margin=dict(t=100), updatemenus=[dict(
-        buttons=buttons, active=0, x=1.0, y=1.02, xanchor="right", yanchor="bottom", direction="down")])
+        name="measurements shown", buttons=buttons, active=0, x=1.0, y=1.02, xanchor="right", yanchor="bottom", direction="down")])
     return fig

@@ -11,7 +11,7 @@ from ..kvcache import kv_cache_bytes, max_context_tokens, max_sequences, usable_
 from ..models import kv_bytes_per_token
 from ..units import GB, GIB
 from ..worked_example import Setting, claim
-from . import ACCENT, FAINT, INK, PALETTE, base_layout
+from . import ACCENT, FAINT, INK, PALETTE, base_layout, translucent
 
 #: Cache accountings of the capacity figure: label -> (KV precision, factor on the cache). The
 #: factor of the third is the document's, read from its claims (``Setting.factor``).
@@ -51,7 +51,7 @@ def capacity_spec(cache: str, context_tokens: float, usable_fraction: float | No
     doc = [doc_w, doc_n * doc_seq, doc_usable - doc_w - doc_n * doc_seq, doc_total - doc_usable]
     columns = [[x / GB for x in ours], [x / GIB for x in ours], [x / GB for x in doc]]
     names = ["weights", "KV caches", "usable, unused", "reserve (not usable)"]
-    colors = [INK, PALETTE[3], "rgba(46,139,87,0.35)", FAINT]
+    colors = [INK, PALETTE[3], translucent(PALETTE[2], 0.35), FAINT]
     data = []
     for i, (name, color) in enumerate(zip(names, colors)):
         ys = [col[i] for col in columns]
@@ -128,7 +128,7 @@ def step_spec(bandwidth_share: str, batch: float) -> dict:
         if cl.bound == "<":   # an upper bound: everything below it
             lo = TIME_RANGE_MS[0] / 1e3
         return dict(type="scatter", x=[x0, x1, x1, x0, x0], y=[lo * 1e3, lo * 1e3, hi * 1e3, hi * 1e3, lo * 1e3],
-                    fill="toself", mode="lines", line=dict(color=color, width=1), fillcolor=color, opacity=0.35,
+                    fill="toself", mode="lines", line=dict(color=color, width=1), fillcolor=translucent(color, 0.3),
                     name=f"the document: “{cl.wording}”", hoverinfo="skip")
 
     reading = (f"batch {b}: each cache fits up to {longest:,} tokens" if longest < x1
