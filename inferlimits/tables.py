@@ -570,10 +570,10 @@ def storage_formats() -> Markdown:
     rows = []
     for f in formats().values():
         block = f"{f.block} share {f.scale_bits:g} bits" if f.block else "–"
-        native = f.math if f.math != "none" else "none: converted to 16 bits first"
+        native = {"none": "no rate: converted to 16 bits first", "BF16": "the 16-bit rate"}.get(f.math, f"the {f.math} rate")
         rows.append([f.name, f"{f.element_bits:g}", block, f"{f.bits_per_element:g}", f"{f.bytes_per_element:g}", native])
     return _table(["format", "bits per number", "block scale", "bits per weight", "bytes per weight",
-                   "multiplied as stored by"], rows, "lrlrrl")
+                   "multiplied, as stored, at"], rows, "lrlrrl")
 
 
 def math_rates(names: Sequence[str], precisions: Sequence[str] = MATH_PRECISIONS) -> Markdown:
@@ -593,36 +593,39 @@ def precision_schemes(model_name: str, accelerator_name: str, schemes: Sequence[
                       prompt_tokens: int) -> Markdown:
     """One row per pair of weight format and math precision for ``model_name`` on
     ``accelerator_name``, no context: the bytes memory holds and a step reads, the single-stream
-    ceiling, the effective math rate and the ridge it sets, the decode knee and its ratio to BF16
-    weights with BF16 math, the prefill crossover, and the ideal time to first token of a
-    ``prompt_tokens`` prompt. "does not fit" where the weights exceed the usable memory."""
+    ceiling, the effective math rate and the ridge it sets, the decode knee counted three ways (the
+    weights alone; the whole step under one max(); the products and attention with the
+    elementwise kernels counted apart), the prefill crossover, and the ideal time to first token
+    of a ``prompt_tokens`` prompt. "does not fit" where the weights exceed the usable memory."""
     import math
 
     from .kvcache import fit
     from .models import model, weight_bytes
-    from .precision import crossover_on, decode_math_rate, decode_on, knee_on, prefill_on, scheme_problem
+    from .precision import (crossover_on, decode_math_rate, decode_on, knee_in_order_on, knee_on,
+                            knee_weights_only_on, prefill_on, scheme_problem)
+
+    def batch(knee: float) -> str:
+        return _g(knee) if math.isfinite(knee) else "never"
 
     c, a = model(model_name).config, accelerator(accelerator_name)
-    base = knee_on(a, c)
     rows = []
     for wp, mp in schemes:
         problem = scheme_problem(a, wp, mp)
         stored = weight_bytes(c, wp)
         if problem or not fit(a.capacity_bytes, stored).fits:
-            rows.append([f"{wp} weights, {mp} math", _g(stored / GB, 1), problem or "does not fit", *["–"] * 7])
+            rows.append([f"{wp} weights, {mp} math", _g(stored / GB, 1), problem or "does not fit", *["–"] * 8])
             continue
         one = decode_on(a, c, 1, 0, wp, "BF16", mp)
         rate = decode_math_rate(a, c, wp, mp)
-        knee = knee_on(a, c, 0, wp, "BF16", mp)
         rows.append([f"{wp} weights, {mp} math", _g(stored / GB, 1), _g(one.weight_bytes / GB, 2), _g(one.ceiling),
-                     _g(rate / 1e12), _g(rate / a.bandwidth_bytes_per_s),
-                     _g(knee) if math.isfinite(knee) else "never", f"{knee / base:.2f}" if math.isfinite(knee) else "–",
+                     _g(rate / 1e12), _g(rate / a.bandwidth_bytes_per_s), batch(knee_weights_only_on(a, c, wp, mp)),
+                     batch(knee_on(a, c, 0, wp, "BF16", mp)), batch(knee_in_order_on(a, c, 0, wp, "BF16", mp)),
                      _g(crossover_on(a, c, wp, "BF16", mp)),
                      f"{prefill_on(a, c, prompt_tokens, wp, 'BF16', mp).time_s * 1e3:,.1f}"])
     return _table(["weights and math", "held (GB)", "read per step (GB)", "one user: tokens/s",
-                   "math rate (TFLOP/s)", "ridge (FLOP/byte)", "decode knee (B)", "knee ÷ BF16's",
-                   "prefill compute-bound from (tokens)", f"first token of {prompt_tokens:,} (ms)"], rows,
-                  "lrrrrrrrrr")
+                   "math rate (TFLOP/s)", "ridge (FLOP/byte)", "knee, weights alone (B)", "knee, whole step (B)",
+                   "knee, kernels in order (B)", "prefill compute-bound from (tokens)",
+                   f"first token of {prompt_tokens:,} (ms)"], rows, "lrrrrrrrrrr")
 
 
 def moe_models(accelerator_name: str) -> Markdown:
@@ -648,7 +651,8 @@ def moe_models(accelerator_name: str) -> Markdown:
                      _kv_long(c), _g(g) if g else "more than 64"])
     return _table(["model", "weights (billion)", "a token multiplies (billion)", "routed (+ shared) experts",
                    "batch touching half of them", "published format", "held (GB)", "one token's step reads (GB)",
-                   "held ÷ read", "KV per token of a long context, BF16 (KiB)", f"{accelerator_name}s to hold it"], rows,
+                   "held ÷ read", "KV per token of a long context, BF16 (KiB)",
+                   f"{accelerator_name}s to hold it (a power of two)"], rows,
                   "lrrlrlrrrrr")
 
 

@@ -48,7 +48,8 @@ PANELS = {
     # chapters 6 and 9 (the lists the chapters pass)
     "third-wall": lambda: overheadfig.third_wall_panel(DECODE_NAMES, "B200 (HGX)", DENSE_MODELS, "Llama-3.1-8B", 10.0,
                                                        div_id="fig-test"),
-    "index-card": lambda: cardfig.panel(DECODE_NAMES, DENSE_MODELS, div_id="fig-test"),
+    "index-card": lambda: cardfig.panel(DECODE_NAMES, DENSE_MODELS + ["Qwen3-30B-A3B", "gpt-oss-120b"],
+                                        div_id="fig-test"),
     # chapters 7 and 8 (low precision, mixtures of experts)
     "precision": lambda: precisionfig.panel(NAMES, DENSE_MODELS, "B200 (HGX)", "Llama-3.1-8B", "FP8", "FP8", batch=64,
                                             div_id="fig-test"),

@@ -11,7 +11,7 @@ from ..hardware import MATH_PRECISIONS, accelerator
 from ..interactive import Control, doubling_stops, panel as _panel
 from ..kvcache import fit, max_sequences
 from ..models import cached_tokens, kv_bytes_per_token, model, weight_bytes
-from ..precision import decode_math_rate, decode_on, knee_on, runnable_math
+from ..precision import decode_in_order_on, decode_math_rate, decode_on, knee_on, runnable_math
 from . import FAINT, INK, base_layout
 from .batching import rounded
 from .roofline import PRECISION_COLOURS
@@ -36,23 +36,26 @@ REFERENCE = ("BF16", "BF16")
 @cache
 def _curve(accelerator_name, model_name, weight_precision, math_precision, kv_precision, context_tokens):
     """The lower ceiling at every batch of ``CURVE`` whose weights and caches fit (None beyond),
-    the memory ceiling alone, the math ceiling, and the knee (remembered: the hosted page's states
+    the memory ceiling alone, the ceiling with the elementwise kernels counted apart
+    (``decode_in_order_on``), the math ceiling, and the knee (remembered: the hosted page's states
     redraw the same curves for every stop of the batch slider)."""
     a, c = accelerator(accelerator_name), model(model_name).config
     kept, k = cached_tokens(c, context_tokens), kv_bytes_per_token(c, kv_precision)
     stored = weight_bytes(c, weight_precision)
     rate = decode_math_rate(a, c, weight_precision, math_precision, context_tokens)
-    lower, memory = [], []
+    lower, memory, in_order = [], [], []
     for b in CURVE:
         if fit(a.capacity_bytes, stored, k, b, kept).fits:
             p = decode_point(c, rate, a.bandwidth_bytes_per_s, b, context_tokens, weight_precision, kv_precision)
             lower.append(p.ceiling), memory.append(p.memory_ceiling)
+            in_order.append(decode_in_order_on(a, c, b, context_tokens, weight_precision, kv_precision,
+                                               math_precision).ceiling)
         else:
-            lower.append(None), memory.append(None)
+            lower.append(None), memory.append(None), in_order.append(None)
     math_ceiling = decode_point(c, rate, a.bandwidth_bytes_per_s, 1, context_tokens, weight_precision,
                                 kv_precision).math_ceiling
     knee = knee_on(a, c, context_tokens, weight_precision, kv_precision, math_precision)
-    return tuple(lower), tuple(memory), math_ceiling, knee
+    return tuple(lower), tuple(memory), tuple(in_order), math_ceiling, knee
 
 
 def _most(a, c, weight_precision, kv_precision, context_tokens) -> int | None:
@@ -67,8 +70,9 @@ def _most(a, c, weight_precision, kv_precision, context_tokens) -> int | None:
 def spec(accelerator_name: str, model_name: str, weight_precision: str, math_precision: str, kv_precision: str,
          batch: float, context_tokens: float) -> dict:
     """Decode tokens/s against batch: the chosen pair of weight format and math precision (its
-    lower ceiling, its memory ceiling dotted beyond the knee, its math ceiling flat), BF16 weights
-    with BF16 math in grey, both knees, and a marker at ``batch``."""
+    lower ceiling, its memory ceiling dotted beyond the knee, its ceiling with the elementwise kernels
+    counted apart, its math ceiling flat), BF16 weights with BF16 math in grey, both knees, and a
+    marker at ``batch``."""
     a, c = accelerator(accelerator_name), model(model_name).config
     label = SCHEMES.get((weight_precision, math_precision), f"{weight_precision} weights, {math_precision} math")
     # a pair the part cannot run is drawn with BF16 math, and the title says why
@@ -76,7 +80,7 @@ def spec(accelerator_name: str, model_name: str, weight_precision: str, math_pre
     title = (f"{model_name} on the {accelerator_name}: {label}, {kv_precision} cache, {context_tokens:,.0f} tokens of context"
              + (f" ({problem}: drawn with BF16 math)" if problem else ""))
     colour = PRECISION_COLOURS[math_precision]
-    ref_lower, _, ref_math, ref_knee = _curve(accelerator_name, model_name, *REFERENCE, kv_precision, context_tokens)
+    ref_lower, _, _, ref_math, ref_knee = _curve(accelerator_name, model_name, *REFERENCE, kv_precision, context_tokens)
     hover = "batch %{x:,.0f} → %{y:,.4g} tokens/s<extra>%{fullData.name}</extra>"
     data = [dict(type="scatter", x=list(CURVE), y=rounded(ref_lower), mode="lines",
                  line=dict(color=FAINT, width=3), name="BF16 weights, BF16 math", hovertemplate=hover)]
@@ -85,16 +89,18 @@ def spec(accelerator_name: str, model_name: str, weight_precision: str, math_pre
     if most == 0:  # the weights alone do not fit: no curve, and the marker says so at every batch
         data += [dict(type="scatter", x=[], y=[], mode="lines", name=label),
                  dict(type="scatter", x=[], y=[], mode="lines", name="memory ceiling beyond the knee"),
+                 dict(type="scatter", x=[], y=[], mode="lines", name="kernels in order"),
                  dict(type="scatter", x=[], y=[], mode="lines", name="math ceiling"),
                  dict(type="scatter", x=[], y=[], mode="markers+text", name="knee"),
                  dict(type="scatter", x=[b], y=[TOKENS_RANGE[0] * 3], mode="markers+text", marker=dict(size=14, color=INK),
                       text=[f"B = {b:,}: {weight_precision} weights do not fit in the {a.name}'s usable memory"],
                       textposition="top right", name="this batch")]
     else:
-        lower, memory, math_ceiling, knee = _curve(accelerator_name, model_name, weight_precision, math_precision,
+        lower, memory, in_order, math_ceiling, knee = _curve(accelerator_name, model_name, weight_precision, math_precision,
                                                    kv_precision, context_tokens)
         beyond = [m if x >= knee else None for x, m in zip(CURVE, memory)] if math.isfinite(knee) else []
         point = decode_on(a, c, b, context_tokens, weight_precision, kv_precision, math_precision)
+        ordered = decode_in_order_on(a, c, b, context_tokens, weight_precision, kv_precision, math_precision)
         fits_here = most is None or b <= most
         both = math.isfinite(knee) and math.isfinite(ref_knee)
         knee_text = f"knee: B ≈ {knee:,.0f}" if math.isfinite(knee) else "memory-bound at every batch"
@@ -105,6 +111,9 @@ def spec(accelerator_name: str, model_name: str, weight_precision: str, math_pre
             dict(type="scatter", x=list(CURVE) if beyond else [], y=rounded(beyond), mode="lines",
                  line=dict(color=colour, width=1.5, dash="dot"), name="memory ceiling beyond the knee",
                  hovertemplate=hover),
+            dict(type="scatter", x=list(CURVE), y=rounded(in_order), mode="lines",
+                 line=dict(color=colour, width=2, dash="dashdot"),
+                 name="kernels in order (elementwise time added)", hovertemplate=hover),
             dict(type="scatter", x=list(BATCH_RANGE), y=rounded([math_ceiling] * 2), mode="lines",
                  line=dict(color=colour, width=1.5, dash="dash"), name=f"math ceiling ({math_precision} math)",
                  hovertemplate=hover),
@@ -114,7 +123,8 @@ def spec(accelerator_name: str, model_name: str, weight_precision: str, math_pre
                  hoverinfo="skip"),
             dict(type="scatter", x=[b], y=rounded([point.ceiling if fits_here else TOKENS_RANGE[0] * 3]),
                  mode="markers+text", marker=dict(size=14, color=INK), textposition="bottom right",
-                 text=[f"B = {b:,}: {point.ceiling:,.0f} tokens/s, {point.wall}" if fits_here
+                 text=[f"B = {b:,}: {point.ceiling:,.0f} tokens/s, {point.wall} ({ordered.ceiling:,.0f} in order)"
+                       if fits_here
                        else f"B = {b:,}: does not fit (at most {most:,})"],
                  name="this batch", hovertemplate=hover)]
     layout = base_layout(title, "batch B (sequences decoded together)",
