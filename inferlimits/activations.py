@@ -49,6 +49,11 @@ PHASES = ("decode", "prefill")
 #: compute-bound; elementwise kernels never are, so their traffic cannot hide under math.
 PRODUCT, ATTENTION, ELEMENTWISE = "product", "attention", "elementwise"
 KINDS = (PRODUCT, ATTENTION, ELEMENTWISE)
+#: the label of a routed expert's kernels; their products are a part of their own in
+#: ``activation_bytes_by_part`` (their rows are the tokens routed to each expert, not the batch)
+ROUTED = "routed expert"
+#: the parts a step's kernels fall into when counted one kind after another
+PARTS = (PRODUCT, ROUTED, ATTENTION, ELEMENTWISE)
 
 
 @dataclass(frozen=True)
@@ -128,7 +133,7 @@ def layer_kernels(c: Config, layer: int, phase: str = "decode") -> list[Kernel]:
     routed, shared = c.num_experts_per_tok, c.shared_experts
     out.append(Kernel("router", h, c.routed_experts, "a score for every expert", PRODUCT))
     for _ in range(routed):
-        out += _gated_mlp(h, c.expert_width, "routed expert")
+        out += _gated_mlp(h, c.expert_width, ROUTED)
     if shared:
         out += _gated_mlp(h, shared * c.expert_width, "shared experts")
     return out + [Kernel("combine experts", (routed + (1 if shared else 0)) * h, h, "the experts' outputs summed")]
@@ -169,3 +174,20 @@ def activation_bytes_per_token(c: Config, phase: str = "decode", activation_prec
     only some kernels, e.g. (ELEMENTWISE,) for the traffic that no math can hide."""
     return activation_numbers_per_token(c, phase, kinds) * bytes_per_element(activation_precision,
                                                                              "activation_precision")
+
+
+@cache
+def _numbers_by_part(c: Config, phase: str) -> dict[str, int]:
+    every = [k for i in range(c.num_hidden_layers) for k in layer_kernels(c, i, phase)] + outer_kernels(c, phase)
+    out = dict.fromkeys(PARTS, 0)
+    for k in every:
+        part = ROUTED if k.kind == PRODUCT and k.name.startswith(ROUTED) else k.kind
+        out[part] += k.numbers
+    return out
+
+
+def activation_bytes_by_part(c: Config, phase: str = "decode", activation_precision: str = "BF16") -> dict[str, float]:
+    """A split by ``PARTS``: the weight products (the routed experts' apart), attention, and the
+    elementwise kernels; the values sum to ``activation_bytes_per_token``."""
+    b = bytes_per_element(activation_precision, "activation_precision")
+    return {part: n * b for part, n in _numbers_by_part(c, _phase(phase)).items()}

@@ -302,6 +302,17 @@ def active_weights(c: Config) -> Weights:
     return _weights(c, lambda i: c.num_experts_per_tok)
 
 
+def routed_experts_read(c: Config, experts_per_moe_layer: float) -> Weights:
+    """The routed experts' weights, by component, when a step touches D = ``experts_per_moe_layer``
+    of them in each MoE layer: D x the MoE layers x one expert (its matrices, and its biases where
+    it has them). The shared experts are not in it."""
+    if not c.is_moe:
+        raise ValueError("c must be a mixture-of-experts config; this model has no routed experts")
+    D = positive("experts_per_moe_layer", experts_per_moe_layer)
+    moe_layers = sum(c.layer_is_moe(i) for i in range(c.num_hidden_layers))
+    return _expert(c).scaled(D * moe_layers)
+
+
 def routed_expert_params(c: Config) -> int:
     """The weights of one routed expert of one MoE layer: a gated MLP, 3 x hidden x expert width
     (and its biases, where the architecture has them)."""

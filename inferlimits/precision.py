@@ -23,21 +23,24 @@ everywhere it is the BF16 rate, exactly. The ``*_on`` functions fill everything 
 an accelerator.
 
 Those take one max() over the whole step, as if every byte could move while any math ran. Kernels
-run one after another, though, and the elementwise ones (norms, rotary embeddings, SiLU, copies)
-have no math to hide their bytes under; ``decode_in_order_on`` counts their time apart and adds it.
-The narrower the math, the more that matters: it shortens the products, not the elementwise kernels.
+run one after another, though: the elementwise ones (norms, rotary embeddings, SiLU, copies) have
+no math to hide their bytes under, attention's cache cannot hide under the products' math, and an
+MoE model's experts, each with only its own tokens' rows, cannot borrow the dense products' spare
+math. ``decode_in_order_on`` counts each kind of kernel apart and adds them. The narrower the math,
+the more that matters: it shortens the products, not the rest.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .activations import ATTENTION, ELEMENTWISE, PRODUCT, activation_bytes_per_token
+from .activations import ATTENTION, ELEMENTWISE, PRODUCT, ROUTED, activation_bytes_by_part
 from .generation import (COMPUTE_BOUND, MEMORY_BOUND, DecodePoint, PrefillPoint, _first_crossing,
                          attention_flops_per_token, decode_flops_per_token, decode_knee_batch, decode_point,
-                         prefill_attention_flops, prefill_crossover_tokens, prefill_point, weight_bytes_read_per_step)
+                         experts_touched_per_layer, prefill_attention_flops, prefill_crossover_tokens, prefill_point,
+                         weight_bytes_read_per_step, weights_read_per_step)
 from .hardware import MATH_BITS, MATH_PRECISIONS, Accelerator
 from .models import (COMPONENTS, EXPERTS, MATRICES, VOCABULARY, Config, cached_tokens, component_formats,
-                     kv_bytes_per_token, multiplied_weights)
+                     kv_bytes_per_token, multiplied_weights, routed_experts_read, weights_bytes)
 from .units import fraction, non_negative, positive, storage_format
 
 #: the precision a product falls back to: 16-bit math, which every part here has
@@ -116,10 +119,14 @@ def product_flops_by_precision(c: Config, weight_precision: str, math_precision:
     return out
 
 
+def _seconds(parts: dict[str, float], a: Accelerator) -> float:
+    """The time of FLOPs by precision at ``a``'s rates."""
+    return sum(f / a.math_flops_per_s(p) for p, f in parts.items() if f)
+
+
 def _rate(parts: dict[str, float], a: Accelerator) -> float:
     """F / sum(F_i / P_i): the one rate that does the parts' math in the same time."""
-    total = sum(parts.values())
-    return total / sum(f / a.math_flops_per_s(p) for p, f in parts.items() if f)
+    return sum(parts.values()) / _seconds(parts, a)
 
 
 def decode_math_rate(a: Accelerator, c: Config, weight_precision: str = "BF16", math_precision: str = "BF16",
@@ -200,23 +207,26 @@ def ridge_flop_per_byte(a: Accelerator, math_precision: str = "BF16") -> float:
     return a.math_flops_per_s(_math(math_precision)) / a.bandwidth_bytes_per_s
 
 
-# ---- the elementwise kernels counted apart ---------------------------------------------------------
+# ---- the kernels counted one kind after another ------------------------------------------------------
 
 @dataclass(frozen=True)
 class InOrderStep:
-    """A decode step of ``batch`` sequences with its elementwise kernels counted apart. The weight
-    products and attention keep one max() of their math time and their memory time (the weights,
-    the cache and their own activations); the elementwise kernels run between them with nothing to
-    overlap, so their memory time adds."""
+    """A decode step of ``batch`` sequences counted one kind of kernel after another. Each part
+    (``activations.PARTS``) is its own run of kernels with its own math time and memory time: the
+    weight products (with the weights they read), the routed experts' products (the experts the
+    batch touches), attention (the cache and its own activations) and the elementwise kernels
+    (norms, rotary embeddings, SiLU, copies: bytes only). A part takes the larger of its two times;
+    the parts add, because one kind's spare math cannot hide another kind's bytes."""
 
     batch: float
-    math_s: float         # the step's FLOPs at its effective rate
-    memory_s: float       # weights, cache, and the products' and attention's activations, over BW
-    elementwise_s: float  # the elementwise kernels' activations, over BW
+    parts: tuple[tuple[str, float, float], ...]   # (part, math_s, memory_s)
+
+    def _times(self, part: str) -> tuple[float, float]:
+        return next(((m, b) for p, m, b in self.parts if p == part), (0.0, 0.0))
 
     @property
     def time_s(self) -> float:
-        return max(self.math_s, self.memory_s) + self.elementwise_s
+        return sum(max(m, b) for _, m, b in self.parts)
 
     @property
     def ceiling(self) -> float:
@@ -224,35 +234,63 @@ class InOrderStep:
         return self.batch / self.time_s
 
     @property
+    def math_s(self) -> float:
+        return sum(m for _, m, _ in self.parts)
+
+    @property
+    def memory_s(self) -> float:
+        """Every part's memory time but the elementwise kernels'."""
+        return sum(b for p, _, b in self.parts if p != ELEMENTWISE)
+
+    @property
+    def elementwise_s(self) -> float:
+        return self._times(ELEMENTWISE)[1]
+
+    @property
     def wall(self) -> str:
-        """What paces the products and attention (the elementwise kernels are memory-bound always)."""
-        return COMPUTE_BOUND if self.math_s >= self.memory_s else MEMORY_BOUND
+        """Compute-bound once every kind of weight product is (attention and the elementwise
+        kernels aside: at decode they are memory-bound at any batch but MLA's)."""
+        products = [(m, b) for p, m, b in self.parts if p in (PRODUCT, ROUTED)]
+        return COMPUTE_BOUND if all(m >= b for m, b in products) else MEMORY_BOUND
 
 
 def decode_in_order_on(a: Accelerator, c: Config, batch: float = 1, context_tokens: float = 0.0,
                        weight_precision: str = "BF16", kv_precision: str = "BF16", math_precision: str = "BF16",
                        activation_precision: str = "BF16", attention_precision: str = WIDE) -> InOrderStep:
-    """A decode step on ``a`` with the elementwise kernels' time added to the rest's (``InOrderStep``).
-    Its time is never shorter than ``decode_on``'s single max(), and never longer by more than the
-    elementwise kernels' memory time; the two agree while the products and attention are
-    memory-bound (``InOrderStep.wall``)."""
+    """A decode step on ``a`` counted one kind of kernel after another (``InOrderStep``). Its time
+    is never shorter than ``decode_on``'s single max() and never longer than all its math time and
+    memory time together; the two counts agree while every part is memory-bound."""
     B = positive("batch", batch)
     L = non_negative("context_tokens", context_tokens)
-    p = decode_math_rate(a, c, weight_precision, math_precision, L, attention_precision)
+    check_scheme(weight_precision, math_precision)
     bw = a.bandwidth_bytes_per_s
-    rest = activation_bytes_per_token(c, "decode", activation_precision, (PRODUCT, ATTENTION))
-    apart = activation_bytes_per_token(c, "decode", activation_precision, (ELEMENTWISE,))
-    held = weight_bytes_read_per_step(c, weight_precision, B) + B * (kv_bytes_per_token(c, kv_precision)
-                                                                     * cached_tokens(c, L) + rest)
-    return InOrderStep(B, B * decode_flops_per_token(c, L) / p, held / bw, B * apart / bw)
+    act = activation_bytes_by_part(c, "decode", activation_precision)
+    formats = component_formats(weight_precision)
+    flops = product_flops_by_precision(c, weight_precision, math_precision)
+    read = weights_read_per_step(c, B)
+    parts = []
+    if c.is_moe:
+        one, touched = routed_experts_read(c, c.num_experts_per_tok), routed_experts_read(c, experts_touched_per_layer(c, B))
+        routed = {WIDE: 2.0 * one.vectors}
+        p = product_math(formats[EXPERTS], math_precision)
+        routed[p] = routed.get(p, 0.0) + 2.0 * one.experts
+        for p, f in routed.items():
+            flops[p] -= f
+        parts.append((ROUTED, B * _seconds(routed, a), (weights_bytes(touched, weight_precision) + B * act[ROUTED]) / bw))
+        read = read + touched.scaled(-1.0)
+    parts.insert(0, (PRODUCT, B * _seconds(flops, a), (weights_bytes(read, weight_precision) + B * act[PRODUCT]) / bw))
+    attention = {_math(attention_precision, "attention_precision"): attention_flops_per_token(c, L)}
+    cache = kv_bytes_per_token(c, kv_precision) * cached_tokens(c, L)
+    parts.append((ATTENTION, B * _seconds(attention, a), B * (cache + act[ATTENTION]) / bw))
+    parts.append((ELEMENTWISE, 0.0, B * act[ELEMENTWISE] / bw))
+    return InOrderStep(B, tuple(parts))
 
 
 def knee_in_order_on(a: Accelerator, c: Config, context_tokens: float = 0.0, weight_precision: str = "BF16",
                      kv_precision: str = "BF16", math_precision: str = "BF16", activation_precision: str = "BF16",
                      attention_precision: str = WIDE) -> float:
-    """The batch at which the products and attention of a decode step turn compute-bound, with the
-    elementwise kernels counted apart (``decode_in_order_on``): never later than ``knee_on``, since
-    the bytes that no math can hide no longer count against the math."""
+    """The batch from which every kind of weight product of a decode step is compute-bound,
+    counted one kind after another (``decode_in_order_on``); ``math.inf`` when some never is."""
     def memory_bound(B: float) -> bool:
         return decode_in_order_on(a, c, B, context_tokens, weight_precision, kv_precision, math_precision,
                                   activation_precision, attention_precision).wall == MEMORY_BOUND

@@ -142,6 +142,7 @@ VALID: dict[str, dict[str, object]] = {
     "models.mlp_params_per_layer": dict(c=DEEPSEEK, layer=5, active_only=False),
     "models.quantized_bytes": dict(params=8e9, vocabulary=1e9, weight_precision="INT4"),
     "models.weights_touching": dict(c=DEEPSEEK, experts_per_moe_layer=100.0),
+    "models.routed_experts_read": dict(c=DEEPSEEK, experts_per_moe_layer=100.0),
     # precision (chapter 7): a model on an accelerator, its math at the precisions it runs in
     "precision.product_flops_by_precision": dict(c=GPT_OSS, weight_precision="MXFP4 experts", math_precision="FP8",
                                                  head_share=0.5),
@@ -156,6 +157,12 @@ VALID: dict[str, dict[str, object]] = {
                                  math_precision="FP8", activation_precision="BF16", attention_precision="BF16"),
     "precision.knee_on": dict(a=B200, c=DEEPSEEK, context_tokens=1024, weight_precision="FP8", kv_precision="BF16",
                               math_precision="FP8", activation_precision="BF16", attention_precision="BF16"),
+    "precision.decode_in_order_on": dict(a=B200, c=DEEPSEEK, batch=64, context_tokens=1024, weight_precision="FP8",
+                                         kv_precision="BF16", math_precision="FP8", activation_precision="BF16",
+                                         attention_precision="BF16"),
+    "precision.knee_in_order_on": dict(a=B200, c=LLAMA, context_tokens=1024, weight_precision="FP8",
+                                       kv_precision="BF16", math_precision="FP8", activation_precision="BF16",
+                                       attention_precision="BF16"),
     # overhead (chapter 6)
     "overhead.launches_per_step": dict(c=LLAMA, kernels_per_layer=43, kernels_outside_layers=20),
     "overhead.host_time_per_step_s": dict(launches_per_step=1396, seconds_per_launch=1e-5),
@@ -215,6 +222,8 @@ ZERO_ALLOWED: set[tuple[str, str]] = {
     ("precision.decode_math_rate", "context_tokens"),
     ("precision.decode_on", "context_tokens"),
     ("precision.knee_on", "context_tokens"),
+    ("precision.decode_in_order_on", "context_tokens"),
+    ("precision.knee_in_order_on", "context_tokens"),
     # layer indices count from zero
     ("activations.layer_kernels", "layer"),
     # decode with no cache reduces to the weights-only case

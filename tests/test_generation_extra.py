@@ -297,7 +297,11 @@ def test_crossover_for_llama_8b_is_above_the_balance_point_times_b_over_two(name
 @given(name=st.sampled_from(DENSE), p=peaks, bw=bandwidths)
 def test_crossover_grows_with_the_balance_point(name, p, bw):
     c = model(name).config
-    assert gen.prefill_crossover_tokens(c, p, bw) < gen.prefill_crossover_tokens(c, 2 * p, bw)
+    before, after = gen.prefill_crossover_tokens(c, p, bw), gen.prefill_crossover_tokens(c, 2 * p, bw)
+    if math.isinf(before):  # a sliding window that never turns compute-bound stays so with a higher ridge
+        assert c.windowed_layers and math.isinf(after)
+        return
+    assert before < after
 
 
 def test_crossover_stays_positive_when_the_bytes_per_token_outweigh_everything():

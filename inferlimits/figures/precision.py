@@ -113,7 +113,7 @@ def spec(accelerator_name: str, model_name: str, weight_precision: str, math_pre
                  hovertemplate=hover),
             dict(type="scatter", x=list(CURVE), y=rounded(in_order), mode="lines",
                  line=dict(color=colour, width=2, dash="dashdot"),
-                 name="kernels in order (elementwise time added)", hovertemplate=hover),
+                 name="kernels in order, one kind after another", hovertemplate=hover),
             dict(type="scatter", x=list(BATCH_RANGE), y=rounded([math_ceiling] * 2), mode="lines",
                  line=dict(color=colour, width=1.5, dash="dash"), name=f"math ceiling ({math_precision} math)",
                  hovertemplate=hover),
