@@ -159,31 +159,41 @@ def static_figure(spec: Spec, values: dict, dropdown: Control | None = None,
     n = len(base[groups[0]]["data"])
     if any(len(s["data"]) != n for s in base.values()):
         raise ValueError("a spec must return the same number of traces for every control value")
-    fig = go.Figure()
+    states = {(g, b): at(g, b)["data"] for g in groups for b in slider.options} if slider else {}
+    # a trace that is the same for every dropdown value and every slider stop is drawn once, not
+    # once per group: the page carries fewer bytes and nothing moves it
+    shared = [i for i in range(n) if len(groups) > 1
+              and all(base[g]["data"][i] == base[groups[0]]["data"][i] for g in groups)
+              and all(data[i] == base[groups[0]]["data"][i] for data in states.values())]
+    own = [i for i in range(n) if i not in shared]
+    index = {(g, ti): len(shared) + gi * len(own) + k for gi, g in enumerate(groups) for k, ti in enumerate(own)}
+    fig = go.Figure(layout=base[chosen]["layout"])   # its own template, not plotly's default merged in
+    for i in shared:
+        fig.add_trace(base[groups[0]]["data"][i])
     for g in groups:
-        for t in base[g]["data"]:
+        for ti in own:
+            t = base[g]["data"][ti]
             fig.add_trace({**t, "visible": (g == chosen) and t.get("visible", True)})
-    fig.update_layout(base[chosen]["layout"])
     menus, sliders = [], []
     if dropdown:
         buttons = []
         for g in groups:
-            visible = [(h == g) and t.get("visible", True) for h in groups for t in base[h]["data"]]
+            visible = ([base[g]["data"][i].get("visible", True) for i in shared]
+                       + [(h == g) and base[h]["data"][ti].get("visible", True) for h in groups for ti in own])
             layout = {k: base[g]["layout"].get(k) for k in LAYOUT_KEYS if k in base[g]["layout"]}
             buttons.append(dict(label=dropdown.label_of(g), method="update", args=[{"visible": visible}, layout]))
         menus.append(dict(name=dropdown.label, buttons=buttons, active=groups.index(chosen), x=1.0, y=1.02,
                           xanchor="right",
                           yanchor="bottom", direction="down"))
     if slider:
-        states = {(g, b): at(g, b)["data"] for g in groups for b in slider.options}
-        moving = sorted({gi * n + ti for gi, g in enumerate(groups) for b in slider.options
-                         for ti in range(n) if _data(states[g, b][ti]) != _data(base[g]["data"][ti])})
-        keys = sorted({k for (g, b), data in states.items() for i in moving if i // n == groups.index(g)
-                       for k in ("x", "y", "text", "customdata") if k in data[i % n]})
+        moving = sorted({(index[g, ti], g, ti) for g in groups for b in slider.options for ti in own
+                         if _data(states[g, b][ti]) != _data(base[g]["data"][ti])})
+        keys = sorted({k for (g, b), data in states.items() for _, h, ti in moving if h == g
+                       for k in ("x", "y", "text", "customdata") if k in data[ti]})
         steps = []
         for b in slider.options:
-            restyle = {k: [states[groups[i // n], b][i % n].get(k) for i in moving] for k in keys}
-            steps.append(dict(label=slider.label_of(b), method="restyle", args=[restyle, moving]))
+            restyle = {k: [states[g, b][ti].get(k) for _, g, ti in moving] for k in keys}
+            steps.append(dict(label=slider.label_of(b), method="restyle", args=[restyle, [i for i, _, _ in moving]]))
         slider.check(slider.value_in(values), tuple(slider.options))
         active = list(slider.options).index(slider.value_in(values))
         sliders.append(dict(name=slider.label, steps=steps, active=active,

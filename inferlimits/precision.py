@@ -221,9 +221,6 @@ class InOrderStep:
     batch: float
     parts: tuple[tuple[str, float, float], ...]   # (part, math_s, memory_s)
 
-    def _times(self, part: str) -> tuple[float, float]:
-        return next(((m, b) for p, m, b in self.parts if p == part), (0.0, 0.0))
-
     @property
     def time_s(self) -> float:
         return sum(max(m, b) for _, m, b in self.parts)
@@ -244,7 +241,7 @@ class InOrderStep:
 
     @property
     def elementwise_s(self) -> float:
-        return self._times(ELEMENTWISE)[1]
+        return next(b for p, _, b in self.parts if p == ELEMENTWISE)
 
     @property
     def wall(self) -> str:
@@ -268,21 +265,22 @@ def decode_in_order_on(a: Accelerator, c: Config, batch: float = 1, context_toke
     formats = component_formats(weight_precision)
     flops = product_flops_by_precision(c, weight_precision, math_precision)
     read = weights_read_per_step(c, B)
-    parts = []
-    if c.is_moe:
+    experts = []
+    if c.is_moe:  # the routed experts apart: each product has only the rows of the tokens routed to it
         one, touched = routed_experts_read(c, c.num_experts_per_tok), routed_experts_read(c, experts_touched_per_layer(c, B))
         routed = {WIDE: 2.0 * one.vectors}
-        p = product_math(formats[EXPERTS], math_precision)
-        routed[p] = routed.get(p, 0.0) + 2.0 * one.experts
+        at = product_math(formats[EXPERTS], math_precision)
+        routed[at] = routed.get(at, 0.0) + 2.0 * one.experts
         for p, f in routed.items():
             flops[p] -= f
-        parts.append((ROUTED, B * _seconds(routed, a), (weights_bytes(touched, weight_precision) + B * act[ROUTED]) / bw))
         read = read + touched.scaled(-1.0)
-    parts.insert(0, (PRODUCT, B * _seconds(flops, a), (weights_bytes(read, weight_precision) + B * act[PRODUCT]) / bw))
+        experts = [(ROUTED, B * _seconds(routed, a), (weights_bytes(touched, weight_precision) + B * act[ROUTED]) / bw)]
     attention = {_math(attention_precision, "attention_precision"): attention_flops_per_token(c, L)}
     cache = kv_bytes_per_token(c, kv_precision) * cached_tokens(c, L)
-    parts.append((ATTENTION, B * _seconds(attention, a), B * (cache + act[ATTENTION]) / bw))
-    parts.append((ELEMENTWISE, 0.0, B * act[ELEMENTWISE] / bw))
+    parts = [(PRODUCT, B * _seconds(flops, a), (weights_bytes(read, weight_precision) + B * act[PRODUCT]) / bw),
+             *experts,
+             (ATTENTION, B * _seconds(attention, a), B * (cache + act[ATTENTION]) / bw),
+             (ELEMENTWISE, 0.0, B * act[ELEMENTWISE] / bw)]
     return InOrderStep(B, tuple(parts))
 
 

@@ -92,7 +92,7 @@ def roofline_spec(names: Sequence[str], accelerator_name: str, model_name: str, 
     base = roofline.spec(names, accelerator_name, 1.0)
     # the grey roofs, this accelerator's BF16 roof and its ridge: the decode points are weight-only
     # formats, whose math runs at the BF16 rate
-    keep = ("other accelerators, BF16", f"{accelerator_name}, BF16", "ridge")
+    keep = ("every accelerator, BF16", f"{accelerator_name}, BF16", "ridge")
     data = [t for t in base["data"] if t["name"] in keep]
     xs, ys, labels = [], [], []
     for p in PRECISIONS:

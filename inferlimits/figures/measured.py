@@ -36,7 +36,10 @@ def _hover(c: Comparison) -> str:
 def figure(comparisons: list[Comparison]) -> go.Figure:
     """Every comparison as a point; open markers for rows whose conditions are unclear."""
     lo, hi = RANGE
-    fig = go.Figure()
+    fig = go.Figure(layout=base_layout("Published measurements against the book's ceilings",
+                                       "the book's ceiling under the same conditions (tokens per second)",
+                                       "measured (tokens per second)", x_log=True, y_log=True, x_range=RANGE,
+                                       y_range=RANGE, legend=True))
     fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=dict(color=ROOF, width=2),
                              name="measured = ceiling (the roof)", hoverinfo="skip"))
     fig.add_trace(go.Scatter(x=[lo, hi], y=[lo * NEAR, hi * NEAR], mode="lines", name="half the ceiling",
@@ -55,10 +58,6 @@ def figure(comparisons: list[Comparison]) -> go.Figure:
         shown = [keep(c.measurement) for c in comparisons]
         if any(shown):
             buttons.append(dict(label=label, method="restyle", args=[{"visible": fixed + shown}]))
-    fig.update_layout(base_layout("Published measurements against the book's ceilings",
-                                  "the book's ceiling under the same conditions (tokens per second)",
-                                  "measured (tokens per second)", x_log=True, y_log=True, x_range=RANGE,
-                                  y_range=RANGE, legend=True))
     fig.update_layout(height=640, margin=dict(t=100), updatemenus=[dict(
         name="measurements shown", buttons=buttons, active=0, x=1.0, y=1.02, xanchor="right", yanchor="bottom", direction="down")])
     return fig

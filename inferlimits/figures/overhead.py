@@ -117,8 +117,6 @@ def dispatch_figure(sweep: DispatchSweep, div_id: str = "fig-dispatch") -> Figur
                    name=f"fit: {per_call / MICROSECOND:.2g} µs per call + {per_element * 1e9:.2g} ns per element"),
         go.Scatter(x=[sizes[0], sweep.total_elements], y=[sweep.one_call_seconds * ms] * 2, mode="lines",
                    line=dict(color=PALETTE[2], width=2, dash="dash"), name="one call on the whole array (measured)"),
-    ])
-    fig.update_layout(**base_layout(f"This machine: the same {sweep.total_elements:,} products, in calls of "
-                                    "different sizes", "elements per numpy call", "time for all products (ms)",
-                                    x_log=True, y_log=True, legend=True))
+    ], layout=base_layout(f"This machine: the same {sweep.total_elements:,} products, in calls of different sizes",
+                          "elements per numpy call", "time for all products (ms)", x_log=True, y_log=True, legend=True))
     return Figure(fig, div_id)

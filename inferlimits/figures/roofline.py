@@ -39,13 +39,13 @@ def spec(names: Sequence[str], accelerator_name: str, intensity_flop_per_byte: f
         raise ValueError(f"accelerator_name must be one of names; got {accelerator_name!r}")
     a = accelerator(accelerator_name)
     fx, fy = [], []
-    for n in names:
+    for n in names:  # every part, the chosen one too (drawn over it): the same trace whichever is chosen
         r = roof(n, math_precision)
-        if r and n != accelerator_name:
+        if r:
             fx += r[0] + [None]
             fy += r[1] + [None]
     data = [dict(type="scatter", x=fx, y=fy, mode="lines", line=dict(color=FAINT, width=1), hoverinfo="skip",
-                 name=f"other accelerators, {math_precision}")]
+                 name=f"every accelerator, {math_precision}")]
     chosen_roof = roof(accelerator_name, math_precision) or roof(accelerator_name, "BF16")
     rates = {p: accelerator(accelerator_name).math_flops_per_s(p) for p in MATH_PRECISIONS
              if accelerator(accelerator_name).supports(p)}
@@ -57,13 +57,16 @@ def spec(names: Sequence[str], accelerator_name: str, intensity_flop_per_byte: f
             # from the chosen ridge up to a higher ridge and the flat top
             start = max(chosen_roof[2], INTENSITY_RANGE[0]) if r[2] > chosen_roof[2] else r[2]
             r = ([start, r[2], INTENSITY_RANGE[1]], [start * a.bandwidth_bytes_per_s / TERA, r[1][1], r[1][1]], r[2])
+        if not r:  # no such mode: an empty trace, as light as it can be, keeps every group's traces alike
+            data.append(dict(type="scatter", x=[], y=[], name=f"{accelerator_name}, {p}", showlegend=False))
+            continue
         # one label for precisions that share a rate (Blackwell's FP8 and FP6, AMD's FP6 and FP4)
-        same = [q for q, v in rates.items() if r and v == rates[p]]
+        same = [q for q, v in rates.items() if v == rates[p]]
         label = "/".join(same) if same and same[0] == p else ""
-        data.append(dict(type="scatter", x=r[0] if r else [], y=r[1] if r else [], mode="lines+text",
+        data.append(dict(type="scatter", x=r[0], y=r[1], mode="lines+text",
                          line=dict(color=PRECISION_COLOURS[p], width=3 if chosen else 1.5,
                                    dash="solid" if chosen else "dash"),
-                         text=["", "", f"{label} {r[1][1]:,.0f}" if label else ""] if r else [],
+                         text=["", "", f"{label} {r[1][1]:,.0f}" if label else ""],
                          textposition="bottom left", name=f"{accelerator_name}, {p}",
                          hovertemplate=f"{p}: " + "%{x:.3g} FLOP/byte → %{y:.4g} TFLOP/s<extra></extra>"))
     drawn = math_precision if a.supports(math_precision) else "BF16"  # the BF16 roof where the part has no such mode
