@@ -43,7 +43,7 @@ def redraw_latency_ms(repeats: int = 40) -> dict[str, float]:
     """Median time from a control's value change to the FigureWidget holding the new data, for
     every control of the book's main panels, built as the chapters build them."""
     from inferlimits import hardware, models
-    from inferlimits.figures import batching, indexcard, kvcache, prefill, roofline
+    from inferlimits.figures import batching, indexcard, kvcache, moe, precision, prefill, roofline
 
     names = list(hardware.accelerators())
     dense = [m for m in models.models() if not models.model(m).config.is_moe]
@@ -52,7 +52,10 @@ def redraw_latency_ms(repeats: int = 40) -> dict[str, float]:
               "batching": batching.throughput_panel(dense, names, "Llama-3.1-8B", "B200 (HGX)", batch=64),
               "KV-cache ceiling": kvcache.ceiling_panel(dense, names, "Llama-3.1-8B", "B200 (HGX)", batch=64),
               "index card": indexcard.panel(names, dense, "B200 (HGX)", "Llama-3.1-8B", "BF16", "BF16", batch=1,
-                                            context_tokens=8192)}
+                                            context_tokens=8192),
+              "low precision": precision.panel(names, dense, "B200 (HGX)", "Llama-3.1-8B", "FP8", "FP8", batch=64),
+              "mixture of experts": moe.panel([m for m in models.models() if models.model(m).config.is_moe], names,
+                                              "DeepSeek-V3", "H200 SXM", batch=64)}
     out = {}
     for name, panel in panels.items():
         for control in panel.controls:

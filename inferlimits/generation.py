@@ -126,17 +126,21 @@ def prompt_tokens_at_attention_share(c: Config, share: float) -> float:
     (1 - f) a S^2 + ((1 - f) a - 2 f (N - H)) S - 2 f H = 0; for long prompts nearly
     S = 2 (N - H) f / (a (1 - f)) - 1.
 
+    With sliding windows the share no longer follows the quadratic (a windowed layer's attention
+    grows only in proportion to the prompt beyond its window, so the share levels off): S is then
+    found numerically, and is ``math.inf`` where the share never reaches f.
+
     Raises ValueError when f is 1 or more (never reached) or below the share a one-token prompt
     already has."""
     f = fraction("share", share)
-    if c.windowed_layers:
-        raise ValueError("c must attend over the whole prompt in every layer: with a sliding window, "
-                         "attention's share no longer follows the quadratic")
     if f >= 1:
         raise ValueError(f"share must be below 1: attention never does all of the work; got {share!r}")
-    a = _attention_flop_coefficient(c)
-    n, h = _multiplied(c), _head(c)
-    S = _positive_root((1.0 - f) * a, (1.0 - f) * a - 2.0 * f * (n - h), 2.0 * f * h)
+    if c.windowed_layers:
+        S = _first_crossing(lambda s: prefill_attention_share(c, s) < f)
+    else:
+        a = _attention_flop_coefficient(c)
+        n, h = _multiplied(c), _head(c)
+        S = _positive_root((1.0 - f) * a, (1.0 - f) * a - 2.0 * f * (n - h), 2.0 * f * h)
     if S < 1:
         raise ValueError(f"share {share!r} is below attention's share of a one-token prompt "
                          f"({prefill_attention_share(c, 1):.3g})")

@@ -213,6 +213,19 @@ def test_half_of_llama_8b_prefill_is_attention_near_61k_tokens():
     assert 53_000 < S < 53_500
 
 
+@pytest.mark.parametrize("name", [n for n, m in models().items() if m.config.windowed_layers])
+@pytest.mark.parametrize("f", [0.05, 0.1, 0.3, 0.9])
+def test_with_a_sliding_window_the_length_at_a_share_is_found_or_never_reached(name, f):
+    # a windowed layer's attention grows only in proportion to the prompt past its window, so the
+    # share levels off: reached at the S found, or never (inf) within any prompt
+    c = model(name).config
+    S = gen.prompt_tokens_at_attention_share(c, f)
+    if math.isinf(S):
+        assert gen.prefill_attention_share(c, 1e9) < f
+    else:
+        assert gen.prefill_attention_share(c, S) >= f > gen.prefill_attention_share(c, S * (1 - 1e-6))
+
+
 @pytest.mark.parametrize("share", [1.0, 1e-9])
 def test_prompt_length_at_share_rejects_unreachable_shares(share):
     with pytest.raises(ValueError, match=r"\bshare\b"):

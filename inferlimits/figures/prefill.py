@@ -44,6 +44,7 @@ def spec(names: Sequence[str], accelerator_name: str, model_name: str, weight_pr
     crossover = prefill_crossover_tokens(c, P, BW, weight_precision)
     cross = crossover if math.isfinite(crossover) else None
     attention_from = prompt_tokens_at_attention_share(c, ATTENTION_SHARE)
+    attention_from = attention_from if math.isfinite(attention_from) else None  # a window may keep it below
 
     def runs(S: float) -> bool:
         return S <= m.context_length and fit(a.capacity_bytes, stored, K, 1, S).fits
@@ -101,7 +102,7 @@ def spec(names: Sequence[str], accelerator_name: str, model_name: str, weight_pr
         dict(type="scatter", x=[cross, cross, None, attention_from, attention_from],
              y=[SECONDS_RANGE[0], SECONDS_RANGE[1] / 3, None, SECONDS_RANGE[0], SECONDS_RANGE[1] / 30],
              text=["", f"compute-bound from {crossover:,.0f}" if cross else "", "", "",
-                   f"attention a tenth from {attention_from:,.0f}"],
+                   f"attention a tenth from {attention_from:,.0f}" if attention_from else ""],
              mode="lines+text", textposition="middle right", cliponaxis=False,
              line=dict(color="#566573", width=1, dash="dot"),
              hoverinfo="skip", name="guides", showlegend=False, xaxis="x2", yaxis="y2"),
