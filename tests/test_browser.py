@@ -9,7 +9,10 @@ Each page is visited once, first as a phone (390 px) and then as a desktop (1300
   name, a description and a table of its data, draws only trace types the site's plotly.js
   bundle holds, keeps a mode bar of "download" alone, and draws its lines at 3:1 contrast or
   more against its background, in light and dark mode; each of its HTML controls answers the
-  keyboard and changes the plot, and plotly's own slider and dropdown still do;
+  keyboard and changes the plot, plotly's own slider and dropdown are hidden (one set of controls),
+  and no text of a figure falls outside it at this width either;
+- a figure as a notebook shows it without a kernel (its own HTML, no site script): plotly's own
+  slider and dropdown change the plot;
 - no console error and no request outside the site, at either width.
 
 Screenshots of each page at both widths go to test-output/screenshots/. The first visit of
@@ -18,6 +21,7 @@ within 2 MB; the numbers go to test-output/first-visit.json."""
 from __future__ import annotations
 
 import json
+import re
 from urllib.parse import urlparse
 
 import pytest
@@ -155,12 +159,16 @@ ESCAPING_TEXT = """(fig) => {
 }"""
 
 
-def _phone(v: Visit, page) -> None:
-    _menu_opens(v)
+def _no_text_escapes(v: Visit, width: int) -> None:
     figures = v.page.locator(".js-plotly-plot")
     for i in range(figures.count()):
         escaping = figures.nth(i).evaluate(ESCAPING_TEXT)
-        assert not escaping, f"figure {i} at {PHONE['width']} px: {escaping}"
+        assert not escaping, f"figure {i} at {width} px: {escaping}"
+
+
+def _phone(v: Visit, page) -> None:
+    _menu_opens(v)
+    _no_text_escapes(v, PHONE["width"])
     v.screenshot(f"{page.stem}-phone")
 
 
@@ -219,6 +227,12 @@ def _keyboard_changes_the_plot(v: Visit, fig, i: int) -> None:
                               else ("ArrowDown" if kind == "SELECT" else "ArrowRight"))
         v.page.wait_for_timeout(200)
         assert _drawn(fig) != before, f"figure {i}: the {kind.lower()} did not change the plot from the keyboard"
+
+
+def _plotly_controls_hidden(fig, i: int) -> None:
+    shown = fig.evaluate("(gd) => [...(gd.layout.sliders || []), ...(gd.layout.updatemenus || [])]"
+                         ".filter(c => c.visible !== false).length")
+    assert shown == 0, f"figure {i}: plotly's own controls show beside the HTML ones"
 
 
 def _plotly_controls_change_the_plot(v: Visit, fig, i: int) -> None:
@@ -282,6 +296,7 @@ def _desktop(v: Visit, page) -> None:
             low = _contrast(figures.nth(i))
             assert not low, f"figure {i} in {mode} mode: {low}"
     v.page.evaluate("() => document.documentElement.dataset.theme = 'light'")
+    _no_text_escapes(v, DESKTOP["width"])
     v.screenshot(f"{page.stem}-desktop")
     for i in range(figures.count()):
         fig = figures.nth(i)
@@ -289,7 +304,7 @@ def _desktop(v: Visit, page) -> None:
         assert fig.locator(".scatterlayer .trace, .barlayer .trace").count() >= 1, f"figure {i} has no traces"
         _figure_for_everyone(v, fig, i)
         _keyboard_changes_the_plot(v, fig, i)
-        _plotly_controls_change_the_plot(v, fig, i)
+        _plotly_controls_hidden(fig, i)
 
 
 @pytest.mark.parametrize("page", toc_pages(), ids=lambda p: p.stem)
@@ -297,6 +312,36 @@ def test_page_on_a_phone_and_on_a_desktop(site, browser, page):
     with Visit(browser, _url(site, page), viewport=PHONE) as v:
         _phone(v, page)
         _desktop(v, page)
+
+
+def _with_plotly_controls() -> list[tuple[str, dict]]:
+    """Every built figure that carries plotly's own slider or dropdown, as (id, spec)."""
+    found = []
+    for page in toc_pages():
+        built = (HTML / page.relative_to(ROOT).with_suffix(".html")).read_text(encoding="utf-8")
+        for div, spec in re.findall(r'<script type="application/json" class="il-figure-data" data-for="([^"]+)">(.*?)</script>',
+                                    built, re.S):
+            spec = json.loads(spec)
+            if spec["layout"].get("sliders") or spec["layout"].get("updatemenus"):
+                found.append((div, spec))
+    return found
+
+
+def test_plotly_controls_work_where_a_notebook_shows_the_figure(site, browser, tmp_path):
+    """A notebook opened without a kernel (JupyterLab, nbviewer) draws a figure from its own HTML,
+    with no site script: there plotly's own slider and dropdown are the controls."""
+    figures = _with_plotly_controls()
+    assert len(figures) >= 10
+    (tmp_path / "plotly.js").write_bytes((HTML / "_static" / "plotly-basic.min.js").read_bytes())
+    for div, spec in figures:
+        (tmp_path / "figure.html").write_text(
+            f'<!doctype html><html><body><script src="plotly.js"></script><div id="{div}" class="plotly-graph-div"></div><script>'
+            f'Plotly.newPlot("{div}", {json.dumps(spec["data"])}, {json.dumps(spec["layout"])}, '
+            f'{json.dumps(spec.get("config", {}))}).then(() => document.getElementById("{div}").dataset.ready = "true");'
+            '</script></body></html>', encoding="utf-8")
+        with serve(tmp_path) as base, Visit(browser, f"{base}/figure.html") as v:
+            fig = v.page.locator(".js-plotly-plot").first
+            _plotly_controls_change_the_plot(v, fig, div)
 
 
 def test_first_visit_of_chapter_one_is_light(site, browser):

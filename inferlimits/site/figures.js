@@ -3,16 +3,18 @@
 // it with plotly.js and makes it usable by every reader:
 //  - a <figure> named by the figure's title and described from its own axes, series and controls;
 //  - HTML controls for plotly's dropdowns and sliders (a <select>, a range input), which run the
-//    same precomputed states, answer the keyboard and stay in step with plotly's own;
+//    same precomputed states and answer the keyboard; plotly's own controls, which the figure
+//    carries for a notebook opened without a kernel, are hidden here (one set of controls, not two);
 //  - "Data of this figure": a table of what is drawn, rebuilt after every change;
-//  - on a narrow screen, a layout that fits: smaller type, wrapped titles, the legend under the
-//    plot, plotly's own controls left to the HTML ones, and labels moved back inside the figure.
+//  - a layout that fits its width: the title wrapped, and labels that would leave the figure moved
+//    back inside; on a narrow screen also smaller type and the legend under the plot.
 // Nothing here knows a particular figure: every figure the chapters draw gets all of it.
 (function () {
   "use strict";
 
   const NARROW = 640;       // px: a figure narrower than this gets the narrow layout
   const NARROW_FONT = 11;   // px: its type size
+  const PLOTLY_FONT = 12;   // px: plotly's own type size, where a figure sets none
   const figures = [];
 
   const clone = (x) => JSON.parse(JSON.stringify(x));
@@ -78,8 +80,6 @@
       L.legend = Object.assign({}, L.legend, { orientation: "h", x: 0, xanchor: "left", y: -0.12,
                                                yanchor: "top", font: { size: NARROW_FONT - 1 } });
     }
-    for (const m of L.updatemenus || []) m.visible = false;    // the HTML controls take over
-    for (const s of L.sliders || []) s.visible = false;
     for (const a of L.annotations || []) {
       setText(a, "text", (t) => wrap(t, Math.floor(chars / 2)));
       a.font = Object.assign({}, a.font, { size: Math.round(((a.font || {}).size || 14) * scale) });
@@ -151,7 +151,7 @@
         const done = tried.get(key) || new Set([pos[i]]);
         const next = t.type === "bar" ? (done.has("inside") ? null : "inside") : PLACES.find((p) => !done.has(p));
         if (next == null) {
-          layout[`font.size`] = ((gd.layout.font || {}).size || NARROW_FONT) - 1;
+          layout[`font.size`] = ((gd.layout.font || {}).size || PLOTLY_FONT) - 1;
           continue;
         }
         done.add(next);
@@ -159,11 +159,11 @@
         pos[i] = next;
         restyles.set(t.index, pos);
       } else if (el.closest(".legend")) {
-        layout["legend.font.size"] = (((gd.layout.legend || {}).font || {}).size || NARROW_FONT) - 1;
+        layout["legend.font.size"] = (((gd.layout.legend || {}).font || {}).size || (gd.layout.font || {}).size || PLOTLY_FONT) - 1;
       } else if (el.closest(".g-gtitle")) {
-        layout["title.font.size"] = ((gd.layout.title.font || {}).size || NARROW_FONT + 2) - 1;
+        layout["title.font.size"] = ((gd.layout.title.font || {}).size || ((gd.layout.font || {}).size || PLOTLY_FONT) + 2) - 1;
       } else {
-        layout["font.size"] = ((gd.layout.font || {}).size || NARROW_FONT) - 1;
+        layout["font.size"] = ((gd.layout.font || {}).size || PLOTLY_FONT) - 1;
       }
     }
     const steps = [...restyles].map(([i, pos]) => Plotly.restyle(gd, { textposition: [pos] }, [i]));
@@ -309,10 +309,31 @@
 
   // ---- one figure --------------------------------------------------------------------------
 
+  /** The figure as drawn at ``width`` px, not narrow: its title and its blocks of text wrapped
+   *  to the width, and the room plotly's dropdown took above the plot given back. */
+  function wideSpec(spec, width) {
+    const out = clone(spec);
+    const L = out.layout;
+    const size = ((L.title || {}).font || {}).size || 17;
+    setText(L, "title", (t) => wrap(t, Math.floor((width - 40) / (size * 0.55))));
+    const lines = (textOf(L.title).match(/<br>/g) || []).length + 1;
+    for (const t of out.data) {   // a block of text alone in its own panel wraps to the width
+      if (t.mode !== "text" || (L[axisOf(t, "x")] || {}).visible !== false || t.text == null) continue;
+      const chars = Math.floor((width - 60) / ((((t.textfont || {}).size) || (L.font || {}).size || PLOTLY_FONT) * 0.58));
+      t.text = Array.isArray(t.text) ? t.text.map((x) => (typeof x === "string" ? wrap(x, chars) : x)) : wrap(t.text, chars);
+    }
+    if ((L.updatemenus || []).length) {   // the dropdown sat above the plot
+      L.margin = Object.assign({}, L.margin, { t: Math.min((L.margin || {}).t ?? 100, 30 + lines * (size + 6)) });
+    }
+    return out;
+  }
+
   function layoutFor(fig) {
     const width = fig.gd.parentElement.clientWidth;
     fig.narrow = width < NARROW;
-    const spec = fig.narrow ? narrowSpec(fig.spec, width, fig.gd.parentElement.clientHeight) : clone(fig.spec);
+    const spec = fig.narrow ? narrowSpec(fig.spec, width, fig.gd.parentElement.clientHeight) : wideSpec(fig.spec, width);
+    for (const m of spec.layout.updatemenus || []) m.visible = false;    // the HTML controls take over
+    for (const s of spec.layout.sliders || []) s.visible = false;
     spec.layout.dragmode = false;   // a drag scrolls the page; the axes stay as the chapter set them
     return spec;
   }
@@ -327,16 +348,22 @@
     fig.table.replaceChildren(dataTable(gd));
   }
 
+  /** Plotly.react keeps the width it had; take the box's, where that has changed since. */
+  function fitWidth(gd) {
+    return Math.abs(gd.parentElement.clientWidth - gd._fullLayout.width) > 1 ? Plotly.Plots.resize(gd) : Promise.resolve();
+  }
+
   async function draw(fig) {
     const spec = layoutFor(fig);
     await Plotly.react(fig.gd, spec.data, spec.layout, fig.spec.config);
+    await fitWidth(fig.gd);
     for (const c of fig.controls) {   // a redraw starts from the spec: replay what the reader chose
       const i = fig.state[c.menu != null ? `m${c.menu}` : `s${c.slider}`];
       const first = c.menu != null ? fig.spec.layout.updatemenus[c.menu].active || 0
         : fig.spec.layout.sliders[c.slider].active || 0;
       if (i != null && i !== first) await c.replay(i);
     }
-    if (fig.narrow) await fit(fig.gd);
+    await fit(fig.gd);
     refresh(fig);
     fig.gd.dataset.layout = fig.narrow ? "narrow" : "wide";
   }
@@ -386,15 +413,24 @@
         gd.on(event, () => requestAnimationFrame(() => refresh(fig)));
       }
       gd.dataset.ready = "true";
+      watcher.observe(box);
     });
   }
 
-  let resizing = null;
-  window.addEventListener("resize", () => {
-    clearTimeout(resizing);
-    resizing = setTimeout(() => {
-      for (const fig of figures) if ((fig.gd.parentElement.clientWidth < NARROW) !== fig.narrow) draw(fig);
-    }, 150);
+  // A figure follows its own box, not the window: the page's columns settle after the window
+  // changes, so a figure drawn for the window's first width would keep a width its box no longer has.
+  const settling = new Map();
+  const watcher = new ResizeObserver((entries) => {
+    for (const entry of entries) {
+      const fig = figures.find((f) => f.gd.parentElement === entry.target);
+      if (!fig || fig.gd.dataset.ready !== "true") continue;
+      clearTimeout(settling.get(fig));
+      settling.set(fig, setTimeout(() => {
+        const width = fig.gd.parentElement.clientWidth;
+        if ((width < NARROW) !== fig.narrow) draw(fig);
+        else fitWidth(fig.gd).then(() => fit(fig.gd));
+      }, 150));
+    }
   });
 
   document.querySelectorAll("script.il-figure-data").forEach(setup);
