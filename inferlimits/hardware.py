@@ -38,6 +38,29 @@ class MathRate:
 
 
 @dataclass(frozen=True)
+class Link:
+    """How a part reaches the other GPUs of its server: ``kind`` (NVLink, Infinity Fabric, PCIe),
+    what one GPU sends into the fabric one way in bytes/s, the vendor's printed figure, where it is
+    read, and the conditions it holds under (``note``)."""
+
+    kind: str
+    bytes_per_s: float
+    printed: str
+    source: str
+    note: str | None = None
+    #: one direct link to one other GPU (AMD's fully connected platforms), bytes/s one way
+    peer_bytes_per_s: float | None = None
+
+    def bytes_per_s_among(self, gpus: int) -> float:
+        """What one GPU can send one way while ``gpus`` GPUs work together: the whole link
+        through a switch (NVLink, PCIe); over direct links, one per other GPU, the ``gpus - 1``
+        links it uses (at most the whole)."""
+        if self.peer_bytes_per_s is None:
+            return self.bytes_per_s
+        return min(self.bytes_per_s, max(gpus - 1, 1) * self.peer_bytes_per_s)
+
+
+@dataclass(frozen=True)
 class Accelerator:
     """One accelerator's datasheet figures, and the memory it reports, in base units."""
 
@@ -65,6 +88,7 @@ class Accelerator:
     last_level_cache_marketed: str | None = None
     last_level_cache_name: str | None = None
     last_level_cache_source: str | None = None
+    link: Link | None = None
     #: for a processor (``processors.toml``): what it is, and which precision its math rate is
     kind: str = "accelerator"
     peak_precision: str | None = None
@@ -176,7 +200,18 @@ def _from_row(name: str, row: dict) -> Accelerator:
         last_level_cache_marketed=f"{row['last_level_cache']:g} {unit}" if cached else None,
         last_level_cache_name=row.get("last_level_cache_name"),
         last_level_cache_source=row.get("last_level_cache_source"),
+        link=_link(name, row["link"]),
     )
+
+
+LINK_KINDS = ("NVLink", "Infinity Fabric", "PCIe")
+
+
+def _link(name: str, row: dict) -> Link:
+    if row["kind"] not in LINK_KINDS:
+        raise ValueError(f"{name}: link.kind must be one of {', '.join(LINK_KINDS)}; got {row['kind']!r}")
+    peer = float(row["peer_gb_s"]) * GB if "peer_gb_s" in row else None
+    return Link(row["kind"], float(row["gb_s"]) * GB, row["printed"], row["source"], row.get("note"), peer)
 
 
 @datafiles.cached

@@ -18,8 +18,10 @@ an engine fuses its kernels. Every measured figure becomes a rate, with its ceil
   and the decode steps after it.
 
 Several devices (tensor parallelism) are one device with T times the math, the bandwidth and the
-memory: the communication between them is left out, and so is any weight a real engine keeps whole
-on every device, which keeps the ceiling an upper bound. A condition the source leaves out is filled
+memory, and each decode step adds the communication between them at the book's collective latency
+(``parallel.tensor_parallel_communication_s``: two all-reduces a layer, one gather of the logits);
+any weight a real engine keeps whole on every device is left out, and so is the communication of a
+prefill, which keeps the ceiling generous. A condition the source leaves out is filled
 in on the generous side: an unstated batch gives the best ceiling at any batch (the lower of the
 math ceiling and the cache-only limit BW / (K x L)), an unstated KV-cache precision is FP8 when the
 math is FP8 (else BF16), and unstated lengths are zero.
@@ -35,6 +37,7 @@ from .generation import (COMPUTE_BOUND, MEMORY_BOUND, OVERHEAD_BOUND, decode_flo
 from .hardware import Accelerator, device
 from .kvcache import fit
 from .measurements import DECODE_METRICS, Measurement, measurements
+from .parallel import tensor_parallel_communication_s
 from .models import (Config, cached_tokens, embedding_params, kept_precision, kv_bytes_per_token, model,
                      multiplied_params_per_token, weight_bytes)
 from .roofline import step_time_s
@@ -158,7 +161,7 @@ def compare(m: Measurement) -> Comparison:
     fits = fit(capacity, stored, k, B, S + n).fits
     fits_whole = fit(capacity, stored, k, B, S + n, usable_fraction=1.0).fits
     memory = memory_ceiling_tokens_per_s(bw, w, B, k, kept, 1.0, 0.0)
-    step = B / min(memory, math_ceiling)
+    step = B / min(memory, math_ceiling) + tensor_parallel_communication_s(a, c, T, B)
     wall = MEMORY_BOUND if memory <= math_ceiling else COMPUTE_BOUND
     if m.metric == "ms_to_first_token":
         w = weights_read(m, c, S)

@@ -22,13 +22,16 @@ from inferlimits.hardware import accelerator
 from inferlimits.models import model
 
 MODULES = ["units", "roofline", "activations", "generation", "kvcache", "models", "hardware", "economics", "overhead",
-           "indexcard", "worked_example", "precision"]
+           "indexcard", "worked_example", "precision", "parallel", "speculative", "serving"]
 
 LLAMA = model("Llama-3.1-8B").config
 MISTRAL = model("Mistral-7B-v0.1").config
 DEEPSEEK = model("DeepSeek-V3").config  # an MoE model, so ``layer`` actually selects an MLP
 GPT_OSS = model("gpt-oss-120b").config  # an MoE model stored in two formats
 B200 = accelerator("B200 (HGX)")
+H100 = accelerator("H100 SXM")
+LLAMA_70B = model("Llama-3.1-70B").config
+DRAFT = model("Llama-3.2-1B").config
 OUTPUT_PROJECTION = next(k for k in layer_kernels(LLAMA, 0, "prefill") if k.name == "output projection")
 
 #: One valid call per public numeric function, every parameter given by keyword (defaults too,
@@ -163,6 +166,32 @@ VALID: dict[str, dict[str, object]] = {
     "precision.knee_in_order_on": dict(a=B200, c=LLAMA, context_tokens=1024, weight_precision="FP8",
                                        kv_precision="BF16", math_precision="FP8", activation_precision="BF16",
                                        attention_precision="BF16"),
+    # parallel, speculative, serving (chapter 9)
+    "parallel.all_reduce_time_s": dict(message_bytes=16384, gpus=8, link_bytes_per_s=4.5e11, latency_s=1e-5),
+    "parallel.all_gather_time_s": dict(message_bytes=256_512, gpus=8, link_bytes_per_s=4.5e11, latency_s=1e-5),
+    "parallel.send_time_s": dict(message_bytes=16384, link_bytes_per_s=4.5e11, latency_s=1e-5),
+    "parallel.cache_share": dict(c=LLAMA, gpus=8),
+    "parallel.tensor_parallel_communication_s": dict(a=H100, c=LLAMA_70B, gpus=4, batch=8, activation_precision="BF16"),
+    "parallel.tensor_parallel_on": dict(a=H100, c=LLAMA_70B, gpus=4, batch=8, context_tokens=4096, weight_precision="FP8",
+                                        kv_precision="FP8", math_precision="FP8", activation_precision="BF16"),
+    "parallel.pipeline_on": dict(a=H100, c=LLAMA_70B, stages=4, batch=8, context_tokens=4096, micro_batches=4,
+                                 weight_precision="FP8", kv_precision="FP8", math_precision="FP8",
+                                 activation_precision="BF16"),
+    "parallel.expert_parallel_on": dict(a=H100, c=DEEPSEEK, gpus=8, batch=64, context_tokens=4096, weight_precision="FP8",
+                                        kv_precision="BF16", math_precision="FP8", activation_precision="BF16"),
+    "parallel.data_parallel_on": dict(a=H100, c=LLAMA, replicas=4, batch=32, context_tokens=4096, weight_precision="FP8",
+                                      kv_precision="FP8", math_precision="FP8", activation_precision="BF16"),
+    "speculative.expected_tokens_per_step": dict(acceptance=0.7, draft_tokens=4),
+    "speculative.verify_step_s": dict(a=H100, c=LLAMA_70B, batch=8, draft_tokens=4, context_tokens=2048,
+                                      weight_precision="FP8", kv_precision="FP8", math_precision="FP8"),
+    "speculative.speculative_on": dict(a=H100, c=LLAMA_70B, draft=DRAFT, batch=8, acceptance=0.7, draft_tokens=4,
+                                       context_tokens=2048, weight_precision="FP8", kv_precision="FP8",
+                                       math_precision="FP8"),
+    "serving.mixed_step_s": dict(a=H100, c=LLAMA, decode_tokens=64, prompt_tokens=256, context_tokens=1152,
+                                 prompt_length=1024, gpus=1, weight_precision="FP8", kv_precision="FP8",
+                                 math_precision="FP8"),
+    "serving.serving_point": dict(a=H100, c=LLAMA, batch=64, prompt_tokens=1024, output_tokens=256, gpus=1,
+                                  step_tokens=8192, weight_precision="FP8", kv_precision="FP8", math_precision="FP8"),
     # overhead (chapter 6)
     "overhead.launches_per_step": dict(c=LLAMA, kernels_per_layer=43, kernels_outside_layers=20),
     "overhead.host_time_per_step_s": dict(launches_per_step=1396, seconds_per_launch=1e-5),
@@ -224,6 +253,28 @@ ZERO_ALLOWED: set[tuple[str, str]] = {
     ("precision.knee_on", "context_tokens"),
     ("precision.decode_in_order_on", "context_tokens"),
     ("precision.knee_in_order_on", "context_tokens"),
+    # an ideal link with no fixed cost; nothing to send; an empty context; nothing accepted, no draft
+    ("parallel.all_reduce_time_s", "latency_s"),
+    ("parallel.all_gather_time_s", "latency_s"),
+    ("parallel.send_time_s", "latency_s"),
+    ("parallel.all_reduce_time_s", "message_bytes"),
+    ("parallel.all_gather_time_s", "message_bytes"),
+    ("parallel.send_time_s", "message_bytes"),
+    ("parallel.tensor_parallel_on", "context_tokens"),
+    ("parallel.pipeline_on", "context_tokens"),
+    ("parallel.expert_parallel_on", "context_tokens"),
+    ("parallel.data_parallel_on", "context_tokens"),
+    ("speculative.expected_tokens_per_step", "acceptance"),
+    ("speculative.expected_tokens_per_step", "draft_tokens"),
+    ("speculative.verify_step_s", "draft_tokens"),
+    ("speculative.verify_step_s", "context_tokens"),
+    ("speculative.speculative_on", "acceptance"),
+    ("speculative.speculative_on", "draft_tokens"),
+    ("speculative.speculative_on", "context_tokens"),
+    # a step of decode tokens alone, or of prompt tokens alone
+    ("serving.mixed_step_s", "decode_tokens"),
+    ("serving.mixed_step_s", "prompt_tokens"),
+    ("serving.mixed_step_s", "context_tokens"),
     # layer indices count from zero
     ("activations.layer_kernels", "layer"),
     # decode with no cache reduces to the weights-only case
@@ -257,12 +308,19 @@ ZERO_ALLOWED: set[tuple[str, str]] = {
     ("indexcard.read_card", "measured_tokens_per_s"),
 }
 
-#: Where None is a real value: the book's own rule (the usable share of ``data/serving.toml``).
-NONE_ALLOWED: set[tuple[str, str]] = {
-    ("kvcache.memory_left_for_cache_bytes", "usable_fraction"),
-    ("kvcache.max_sequences", "usable_fraction"),
-    ("kvcache.max_context_tokens", "usable_fraction"),
-    ("kvcache.fit", "usable_fraction"),
+#: Where None is a real value, and the value it stands for: the book's own rule (the usable share
+#: of ``data/serving.toml``), or a default that follows from the other arguments.
+def _usable() -> float:
+    from inferlimits.kvcache import usable_memory_fraction
+    return usable_memory_fraction()
+
+
+NONE_ALLOWED: dict[tuple[str, str], object] = {
+    ("kvcache.memory_left_for_cache_bytes", "usable_fraction"): _usable,
+    ("kvcache.max_sequences", "usable_fraction"): _usable,
+    ("kvcache.max_context_tokens", "usable_fraction"): _usable,
+    ("kvcache.fit", "usable_fraction"): _usable,
+    ("parallel.pipeline_on", "micro_batches"): lambda: VALID["parallel.pipeline_on"]["stages"],   # one per stage
 }
 
 #: The name a message must carry when it is not the parameter's own: the validators name the
@@ -412,9 +470,7 @@ def test_rejects_booleans_strings_and_none(key, param, bad):
 
 @pytest.mark.parametrize("key,param", sorted(NONE_ALLOWED))
 def test_none_means_the_books_rule(key, param):
-    from inferlimits.kvcache import usable_memory_fraction
-
-    assert _call(key, **{param: None}) == _call(key, **{param: usable_memory_fraction()})
+    assert _call(key, **{param: None}) == _call(key, **{param: NONE_ALLOWED[key, param]()})
 
 
 def test_step_time_rejects_a_step_that_does_nothing():

@@ -1,0 +1,259 @@
+"""One model served by several GPUs: tensor, pipeline, expert and data parallelism, each with its
+bytes, its math and the fourth term it brings, communication.
+
+Notation as in ``generation``, and G GPUs, T tensor-parallel degree, M a message's bytes, alpha
+the fixed time of one collective (``collective_latency_s``), BW_link what one GPU sends one way
+over its link (``hardware.Link``), d the hidden size, n the layers.
+
+A collective inside a decode step cannot overlap the kernels around it: the next layer needs its
+result. So a step on each GPU takes max(math, memory) + communication. Every split assumes the
+work divides evenly (no straggler GPU), and the activations split as the weights do (the norms
+and residual adds, which every GPU repeats on the whole hidden state under tensor parallelism,
+are a few percent of a step's bytes and are split too).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from . import datafiles
+from .generation import COMPUTE_BOUND, MEMORY_BOUND, experts_touched_per_layer, weight_bytes_read_per_step
+from .hardware import Accelerator
+from .kvcache import fit
+from .models import Config, cached_tokens, kv_bytes_per_token, routed_experts_read, weight_bytes, weights_bytes
+from .precision import decode_on
+from .units import bytes_per_element, non_negative, positive
+
+COMMUNICATION_BOUND = "communication-bound"
+MICRO = 1e-6
+
+
+@datafiles.cached
+def _latency_table() -> dict:
+    return datafiles.load("collectives.toml")["latency"]
+
+
+def collective_latency_s(link_kind: str) -> float:
+    """alpha: the time of one small all-reduce inside a server over a link of ``link_kind``
+    (``data/collectives.toml``, an assumption read from serving engines' own kernels)."""
+    table = _latency_table()
+    kinds = {k: v for k, v in table.items() if isinstance(v, (int, float))}
+    return datafiles.lookup(kinds, "link_kind", link_kind) * MICRO
+
+
+def _gpus(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a whole number of GPUs, at least 1; got {value!r}")
+    return value
+
+
+def all_reduce_time_s(message_bytes: float, gpus: int, link_bytes_per_s: float, latency_s: float) -> float:
+    """An all-reduce of an M-byte message over T GPUs: alpha + 2 (T - 1) / T x M / BW_link (each
+    GPU sends, one way, 2 (T - 1) / T of the message in a ring: nccl-tests' "bus bandwidth");
+    zero for one GPU, which has nothing to exchange."""
+    T = _gpus("gpus", gpus)
+    M = non_negative("message_bytes", message_bytes)
+    if T == 1:
+        return 0.0
+    return non_negative("latency_s", latency_s) + 2 * (T - 1) / T * M / positive("link_bytes_per_s", link_bytes_per_s)
+
+
+def all_gather_time_s(message_bytes: float, gpus: int, link_bytes_per_s: float, latency_s: float) -> float:
+    """Gathering an M-byte result that T GPUs hold a T-th each: alpha + (T - 1) / T x M / BW_link;
+    zero for one GPU."""
+    T = _gpus("gpus", gpus)
+    if T == 1:
+        return 0.0
+    return (non_negative("latency_s", latency_s)
+            + (T - 1) / T * non_negative("message_bytes", message_bytes) / positive("link_bytes_per_s", link_bytes_per_s))
+
+
+def send_time_s(message_bytes: float, link_bytes_per_s: float, latency_s: float) -> float:
+    """One GPU sending M bytes to the next: alpha + M / BW_link."""
+    return non_negative("latency_s", latency_s) + non_negative("message_bytes", message_bytes) / positive(
+        "link_bytes_per_s", link_bytes_per_s)
+
+
+def cache_share(c: Config, gpus: int) -> float:
+    """The share of each sequence's KV cache one of T tensor-parallel GPUs holds: its KV heads,
+    ceil(n_kv / T) / n_kv, so 1 / T while T divides the heads and 1 / n_kv once T passes them (each
+    head is then kept on T / n_kv GPUs). MLA's latent serves every head: each GPU keeps all of it."""
+    T = _gpus("gpus", gpus)
+    if c.uses_mla:
+        return 1.0
+    heads = c.num_key_value_heads or c.num_attention_heads
+    return math.ceil(heads / T) / heads
+
+
+def all_reduces_per_step(c: Config) -> int:
+    """Tensor parallelism's all-reduces in one forward pass: two per layer, after attention's
+    output projection and after the MLP's down projection (Megatron-LM's split)."""
+    return 2 * c.num_hidden_layers
+
+
+def moe_layers(c: Config) -> int:
+    return sum(c.layer_is_moe(i) for i in range(c.num_hidden_layers))
+
+
+@dataclass(frozen=True)
+class ParallelStep:
+    """A decode step of ``batch`` sequences spread over ``gpus`` GPUs as ``scheme`` says. ``math_s``,
+    ``memory_s`` and ``communication_s`` are one GPU's (one stage's, for a pipeline) per step;
+    ``rounds`` is how many such steps pass between two tokens of one sequence (a pipeline's stages
+    take turns; 1 otherwise)."""
+
+    scheme: str
+    gpus: int
+    batch: float
+    math_s: float
+    memory_s: float
+    communication_s: float
+    weight_bytes_per_gpu: float   # what each GPU stores
+    cache_bytes_per_gpu: float    # what each GPU stores of the caches, all sequences
+    fits: bool
+    rounds: float = 1.0
+
+    @property
+    def step_s(self) -> float:
+        """One GPU's step: max(math, memory) + communication."""
+        return max(self.math_s, self.memory_s) + self.communication_s
+
+    @property
+    def token_interval_s(self) -> float:
+        """The time between two tokens of one sequence."""
+        return self.rounds * self.step_s
+
+    @property
+    def per_user(self) -> float:
+        """Each sequence's tokens/s."""
+        return 1.0 / self.token_interval_s
+
+    @property
+    def aggregate(self) -> float:
+        """Every sequence's tokens together, per second (all GPUs)."""
+        return self.batch / self.token_interval_s
+
+    @property
+    def per_gpu(self) -> float:
+        return self.aggregate / self.gpus
+
+    @property
+    def wall(self) -> str:
+        """The largest of the three terms."""
+        if self.communication_s > max(self.math_s, self.memory_s):
+            return COMMUNICATION_BOUND
+        return COMPUTE_BOUND if self.math_s > self.memory_s else MEMORY_BOUND
+
+
+def _activation_bytes(activation_precision: str) -> float:
+    return bytes_per_element(activation_precision, "activation_precision")
+
+
+def _fits(a: Accelerator, stored: float, cache: float) -> bool:
+    """Fit first, on each GPU: its weights and its caches within its usable memory."""
+    return fit(a.capacity_bytes, stored, cache, 1, 1).fits
+
+
+def tensor_parallel_communication_s(a: Accelerator, c: Config, gpus: int, batch: float = 1,
+                                    activation_precision: str = "BF16") -> float:
+    """The communication of one tensor-parallel forward pass over ``batch`` tokens on T GPUs of
+    ``a``: 2 n all-reduces of B x d activations and one gather of the B x V logits,
+    2 n t_allreduce(B d) + t_gather(B V); zero on one GPU."""
+    T = _gpus("gpus", gpus)
+    B = positive("batch", batch)
+    act = _activation_bytes(activation_precision)
+    if T == 1:
+        return 0.0
+    link, alpha = a.link.bytes_per_s_among(T), collective_latency_s(a.link.kind)
+    return (all_reduces_per_step(c) * all_reduce_time_s(B * c.hidden_size * act, T, link, alpha)
+            + all_gather_time_s(B * c.vocab_size * act, T, link, alpha))
+
+
+def tensor_parallel_on(a: Accelerator, c: Config, gpus: int, batch: float = 1, context_tokens: float = 0.0,
+                       weight_precision: str = "BF16", kv_precision: str = "BF16", math_precision: str = "BF16",
+                       activation_precision: str = "BF16") -> ParallelStep:
+    """Decode on T GPUs of ``a`` in tensor parallelism. Each GPU holds and reads 1 / T of the
+    weights, ``cache_share`` of every cache, and does 1 / T of the math; every layer adds two
+    all-reduces of the batch's hidden states (B x d x 2 bytes in BF16) and the step one gather of
+    the logits (B x vocabulary): step = max(B F / (T P), (W / T + B (s K L + A / T)) / BW)
+    + 2 n t_allreduce(B d) + t_gather(B V)."""
+    T = _gpus("gpus", gpus)
+    point = decode_on(a, c, batch, context_tokens, weight_precision, kv_precision, math_precision,
+                      activation_precision=activation_precision)
+    share = cache_share(c, T)
+    B = point.batch
+    comm = tensor_parallel_communication_s(a, c, T, B, activation_precision)
+    memory = (point.weight_bytes / T + point.cache_bytes * share + point.activation_bytes / T) / a.bandwidth_bytes_per_s
+    stored = weight_bytes(c, weight_precision) / T
+    cache = B * kv_bytes_per_token(c, kv_precision) * cached_tokens(c, context_tokens) * share
+    return ParallelStep("tensor", T, B, B / (T * point.math_ceiling), memory, comm, stored, cache,
+                        _fits(a, stored, cache))
+
+
+def pipeline_on(a: Accelerator, c: Config, stages: int, batch: float = 1, context_tokens: float = 0.0,
+                micro_batches: int | None = None, weight_precision: str = "BF16", kv_precision: str = "BF16",
+                math_precision: str = "BF16", activation_precision: str = "BF16") -> ParallelStep:
+    """Decode on P GPUs in pipeline parallelism: each holds n / P consecutive layers. The batch
+    goes through in m micro-batches of B / m sequences (default: m = P, or B when B < P); a stage
+    works on one micro-batch at a time, then sends its hidden states to the next (alpha + b d x 2
+    bytes). A sequence's next token waits until its micro-batch has passed every stage and every
+    other micro-batch has had its turn: max(P, m) stage steps. With one sequence a pipeline is no
+    faster than one GPU reading the whole model (P stages of 1 / P each); it holds more."""
+    P = _gpus("stages", stages)
+    B = positive("batch", batch)
+    m = micro_batches if micro_batches is not None else min(P, max(1, math.floor(B)))
+    m = _gpus("micro_batches", m)
+    if m > B:
+        raise ValueError(f"micro_batches must not exceed the batch ({B:g}); got {m}")
+    b = B / m
+    point = decode_on(a, c, b, context_tokens, weight_precision, kv_precision, math_precision,
+                      activation_precision=activation_precision)
+    hop = send_time_s(b * c.hidden_size * _activation_bytes(activation_precision), a.link.bytes_per_s_among(2),
+                      collective_latency_s(a.link.kind)) if P > 1 else 0.0
+    stored = weight_bytes(c, weight_precision) / P
+    cache = B * kv_bytes_per_token(c, kv_precision) * cached_tokens(c, context_tokens) / P
+    return ParallelStep("pipeline", P, B, b / (P * point.math_ceiling), point.bytes / P / a.bandwidth_bytes_per_s,
+                        hop, stored, cache, _fits(a, stored, cache), rounds=max(P, m))
+
+
+def expert_parallel_on(a: Accelerator, c: Config, gpus: int, batch: float = 1, context_tokens: float = 0.0,
+                       weight_precision: str = "BF16", kv_precision: str = "BF16", math_precision: str = "BF16",
+                       activation_precision: str = "BF16") -> ParallelStep:
+    """An MoE model's decode on G GPUs in expert parallelism, as DeepSeek serves V3: each GPU holds
+    E / G of every layer's routed experts and a whole copy of the rest (attention, shared experts,
+    embeddings), and decodes B / G of the sequences with its copy (data-parallel attention). Each
+    MoE layer sends every token's hidden state to the GPUs of its k experts and back (an
+    all-to-all each way: B / G x k x d x 2 bytes per GPU, (G - 1) / G of it leaving). Per GPU:
+    memory = (W_rest + W_experts(B) / G + B / G (K L + A)) / BW, math B F / (G P)."""
+    if not c.is_moe:
+        raise ValueError("expert parallelism needs a mixture-of-experts model; this config has no routed experts")
+    G = _gpus("gpus", gpus)
+    B = positive("batch", batch)
+    total = decode_on(a, c, B, context_tokens, weight_precision, kv_precision, math_precision,
+                      activation_precision=activation_precision)
+    routed = weights_bytes(routed_experts_read(c, experts_touched_per_layer(c, B)), weight_precision)
+    rest = weight_bytes_read_per_step(c, weight_precision, B) - routed
+    memory = (rest + routed / G + (total.cache_bytes + total.activation_bytes) / G) / a.bandwidth_bytes_per_s
+    sent = B / G * c.num_experts_per_tok * c.hidden_size * _activation_bytes(activation_precision) * (G - 1) / G
+    link, alpha = a.link.bytes_per_s_among(G), collective_latency_s(a.link.kind)
+    comm = 2 * moe_layers(c) * send_time_s(sent, link, alpha) if G > 1 else 0.0
+    experts_stored = weights_bytes(routed_experts_read(c, c.routed_experts), weight_precision)
+    stored = weight_bytes(c, weight_precision) - experts_stored + experts_stored / G
+    cache = B / G * kv_bytes_per_token(c, kv_precision) * cached_tokens(c, context_tokens)
+    return ParallelStep("expert", G, B, B / (G * total.math_ceiling), memory, comm, stored, cache,
+                        _fits(a, stored, cache))
+
+
+def data_parallel_on(a: Accelerator, c: Config, replicas: int, batch: float = 1, context_tokens: float = 0.0,
+                     weight_precision: str = "BF16", kv_precision: str = "BF16", math_precision: str = "BF16",
+                     activation_precision: str = "BF16") -> ParallelStep:
+    """R whole copies of the model, one per GPU, each decoding B / R of the sequences: no
+    communication, each user as fast as on one GPU with B / R sequences, R times the tokens."""
+    R = _gpus("replicas", replicas)
+    B = positive("batch", batch)
+    point = decode_on(a, c, B / R, context_tokens, weight_precision, kv_precision, math_precision,
+                      activation_precision=activation_precision)
+    stored = weight_bytes(c, weight_precision)
+    cache = B / R * kv_bytes_per_token(c, kv_precision) * cached_tokens(c, context_tokens)
+    return ParallelStep("data", R, B, point.batch / point.math_ceiling, point.bytes / a.bandwidth_bytes_per_s, 0.0,
+                        stored, cache, _fits(a, stored, cache))

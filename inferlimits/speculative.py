@@ -1,0 +1,93 @@
+"""Speculative decoding: a cheap draft proposes k tokens, the target model checks all of them (and
+adds one of its own) in one pass, so one read of the target's weights can yield several tokens.
+
+Notation as in ``generation``, and k draft tokens per step, a the chance that the target accepts
+a draft token given that it accepted every one before it. The book takes a to be the same for every
+position and independent of what came before (the assumption of Leviathan et al., 2023); real
+acceptance falls with the position and varies with the text.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .hardware import Accelerator
+from .models import Config
+from .precision import decode_on
+from .units import non_negative, positive
+
+
+def _draft_tokens(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"draft_tokens must be a whole number, at least 0; got {value!r}")
+    return value
+
+
+def expected_tokens_per_step(acceptance: float, draft_tokens: int) -> float:
+    """Tokens one verification step yields on average: the accepted prefix of the k draft tokens
+    and the target's own next token, 1 + a + a^2 + ... + a^k = (1 - a^(k+1)) / (1 - a); 1 at a = 0,
+    k + 1 at a = 1."""
+    a = non_negative("acceptance", acceptance)
+    if a > 1:
+        raise ValueError(f"acceptance is a probability and must be at most 1; got {acceptance!r}")
+    k = _draft_tokens(draft_tokens)
+    return float(k + 1) if a == 1.0 else (1.0 - a ** (k + 1)) / (1.0 - a)
+
+
+def verify_step_s(a: Accelerator, c: Config, batch: float = 1, draft_tokens: int = 0, context_tokens: float = 0.0,
+                  weight_precision: str = "BF16", kv_precision: str = "BF16", math_precision: str = "BF16") -> float:
+    """The target checking k + 1 tokens for each of B sequences in one pass: the weights those
+    B (k + 1) tokens touch, read once; each sequence's cache read once (its k + 1 tokens attend to
+    the same cache); math and activations for B (k + 1) tokens:
+    max(B (k + 1) F / P, (W + B K L + B (k + 1) A) / BW). With k = 0 it is a plain decode step."""
+    q = _draft_tokens(draft_tokens) + 1
+    p = decode_on(a, c, positive("batch", batch) * q, context_tokens, weight_precision, kv_precision, math_precision)
+    memory = (p.weight_bytes + p.cache_bytes / q + p.activation_bytes) / a.bandwidth_bytes_per_s
+    return max(p.batch / p.math_ceiling, memory)
+
+
+@dataclass(frozen=True)
+class SpeculativeStep:
+    """One round of speculative decoding for a batch: k draft steps, then one verification."""
+
+    batch: float
+    tokens_per_step: float   # expected tokens each sequence gains per round
+    verify_s: float
+    draft_s: float
+    plain_s: float           # a plain decode step of the same batch, for comparison
+
+    @property
+    def round_s(self) -> float:
+        return self.verify_s + self.draft_s
+
+    @property
+    def per_user(self) -> float:
+        return self.tokens_per_step / self.round_s
+
+    @property
+    def aggregate(self) -> float:
+        return self.batch * self.per_user
+
+    @property
+    def speedup(self) -> float:
+        """Against plain decoding of the same batch: tokens per round x plain step / round."""
+        return self.tokens_per_step * self.plain_s / self.round_s
+
+
+def speculative_on(a: Accelerator, c: Config, draft: Config | None, batch: float = 1, acceptance: float = 0.7,
+                   draft_tokens: int = 4, context_tokens: float = 0.0, weight_precision: str = "BF16",
+                   kv_precision: str = "BF16", math_precision: str = "BF16") -> SpeculativeStep:
+    """Speculative decoding of ``batch`` sequences of ``c`` on ``a``, with ``draft`` proposing k
+    tokens (k plain decode steps of the draft model at the same batch; ``None``: a draft that costs
+    nothing, such as looking the next tokens up in the prompt, the upper bound of the gain)."""
+    B = positive("batch", batch)
+    k = _draft_tokens(draft_tokens)
+    L = non_negative("context_tokens", context_tokens)
+
+    def plain(model: Config) -> float:
+        p = decode_on(a, model, B, L, weight_precision, kv_precision, math_precision)
+        return B / p.ceiling
+
+    draft_s = 0.0 if draft is None or k == 0 else k * plain(draft)
+    return SpeculativeStep(B, expected_tokens_per_step(acceptance, k),
+                           verify_step_s(a, c, B, k, L, weight_precision, kv_precision, math_precision),
+                           draft_s, plain(c))

@@ -1,0 +1,205 @@
+"""Several GPUs, speculative decoding and the serving frontier: the communication term, the
+expected tokens of a verification step, and the shape of the trade-off between each user's speed
+and the fleet's."""
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from inferlimits import datafiles
+from inferlimits.generation import COMPUTE_BOUND
+from inferlimits.hardware import accelerator, accelerators
+from inferlimits.models import model, weight_bytes
+from inferlimits.parallel import (COMMUNICATION_BOUND, all_reduce_time_s, cache_share, collective_latency_s,
+                                  data_parallel_on, expert_parallel_on, pipeline_on, tensor_parallel_communication_s,
+                                  tensor_parallel_on)
+from inferlimits.precision import decode_on
+from inferlimits.serving import serving_point
+from inferlimits.speculative import expected_tokens_per_step, speculative_on, verify_step_s
+from inferlimits.units import GB
+
+H100 = accelerator("H100 SXM")
+LLAMA_8B, LLAMA_70B = model("Llama-3.1-8B").config, model("Llama-3.1-70B").config
+DEEPSEEK = model("DeepSeek-V3").config
+SWITCHED = [a for a in accelerators().values() if a.link.peer_bytes_per_s is None]
+
+
+# ---- the communication term ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("a", list(accelerators().values()), ids=lambda a: a.name)
+def test_one_gpu_communicates_nothing(a):
+    assert tensor_parallel_communication_s(a, LLAMA_70B, 1, 64) == 0.0
+    step = tensor_parallel_on(a, LLAMA_8B, 1, 8, 1024)
+    point = decode_on(a, LLAMA_8B, 8, 1024)
+    assert step.communication_s == 0.0
+    assert step.aggregate == pytest.approx(point.ceiling, rel=1e-12)   # one GPU is the book's one-device model
+
+
+@pytest.mark.parametrize("a", SWITCHED, ids=lambda a: a.name)
+@pytest.mark.parametrize("batch", [1, 64, 1024])
+def test_communication_grows_with_the_gpus_behind_a_switch(a, batch):
+    times = [tensor_parallel_communication_s(a, LLAMA_70B, T, batch) for T in (1, 2, 4, 8, 16)]
+    assert all(x < y for x, y in zip(times, times[1:])), times
+
+
+def test_direct_links_add_bandwidth_with_the_gpus():
+    """AMD's links go one to each other GPU: a pair has one link, eight GPUs use seven each."""
+    link = accelerator("MI300X").link
+    assert link.bytes_per_s_among(2) == link.peer_bytes_per_s
+    assert link.bytes_per_s_among(8) == 7 * link.peer_bytes_per_s == link.bytes_per_s
+    assert link.bytes_per_s_among(16) == link.bytes_per_s
+
+
+@given(m=st.floats(1.0, 1e9), T=st.integers(2, 64), bw=st.floats(1e9, 1e12), alpha=st.floats(0.0, 1e-4))
+def test_all_reduce_is_latency_plus_bus_bytes(m, T, bw, alpha):
+    t = all_reduce_time_s(m, T, bw, alpha)
+    assert t == pytest.approx(alpha + 2 * (T - 1) / T * m / bw)
+    assert alpha + m / bw <= t * (1 + 1e-12) and t <= alpha + 2 * m / bw
+
+
+def test_the_latency_is_read_per_link_kind():
+    table = datafiles.load("collectives.toml")["latency"]
+    for kind in ("NVLink", "Infinity Fabric", "PCIe"):
+        assert collective_latency_s(kind) == table[kind] * 1e-6
+    with pytest.raises(ValueError, match="link_kind"):
+        collective_latency_s("carrier pigeon")
+
+
+def test_tensor_parallelism_splits_weights_and_math():
+    one, four = tensor_parallel_on(H100, LLAMA_70B, 1, 8, 4096), tensor_parallel_on(H100, LLAMA_70B, 4, 8, 4096)
+    assert four.weight_bytes_per_gpu == pytest.approx(one.weight_bytes_per_gpu / 4)
+    assert four.math_s == pytest.approx(one.math_s / 4)
+    assert four.memory_s < one.memory_s / 3.9                    # its 8 KV heads divide by 4
+    assert not one.fits and four.fits                              # 141 GB of BF16 weights need two H100s or more
+
+
+def test_the_cache_stops_dividing_once_the_gpus_pass_the_kv_heads():
+    assert [cache_share(LLAMA_70B, T) for T in (1, 2, 8, 16, 32)] == [1, 0.5, 0.125, 0.125, 0.125]
+    assert cache_share(DEEPSEEK, 8) == 1.0                            # MLA's latent: whole on every GPU
+
+
+def test_more_gpus_can_make_each_user_slower():
+    """A small model on a fast part: its whole read takes less than the all-reduces it would add."""
+    b200, small = accelerator("B200 (HGX)"), model("Llama-3.2-1B").config
+    speeds = [tensor_parallel_on(b200, small, T, 1, 1024).per_user for T in (1, 2, 4, 8)]
+    assert all(s < speeds[0] for s in speeds[1:]), speeds
+    assert tensor_parallel_on(b200, small, 8, 1, 1024).wall == COMMUNICATION_BOUND
+    big = [tensor_parallel_on(b200, LLAMA_70B, T, 1, 1024).per_user for T in (2, 4, 8)]
+    assert big == sorted(big)                                       # a 70B model still gains
+
+
+def test_a_pipeline_buys_room_not_speed_for_one_sequence():
+    whole = 1 / decode_on(H100, LLAMA_70B, 1, 0, "FP8", "FP8", "FP8").ceiling
+    for P in (2, 4, 8):
+        p = pipeline_on(H100, LLAMA_70B, P, 1, 0, weight_precision="FP8", kv_precision="FP8", math_precision="FP8")
+        assert p.token_interval_s > whole                          # no faster than one GPU reading it all
+        assert p.weight_bytes_per_gpu == pytest.approx(weight_bytes(LLAMA_70B, "FP8") / P)
+
+
+def test_replicas_multiply_tokens_and_keep_each_users_speed():
+    one = data_parallel_on(H100, LLAMA_8B, 1, 16, 2048)
+    four = data_parallel_on(H100, LLAMA_8B, 4, 64, 2048)
+    assert four.per_user == pytest.approx(one.per_user) and four.aggregate == pytest.approx(4 * one.aggregate)
+
+
+def test_expert_parallelism_fits_what_tensor_parallelism_cannot():
+    """DeepSeek-V3 on 8 H200s at 256 sequences of 4,096 tokens: under tensor parallelism every GPU
+    keeps every sequence's latent cache; under expert parallelism with data-parallel attention
+    each keeps its own sequences'."""
+    h200 = accelerator("H200 SXM")
+    ep = expert_parallel_on(h200, DEEPSEEK, 8, 256, 4096, "FP8", "BF16", "FP8")
+    tp = tensor_parallel_on(h200, DEEPSEEK, 8, 256, 4096, "FP8", "BF16", "FP8")
+    assert ep.fits and not tp.fits
+    assert ep.cache_bytes_per_gpu == pytest.approx(tp.cache_bytes_per_gpu / 8)
+    with pytest.raises(ValueError, match="mixture-of-experts"):
+        expert_parallel_on(h200, LLAMA_8B, 8)
+
+
+# ---- speculative decoding -----------------------------------------------------------------------
+
+@given(k=st.integers(0, 16))
+def test_expected_tokens_at_the_two_ends(k):
+    assert expected_tokens_per_step(0.0, k) == 1.0
+    assert expected_tokens_per_step(1.0, k) == k + 1
+
+
+@given(a=st.floats(0.0, 0.999), k=st.integers(0, 15))
+def test_expected_tokens_grow_with_acceptance_and_draft_length(a, k):
+    e = expected_tokens_per_step(a, k)
+    assert e == pytest.approx(sum(a ** i for i in range(k + 1)))
+    assert expected_tokens_per_step(a, k + 1) >= e
+    assert expected_tokens_per_step(min(a + 0.001, 1.0), k) >= e
+
+
+def test_verifying_no_draft_is_a_plain_step():
+    p = decode_on(H100, LLAMA_70B, 8, 2048)
+    assert verify_step_s(H100, LLAMA_70B, 8, 0, 2048) == pytest.approx(8 / p.ceiling)
+
+
+def test_the_gain_fades_as_batching_spends_the_idle_math():
+    draft = model("Llama-3.2-1B").config
+    gains = [speculative_on(H100, LLAMA_70B, draft, B, 0.7, 4, 2048, "FP8", "FP8", "FP8").speedup
+             for B in (1, 16, 64, 256, 1024)]
+    assert all(x > y for x, y in zip(gains, gains[1:])), gains
+    assert gains[0] > 2 and gains[-1] < 1                          # a loss once decode is compute-bound
+    free = speculative_on(H100, LLAMA_70B, None, 1, 0.7, 4, 2048, "FP8", "FP8", "FP8")
+    assert free.speedup > gains[0]                                 # the draft's own cost comes off
+
+
+# ---- the serving frontier -----------------------------------------------------------------------
+
+BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+@pytest.mark.parametrize("name,gpus", [("Llama-3.1-8B", 1), ("Llama-3.1-70B", 4), ("Qwen3-30B-A3B", 1)])
+def test_the_frontier_trades_each_users_speed_for_the_fleets(name, gpus):
+    c = model(name).config
+    points = [serving_point(H100, c, B, 1024, 256, gpus, 8192, "FP8", "FP8", "FP8") for B in BATCHES]
+    users = [p.per_user for p in points]
+    fleet = [p.aggregate for p in points]
+    first = [p.first_token_s for p in points]
+    assert all(x > y for x, y in zip(users, users[1:])), users
+    assert all(x < y for x, y in zip(fleet, fleet[1:])), fleet
+    assert all(x <= y * (1 + 1e-12) for x, y in zip(first, first[1:])), first
+
+
+def test_prompts_that_keep_arriving_cost_the_fleet():
+    """The same batch decodes more slowly when each sequence's prompt is long against its output."""
+    short = serving_point(H100, LLAMA_8B, 256, 128, 512, 1, 8192, "FP8", "FP8", "FP8")
+    long = serving_point(H100, LLAMA_8B, 256, 4096, 128, 1, 8192, "FP8", "FP8", "FP8")
+    assert long.per_user < short.per_user and long.first_token_s > short.first_token_s
+
+
+def test_the_step_budget_must_hold_the_batch():
+    with pytest.raises(ValueError, match="step_tokens"):
+        serving_point(H100, LLAMA_8B, 8192, 1024, 256, 1, 8192)
+
+
+# ---- measured reality bounds the links ----------------------------------------------------------
+
+def test_no_ring_all_reduce_beats_its_link():
+    """A ring's bus bandwidth is bytes each GPU sends one way per second: never above the link's
+    one-way figure (NVLink SHARP rows are not rings)."""
+    rows = datafiles.load("collectives.toml")["allreduce"]
+    assert rows
+    for r in rows:
+        if "busbw_gb_s" not in r:
+            continue
+        link = accelerator(r["system"]).link
+        assert "NVLS" not in r["algorithm"].replace("NVLS off", "")
+        assert r["busbw_gb_s"] * GB <= link.bytes_per_s_among(r["gpus"]), r["system"]
+
+
+def test_the_assumed_latency_is_no_slower_than_a_measured_general_all_reduce():
+    rows = [r for r in datafiles.load("collectives.toml")["allreduce"] if "small_us" in r]
+    assert rows
+    for r in rows:
+        assert collective_latency_s(accelerator(r["system"]).link.kind) <= r["small_us"] * 1e-6, r["system"]
+
+
+def test_an_idle_math_unit_is_never_the_wall_of_a_small_tensor_parallel_step():
+    assert tensor_parallel_on(H100, LLAMA_70B, 4, 1, 1024).wall != COMPUTE_BOUND
+    assert math.isfinite(tensor_parallel_on(H100, LLAMA_70B, 4, 1, 1024).per_user)
