@@ -29,7 +29,7 @@ book: $(STAMP)
 	@echo
 	@echo "The book is built. Open $(CURDIR)/_build/html/index.html, or run 'make serve'."
 
-# Tests marked 'measures' time this machine (chapter 9 and the tests that execute it): they run
+# Tests marked 'measures' time this machine (chapter 12 and the tests that execute it): they run
 # alone, after the parallel run, so that other tests do not disturb the relations they check.
 test: book chromium
 	$(PY) -m pytest -n $(JOBS) --dist loadfile -m "not measures" tests chapters --nbval --nbval-current-env

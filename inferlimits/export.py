@@ -5,7 +5,7 @@ identical files.
 Each export is the figure exactly as its chapter draws it: read from the static figure in the
 chapter's committed outputs (the one the hosted book shows, at the values the chapter opens it
 with), so that a slide can never drift from its chapter. Re-executing a chapter whose figure
-changed therefore calls for a new export (a test says so). Chapter 9's figures are measurements
+changed therefore calls for a new export (a test says so). Chapter 12's figures are measurements
 of the machine that executed it, and keep the label that says which machine and when.
 
     python -m inferlimits.export            # write figures/
@@ -69,8 +69,8 @@ class Slide:
         return render(self.spec(), caption=self.caption)
 
 
-_MEASURED = ("Measured when chapter 11 was last executed; drawn from the figure data committed in "
-             "chapters/11_measure.ipynb, not re-measured.")
+_MEASURED = ("Measured when chapter 12 was last executed; drawn from the figure data committed in "
+             "chapters/12_measure.ipynb, not re-measured.")
 
 #: name -> slide; every chapter has at least one (a test checks).
 SLIDES: dict[str, Slide] = {
@@ -82,11 +82,14 @@ SLIDES: dict[str, Slide] = {
     "06_third_wall": Slide("06_overhead", "fig-third-wall"),
     "07_precision": Slide("07_low_precision", "fig-precision"),
     "08_moe": Slide("08_moe", "fig-moe"),
-    "09_index_card": Slide("09_index_card", "fig-index-card"),
-    "10_worked_capacity": Slide("10_worked_example", "fig-worked-capacity"),
-    "10_worked_step": Slide("10_worked_example", "fig-worked-step"),
-    "11_machine_roofline": Slide("11_measure", "fig-machine-roofline", _MEASURED),
-    "11_machine_decode": Slide("11_measure", "fig-machine-decode", _MEASURED),
+    "09_tensor_parallel": Slide("09_serving_at_scale", "fig-tensor-parallel"),
+    "09_speculative": Slide("09_serving_at_scale", "fig-speculative"),
+    "09_frontier": Slide("09_serving_at_scale", "fig-frontier"),
+    "10_index_card": Slide("10_index_card", "fig-index-card"),
+    "11_worked_capacity": Slide("11_worked_example", "fig-worked-capacity"),
+    "11_worked_step": Slide("11_worked_example", "fig-worked-step"),
+    "12_machine_roofline": Slide("12_measure", "fig-machine-roofline", _MEASURED),
+    "12_machine_decode": Slide("12_measure", "fig-machine-decode", _MEASURED),
 }
 
 

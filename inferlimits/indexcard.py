@@ -230,8 +230,8 @@ def _fit_levers(a: Accelerator, c: Config, weight_precision: str, kv_precision: 
               f"at most {most:,} sequences of this context fit" if most >= 1 else "not even one sequence fits")
     gpus = max(2, math.ceil(memory.needed_bytes / memory.usable_bytes))
     lever(f"split the model over {gpus} GPUs", True,
-          f"each holds 1/{gpus} of the weights and caches; {need} on one (the communication between them "
-          "is not modelled here)")
+          f"each holds 1/{gpus} of the weights and caches; {need} on one (the all-reduces between them add "
+          "to every step: the serving-at-scale chapter counts them)")
     return out
 
 

@@ -5,8 +5,10 @@ Notation as in ``generation``, and G GPUs, T tensor-parallel degree, M a message
 the fixed time of one collective (``collective_latency_s``), BW_link what one GPU sends one way
 over its link (``hardware.Link``), d the hidden size, n the layers.
 
-A collective inside a decode step cannot overlap the kernels around it: the next layer needs its
-result. So a step on each GPU takes max(math, memory) + communication. Every split assumes the
+In a plain implementation a collective inside a decode step does not overlap the kernels around
+it: the next layer needs its result. So a step on each GPU takes max(math, memory) + communication,
+an upper bound on its time that engines lower by overlapping one micro-batch's communication with
+another's math and by fusing the all-reduce into the kernels beside it. Every split assumes the
 work divides evenly (no straggler GPU), and the activations split as the weights do (the norms
 and residual adds, which every GPU repeats on the whole hidden state under tensor parallelism,
 are a few percent of a step's bytes and are split too).
@@ -86,9 +88,11 @@ def cache_share(c: Config, gpus: int) -> float:
 
 
 def all_reduces_per_step(c: Config) -> int:
-    """Tensor parallelism's all-reduces in one forward pass: two per layer, after attention's
-    output projection and after the MLP's down projection (Megatron-LM's split)."""
-    return 2 * c.num_hidden_layers
+    """Tensor parallelism's all-reduces in one forward pass: one after the input embedding (split
+    over the vocabulary, each GPU looks up the tokens of its share), then two per layer, after
+    attention's output projection and after the MLP's down projection (Megatron-LM's split):
+    2 n + 1."""
+    return 2 * c.num_hidden_layers + 1
 
 
 def moe_layers(c: Config) -> int:
@@ -155,18 +159,21 @@ def _fits(a: Accelerator, stored: float, cache: float) -> bool:
 
 
 def tensor_parallel_communication_s(a: Accelerator, c: Config, gpus: int, batch: float = 1,
-                                    activation_precision: str = "BF16") -> float:
+                                    activation_precision: str = "BF16", logits_tokens: float | None = None) -> float:
     """The communication of one tensor-parallel forward pass over ``batch`` tokens on T GPUs of
-    ``a``: 2 n all-reduces of B x d activations and one gather of the B x V logits,
-    2 n t_allreduce(B d) + t_gather(B V); zero on one GPU."""
+    ``a``: 2 n + 1 all-reduces of the B x d activations (``all_reduces_per_step``) and one gather
+    of the logits of the tokens that are sampled (the output head is split over the vocabulary;
+    ``logits_tokens``, default every token of the pass), (2 n + 1) t_allreduce(B d) + t_gather(B V);
+    zero on one GPU."""
     T = _gpus("gpus", gpus)
     B = positive("batch", batch)
+    sampled = B if logits_tokens is None else non_negative("logits_tokens", logits_tokens)
     act = _activation_bytes(activation_precision)
     if T == 1:
         return 0.0
     link, alpha = a.link.bytes_per_s_among(T), collective_latency_s(a.link.kind)
     return (all_reduces_per_step(c) * all_reduce_time_s(B * c.hidden_size * act, T, link, alpha)
-            + all_gather_time_s(B * c.vocab_size * act, T, link, alpha))
+            + all_gather_time_s(sampled * c.vocab_size * act, T, link, alpha))
 
 
 def tensor_parallel_on(a: Accelerator, c: Config, gpus: int, batch: float = 1, context_tokens: float = 0.0,
@@ -219,11 +226,13 @@ def pipeline_on(a: Accelerator, c: Config, stages: int, batch: float = 1, contex
 def expert_parallel_on(a: Accelerator, c: Config, gpus: int, batch: float = 1, context_tokens: float = 0.0,
                        weight_precision: str = "BF16", kv_precision: str = "BF16", math_precision: str = "BF16",
                        activation_precision: str = "BF16") -> ParallelStep:
-    """An MoE model's decode on G GPUs in expert parallelism, as DeepSeek serves V3: each GPU holds
+    """An MoE model's decode on G GPUs in expert parallelism, in the style of SGLang's data-parallel
+    attention with expert parallelism (after DeepSeek's serving of V3): each GPU holds
     E / G of every layer's routed experts and a whole copy of the rest (attention, shared experts,
     embeddings), and decodes B / G of the sequences with its copy (data-parallel attention). Each
     MoE layer sends every token's hidden state to the GPUs of its k experts and back (an
-    all-to-all each way: B / G x k x d x 2 bytes per GPU, (G - 1) / G of it leaving). Per GPU:
+    all-to-all each way: B / G x k x d x 2 bytes per GPU, (G - 1) / G of it leaving, one copy per
+    expert chosen, at the all-reduce's latency, which no measurement here gives for an all-to-all). Per GPU:
     memory = (W_rest + W_experts(B) / G + B / G (K L + A)) / BW, math B F / (G P)."""
     if not c.is_moe:
         raise ValueError("expert parallelism needs a mixture-of-experts model; this config has no routed experts")

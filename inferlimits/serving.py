@@ -6,8 +6,7 @@ prompt of S tokens, so on average B / n sequences finish every step and as many 
 read in. With chunked prefill those prompt tokens ride in the same forward passes as the decode
 tokens: a step carries B decode tokens and, on average, B S / n prompt tokens. The prefill/decode
 crossover of chapter 3 applies to all the tokens of a step together. Each chunk of a prompt re-reads
-the weights with the step it rides in, and attends to the cache of the chunks before it (on average
-half its prompt).
+the weights with the step it rides in, and attends to the cache of the chunks before it.
 
 Notation as in ``generation``; G GPUs in tensor parallelism (``parallel``), C the token budget of
 one step (vLLM's ``max_num_batched_tokens``).
@@ -31,29 +30,34 @@ READING_TOKENS_PER_S = 20
 
 
 def mixed_step_s(a: Accelerator, c: Config, decode_tokens: float, prompt_tokens: float, context_tokens: float,
-                 prompt_length: float, gpus: int = 1, weight_precision: str = "BF16", kv_precision: str = "BF16",
-                 math_precision: str = "BF16") -> float:
+                 prompt_length: float, chunk_tokens: float | None = None, gpus: int = 1, weight_precision: str = "BF16",
+                 kv_precision: str = "BF16", math_precision: str = "BF16") -> float:
     """One forward pass on G GPUs carrying D decode tokens (one per sequence, each with L tokens
     of cache) and Q prompt tokens (chunks of prompts S long):
-    max((D F_dec + Q F_pre / S) / (G P), (W(D + Q) / G + s (D K L + Q K (1 + S / 2)) + (D A_dec + Q A_pre) / G) / BW)
+    max((D F_dec + Q F_pre / S) / (G P), (W(D + Q) / G + s (D K L + Q K + (Q / c) K (S - c) / 2) + (D A_dec + Q A_pre) / G) / BW)
     + communication, where W(D + Q) are the weights those tokens touch, s the cache share
-    (``parallel.cache_share``), F_pre / S a prompt token's share of its prompt's FLOPs, and each
-    prompt token writes its cache and reads, on average, half its prompt's."""
+    (``parallel.cache_share``) and F_pre / S a prompt token's share of its prompt's FLOPs. Each
+    prompt token writes its cache; a prompt read in chunks of c tokens (``chunk_tokens``, default
+    the whole prompt) reads, once per chunk, the cache of its earlier chunks, (S - c) / 2 tokens on
+    average."""
     D = non_negative("decode_tokens", decode_tokens)
     Q = non_negative("prompt_tokens", prompt_tokens)
     if D + Q <= 0:
         raise ValueError("decode_tokens + prompt_tokens must be positive; a step carries at least one token")
     L = non_negative("context_tokens", context_tokens)
     S = positive("prompt_length", prompt_length)
+    chunk = S if chunk_tokens is None else min(positive("chunk_tokens", chunk_tokens), S)
     G = gpus
     share = cache_share(c, G)
     flops_decode = D * decode_flops_per_token(c, L) / (G * decode_math_rate(a, c, weight_precision, math_precision, L))
     flops_prompt = Q * prefill_flops(c, S) / S / (G * prefill_math_rate(a, c, S, weight_precision, math_precision))
     k = kv_bytes_per_token(c, kv_precision)
-    cache = share * (D * k * cached_tokens(c, L) + Q * k * (1 + cached_tokens(c, S / 2)))
+    cache = share * (D * k * cached_tokens(c, L) + Q * k + Q / chunk * k * cached_tokens(c, (S - chunk) / 2))
     act = (D * activation_bytes_per_token(c, "decode") + Q * activation_bytes_per_token(c, "prefill")) / G
     memory = (weight_bytes_read_per_step(c, weight_precision, D + Q) / G + cache + act) / a.bandwidth_bytes_per_s
-    return max(flops_decode + flops_prompt, memory) + tensor_parallel_communication_s(a, c, G, D + Q)
+    sampled = D + Q / S   # logits for every decode token, and for the last token of each prompt
+    return max(flops_decode + flops_prompt, memory) + tensor_parallel_communication_s(a, c, G, D + Q,
+                                                                                      logits_tokens=sampled)
 
 
 @dataclass(frozen=True)
@@ -87,16 +91,18 @@ def serving_point(a: Accelerator, c: Config, batch: float, prompt_tokens: float 
     tokens (mean context S + n / 2) and the B S / n prompt tokens that keep the batch full. A new
     prompt is read in chunks of what the step's budget C leaves beside the decode tokens,
     C - B, so its first token comes after ceil(S / (C - B)) steps of B + min(S, C - B) tokens.
-    Fit first: every GPU holds its share of the weights and of the B caches at full length S + n."""
+    Fit first: every GPU holds its share of the weights and of the B caches at full length S + n.
+    The first token's time is a lower bound: it leaves out the wait for a step in flight and for a
+    free place in the batch."""
     B = positive("batch", batch)
     S, n = positive("prompt_tokens", prompt_tokens), positive("output_tokens", output_tokens)
     C = positive("step_tokens", step_tokens)
     if C <= B:
         raise ValueError(f"step_tokens ({C:g}) must exceed the batch ({B:g}): every step carries one token of each sequence")
     L = S + n / 2
-    args = (gpus, weight_precision, kv_precision, math_precision)
-    step = mixed_step_s(a, c, B, B * S / n, L, S, *args)
     chunk = min(S, C - B)
+    args = (chunk, gpus, weight_precision, kv_precision, math_precision)
+    step = mixed_step_s(a, c, B, B * S / n, L, S, *args)
     first = math.ceil(S / chunk) * mixed_step_s(a, c, B, chunk, L, S, *args)
     cache = B * kv_bytes_per_token(c, kv_precision) * cached_tokens(c, S + n) * cache_share(c, gpus)
     fits = fit(a.capacity_bytes, weight_bytes(c, weight_precision) / gpus, cache, 1, 1).fits

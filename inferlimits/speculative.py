@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .hardware import Accelerator
-from .models import Config
+from .kvcache import fit
+from .models import Config, cached_tokens, kv_bytes_per_token, weight_bytes
 from .precision import decode_on
 from .units import non_negative, positive
 
@@ -54,6 +55,7 @@ class SpeculativeStep:
     verify_s: float
     draft_s: float
     plain_s: float           # a plain decode step of the same batch, for comparison
+    fits: bool = True        # the weights (the draft's too) and every sequence's cache in memory
 
     @property
     def round_s(self) -> float:
@@ -78,7 +80,8 @@ def speculative_on(a: Accelerator, c: Config, draft: Config | None, batch: float
                    kv_precision: str = "BF16", math_precision: str = "BF16") -> SpeculativeStep:
     """Speculative decoding of ``batch`` sequences of ``c`` on ``a``, with ``draft`` proposing k
     tokens (k plain decode steps of the draft model at the same batch; ``None``: a draft that costs
-    nothing, such as looking the next tokens up in the prompt, the upper bound of the gain)."""
+    nothing, such as looking the next tokens up in the prompt, the upper bound of the gain). Fit
+    first: ``fits`` says whether both models' weights and every sequence's caches fit in memory."""
     B = positive("batch", batch)
     k = _draft_tokens(draft_tokens)
     L = non_negative("context_tokens", context_tokens)
@@ -88,6 +91,9 @@ def speculative_on(a: Accelerator, c: Config, draft: Config | None, batch: float
         return B / p.ceiling
 
     draft_s = 0.0 if draft is None or k == 0 else k * plain(draft)
+    models = [c] if draft is None else [c, draft]
+    held = sum(weight_bytes(m, weight_precision) for m in models)
+    cache = sum(kv_bytes_per_token(m, kv_precision) * cached_tokens(m, L + k) for m in models)
     return SpeculativeStep(B, expected_tokens_per_step(acceptance, k),
                            verify_step_s(a, c, B, k, L, weight_precision, kv_precision, math_precision),
-                           draft_s, plain(c))
+                           draft_s, plain(c), fit(a.capacity_bytes, held, cache, B, 1).fits)

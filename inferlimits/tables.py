@@ -663,3 +663,65 @@ def _kv_long(c) -> str:
     k = kv_bytes_per_token(c) * full / c.num_hidden_layers
     window = f" (+ {c.windowed_layers} layers of at most {c.sliding_window:,} tokens)" if c.windowed_layers else ""
     return f"{k / KIB:,.1f}{window}"
+
+
+def links(sources: bool = False) -> Markdown:
+    """Every accelerator's link to the other GPUs of its server: its kind, the vendor's figure as
+    printed, what one GPU sends one way (the figure the book computes with), per peer where each
+    link goes to one other GPU, and the book's latency of a small all-reduce over it; with
+    ``sources``, where each is read and its conditions."""
+    from .parallel import collective_latency_s
+
+    if sources:
+        rows = [[a.name, a.link.source, a.link.note or "–"] for a in accelerators().values()]
+        return _table(["accelerator", "link figure read at", "conditions"], rows, "lll")
+    rows = [[a.name, a.link.kind, a.link.printed, _g(a.link.bytes_per_s / GB, 1 if (a.link.bytes_per_s / GB) % 1 else 0),
+             _g(a.link.peer_bytes_per_s / GB, 1 if (a.link.peer_bytes_per_s / GB) % 1 else 0)
+             if a.link.peer_bytes_per_s else "–", _g(collective_latency_s(a.link.kind) * 1e6)]
+            for a in accelerators().values()]
+    return _table(["accelerator", "link", "as the vendor prints it", "one GPU sends, one way (GB/s)",
+                   "to one other GPU (GB/s)", "small all-reduce (µs, assumed)"], rows, "lllrrr")
+
+
+def measured_all_reduces() -> Markdown:
+    """The published all-reduces of ``data/collectives.toml`` beside the link each ran over: the
+    small-message time against the book's latency, the bus bandwidth against the link."""
+    from . import datafiles
+    from .parallel import collective_latency_s
+
+    rows = []
+    for r in datafiles.load("collectives.toml")["allreduce"]:
+        link = accelerator(r["system"]).link
+        small = f"{r['small_us']:g} at {r['small_bytes']:,} B" if "small_us" in r else "–"
+        busbw = (f"{r['busbw_gb_s']:g} at {r['large_bytes'] / GIB:g} GiB" if "busbw_gb_s" in r else "–")
+        share = f"{r['busbw_gb_s'] * GB / link.bytes_per_s_among(r['gpus']):.0%}" if "busbw_gb_s" in r else "–"
+        rows.append([f"{r['gpus']} × {r['system']}", r["algorithm"], small,
+                     _g(collective_latency_s(link.kind) * 1e6), busbw,
+                     _g(link.bytes_per_s_among(r["gpus"]) / GB, 1), share])
+    return _table(["GPUs", "how", "small all-reduce (µs)", "book's latency (µs)", "bus bandwidth (GB/s)",
+                   "link one way (GB/s)", "bus ÷ link"], rows, "llrrrrr")
+
+
+def parallel_schemes(model_name: str, accelerator_name: str, gpus: int, batch: int, context_tokens: int,
+                     precision: str = "BF16") -> Markdown:
+    """The same model, GPUs, batch and context under each way of spreading it (tensor, pipeline,
+    data, expert where the model has experts): what each GPU holds, each term of its step, each
+    user's tokens/s and all users' together, or "does not fit"."""
+    from .parallel import data_parallel_on, expert_parallel_on, pipeline_on, tensor_parallel_on
+
+    a, c = accelerator(accelerator_name), models()[model_name].config
+    mp = precision if a.supports(precision) else "BF16"
+    schemes = [("tensor", tensor_parallel_on), ("pipeline", pipeline_on), ("data (replicas)", data_parallel_on)]
+    if c.is_moe:
+        schemes.append(("expert", expert_parallel_on))
+    rows = []
+    for name, fn in schemes:
+        s = fn(a, c, gpus, batch, context_tokens, weight_precision=precision, kv_precision=precision, math_precision=mp)
+        held = f"{s.weight_bytes_per_gpu / GB:,.1f} + {s.cache_bytes_per_gpu / GB:,.1f}"
+        if not s.fits:
+            rows.append([name, held, "does not fit", "", "", "", ""])
+            continue
+        rows.append([name, held, f"{s.memory_s * 1e3:,.2f}", f"{s.math_s * 1e3:,.2f}",
+                     f"{s.communication_s * 1e3:,.2f}", f"{s.per_user:,.1f}", f"{s.aggregate:,.0f}"])
+    return _table(["spread by", "each GPU holds: weights + caches (GB)", "memory (ms)", "math (ms)",
+                   "communication (ms)", "tokens/s per user", "tokens/s, all users"], rows, "lrrrrrr")

@@ -171,7 +171,8 @@ VALID: dict[str, dict[str, object]] = {
     "parallel.all_gather_time_s": dict(message_bytes=256_512, gpus=8, link_bytes_per_s=4.5e11, latency_s=1e-5),
     "parallel.send_time_s": dict(message_bytes=16384, link_bytes_per_s=4.5e11, latency_s=1e-5),
     "parallel.cache_share": dict(c=LLAMA, gpus=8),
-    "parallel.tensor_parallel_communication_s": dict(a=H100, c=LLAMA_70B, gpus=4, batch=8, activation_precision="BF16"),
+    "parallel.tensor_parallel_communication_s": dict(a=H100, c=LLAMA_70B, gpus=4, batch=8, activation_precision="BF16",
+                                                     logits_tokens=8),
     "parallel.tensor_parallel_on": dict(a=H100, c=LLAMA_70B, gpus=4, batch=8, context_tokens=4096, weight_precision="FP8",
                                         kv_precision="FP8", math_precision="FP8", activation_precision="BF16"),
     "parallel.pipeline_on": dict(a=H100, c=LLAMA_70B, stages=4, batch=8, context_tokens=4096, micro_batches=4,
@@ -188,7 +189,7 @@ VALID: dict[str, dict[str, object]] = {
                                        context_tokens=2048, weight_precision="FP8", kv_precision="FP8",
                                        math_precision="FP8"),
     "serving.mixed_step_s": dict(a=H100, c=LLAMA, decode_tokens=64, prompt_tokens=256, context_tokens=1152,
-                                 prompt_length=1024, gpus=1, weight_precision="FP8", kv_precision="FP8",
+                                 prompt_length=1024, chunk_tokens=512, gpus=1, weight_precision="FP8", kv_precision="FP8",
                                  math_precision="FP8"),
     "serving.serving_point": dict(a=H100, c=LLAMA, batch=64, prompt_tokens=1024, output_tokens=256, gpus=1,
                                   step_tokens=8192, weight_precision="FP8", kv_precision="FP8", math_precision="FP8"),
@@ -260,6 +261,7 @@ ZERO_ALLOWED: set[tuple[str, str]] = {
     ("parallel.all_reduce_time_s", "message_bytes"),
     ("parallel.all_gather_time_s", "message_bytes"),
     ("parallel.send_time_s", "message_bytes"),
+    ("parallel.tensor_parallel_communication_s", "logits_tokens"),   # a pass that samples nothing (a prompt chunk)
     ("parallel.tensor_parallel_on", "context_tokens"),
     ("parallel.pipeline_on", "context_tokens"),
     ("parallel.expert_parallel_on", "context_tokens"),
@@ -321,6 +323,9 @@ NONE_ALLOWED: dict[tuple[str, str], object] = {
     ("kvcache.max_context_tokens", "usable_fraction"): _usable,
     ("kvcache.fit", "usable_fraction"): _usable,
     ("parallel.pipeline_on", "micro_batches"): lambda: VALID["parallel.pipeline_on"]["stages"],   # one per stage
+    ("serving.mixed_step_s", "chunk_tokens"): lambda: VALID["serving.mixed_step_s"]["prompt_length"],   # whole prompts
+    ("parallel.tensor_parallel_communication_s", "logits_tokens"):   # every token's logits
+        lambda: VALID["parallel.tensor_parallel_communication_s"]["batch"],
 }
 
 #: The name a message must carry when it is not the parameter's own: the validators name the

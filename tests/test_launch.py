@@ -88,7 +88,7 @@ def test_a_fresh_environment_from_requirements_alone_runs_every_chapter(tmp_path
 @BINDER
 @pytest.mark.measures
 def test_the_same_environment_runs_the_chapters_that_time_the_machine(tmp_path):
-    assert MEASURING, "chapter 9 measures this machine"
+    assert MEASURING, "chapter 12 measures this machine"
     _execute_in_binder_env(MEASURING, tmp_path)
 
 

@@ -27,7 +27,7 @@ from inferlimits.overhead import (binding_wall, dispatch_sweep, eager_launches_p
 from inferlimits.roofline import COMPUTE_BOUND, MEMORY_BOUND
 
 LLAMA = model("Llama-3.1-8B").config
-CHAPTERS = [ROOT / "chapters" / "06_overhead.ipynb", ROOT / "chapters" / "09_index_card.ipynb"]
+CHAPTERS = [ROOT / "chapters" / "06_overhead.ipynb", ROOT / "chapters" / "10_index_card.ipynb"]
 
 
 # ---- the overhead ceiling ------------------------------------------------------------------------

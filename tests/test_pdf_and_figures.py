@@ -59,15 +59,15 @@ def test_subplots_follow_the_axis_domains_and_share_x():
 
 
 def test_chapter_9_exports_keep_the_label_of_the_machine_that_measured():
-    nb = json.loads((export.CHAPTERS / "11_measure.ipynb").read_text(encoding="utf-8"))
+    nb = json.loads((export.CHAPTERS / "12_measure.ipynb").read_text(encoding="utf-8"))
     html = "".join("".join(o.get("data", {}).get("text/html", "")) for c in nb["cells"] for o in c.get("outputs", []))
     labels = set(re.findall(r"measured on ([^<\\]+?\d{4}-\d{2}-\d{2})", html))
-    assert labels, "chapter 9's committed outputs name no machine"
-    for name in ("11_machine_roofline", "11_machine_decode"):
+    assert labels, "chapter 12's committed outputs name no machine"
+    for name in ("12_machine_roofline", "12_machine_decode"):
         slide = export.SLIDES[name]
         title = export._text(slide.spec()["layout"]["title"])
         assert any(f"measured on {label}" in title for label in labels), title
-        assert "11_measure.ipynb" in slide.caption
+        assert "12_measure.ipynb" in slide.caption
 
 
 def test_a_figure_missing_from_the_outputs_is_an_error_not_a_guess(tmp_path):

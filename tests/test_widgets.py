@@ -17,6 +17,7 @@ from inferlimits.figures import worked_example as workedfig
 from inferlimits.figures import machine as machinefig
 from inferlimits.figures import moe as moefig
 from inferlimits.figures import precision as precisionfig
+from inferlimits.figures import serving as servingfig
 from inferlimits.models import models
 
 NAMES = list(hardware.accelerators())
@@ -45,7 +46,7 @@ PANELS = {
     "batch-cost": lambda: batching.cost_panel(BATCH_MODELS, PRICED, "Llama-3.1-8B", "B200 (HGX)", 5.0, div_id="fig-test"),
     "kv-ceiling": lambda: kvfig.ceiling_panel(KV_MODELS, KV_NAMES, "Llama-3.1-8B", "B200 (HGX)", 64, div_id="fig-test"),
     "kv-memory": lambda: kvfig.memory_panel(KV_MODELS, KV_NAMES, "Llama-3.1-8B", "B200 (HGX)", 16, div_id="fig-test"),
-    # chapters 6 and 9 (the lists the chapters pass)
+    # chapters 6 and 10 (the lists the chapters pass)
     "third-wall": lambda: overheadfig.third_wall_panel(DECODE_NAMES, "B200 (HGX)", DENSE_MODELS, "Llama-3.1-8B", 10.0,
                                                        div_id="fig-test"),
     "index-card": lambda: cardfig.panel(DECODE_NAMES, DENSE_MODELS + ["Qwen3-30B-A3B", "gpt-oss-120b"],
@@ -55,10 +56,17 @@ PANELS = {
                                             div_id="fig-test"),
     "moe": lambda: moefig.panel([n for n, m in models().items() if m.config.is_moe], NAMES, "DeepSeek-V3",
                                 "H200 SXM", batch=64, div_id="fig-test"),
-    # chapter 10
+    # chapter 9 (several GPUs, speculative decoding, the serving frontier)
+    "tensor-parallel": lambda: servingfig.tp_panel(list(models()), NAMES, "Llama-3.1-70B", "H100 SXM", "BF16", 4, 1, 0,
+                                                   div_id="fig-test"),
+    "speculative": lambda: servingfig.speculative_panel(DENSE_MODELS, NAMES, "Llama-3.1-70B", "H100 SXM", "FP8", 0.7, 4,
+                                                        2048, div_id="fig-test"),
+    "frontier": lambda: servingfig.frontier_panel(list(models()), NAMES, "Llama-3.1-8B", "H100 SXM", "FP8", 1, 1024, 256,
+                                                  64, div_id="fig-test"),
+    # chapter 11
     "worked-capacity": lambda: workedfig.capacity_panel(workedfig.CACHE_LABELS[0], 2048, 0.95, div_id="fig-test"),
     "worked-step": lambda: workedfig.step_panel("100%", 1, div_id="fig-test"),
-    # chapter 11 (each change measures this machine again)
+    # chapter 12 (each change measures this machine again)
     "machine-roofline": lambda: machinefig.roofline_panel(256, 2048, div_id="fig-test"),
     "machine-products": lambda: machinefig.products_panel(8192, 256, div_id="fig-test"),
     "machine-decode": lambda: machinefig.decode_panel(128, 64, div_id="fig-test"),

@@ -15,7 +15,7 @@ from inferlimits.generation import decode_flops_per_token
 from inferlimits.models import model, param_count
 from inferlimits.units import GB, GIB, MIB
 
-CHAPTER = Path(__file__).resolve().parent.parent / "chapters" / "10_worked_example.ipynb"
+CHAPTER = Path(__file__).resolve().parent.parent / "chapters" / "11_worked_example.ipynb"
 CLAIMS_FILE = "worked_example_claims.toml"
 
 
