@@ -35,6 +35,8 @@ from inferlimits.models import (
 MODEL_NAMES = list(models())
 DENSE = [n for n in MODEL_NAMES if not model(n).config.is_moe]
 MOE = [n for n in MODEL_NAMES if model(n).config.is_moe]
+#: dense models whose output head is a matrix of its own (Llama-3.2-1B's reuses the embedding table)
+UNTIED = [n for n in DENSE if not model(n).config.tie_word_embeddings]
 PRECISIONS = list(units.formats())
 
 peaks = st.floats(1e13, 1e16)
@@ -49,7 +51,17 @@ def _coefficient(c) -> float:
 
 # ==== weight bytes a step reads ==================================================================
 
-@pytest.mark.parametrize("name", DENSE)
+def test_a_tied_model_reads_its_table_once_as_the_head():
+    """A tied model's embedding table is its output head: a step multiplies it once, so it reads
+    every weight it stores."""
+    tied = [n for n in DENSE if model(n).config.tie_word_embeddings]
+    assert tied
+    for name in tied:
+        c = model(name).config
+        assert gen.weight_bytes_read_per_step(c) == pytest.approx(weight_bytes(c), rel=1e-12)
+
+
+@pytest.mark.parametrize("name", UNTIED)
 @pytest.mark.parametrize("precision", PRECISIONS)
 def test_dense_untied_model_reads_all_weights_but_the_embedding_table(name, precision):
     # a token copies its own row of the embedding table (counted with the activations); every other
@@ -239,7 +251,7 @@ def test_prefill_bytes_are_weights_plus_the_cache_written_plus_activations(w, k,
     assert gen.prefill_bytes_moved(w, k, S, act) == pytest.approx(w + S * (k + act), rel=1e-12)
 
 
-@pytest.mark.parametrize("name", DENSE)
+@pytest.mark.parametrize("name", UNTIED)
 @pytest.mark.parametrize("precision", ["BF16", "FP8", "INT4"])
 def test_short_prompt_intensity_is_about_two_s_over_b(name, precision):
     c = model(name).config

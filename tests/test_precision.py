@@ -67,7 +67,8 @@ def test_the_knee_of_the_weights_is_the_ridge_times_the_weights_bytes_per_flop(n
     assert pr.knee_weights_only_on(a, c, *scheme) < pr.knee_on(a, c, 0, scheme[0], "BF16", scheme[1])
 
 
-@pytest.mark.parametrize("name", DENSE + MOE)
+#: a tied output head as large as a fifth of the model (Llama-3.2-1B's) stays in 16 bits and moves the knee
+@pytest.mark.parametrize("name", [n for n in DENSE if not model(n).config.tie_word_embeddings] + MOE)
 @pytest.mark.parametrize("part", ["H100 SXM", "B200 (HGX)", "MI300X"])
 def test_fp8_weights_with_fp8_math_keep_the_knee_of_bf16(name, part):
     a, c = accelerator(part), model(name).config

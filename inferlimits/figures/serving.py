@@ -66,9 +66,10 @@ def tp_spec(model_name: str, accelerator_name: str, precision: str, gpus: int, b
         dict(type="scatter", x=sorted(seen), y=rounded([seen[t] for t in sorted(seen)]), mode="markers",
              marker=dict(color=INK, size=10, symbol="diamond"), name="published runs (gpt-fast)", xaxis="x",
              yaxis="y", hovertemplate=hover),
-        dict(type="scatter", x=[gpus], y=rounded([here.per_user if here.fits else None]), mode="markers+text",
-             marker=dict(color=INK, size=12), text=[label], textposition="top center" if gpus < 8 else "top left",
-             name="this GPU count", xaxis="x", yaxis="y", hoverinfo="skip"),
+        dict(type="scatter", x=[gpus], y=rounded([here.per_user if here.fits else None]), mode="markers",
+             marker=dict(color=INK, size=12), name="this GPU count", xaxis="x", yaxis="y", hoverinfo="skip"),
+        dict(type="scatter", x=[GPUS[0]], y=[USER_RANGE[1]], mode="text", text=[label], textposition="bottom right",
+             name="at this GPU count", xaxis="x", yaxis="y", hoverinfo="skip", showlegend=False),
         dict(type="scatter", x=x, y=keep([s.memory_s * 1e3 for s in steps]), mode="lines+markers",
              line=dict(color=INK, width=3), name="memory: weights, caches, activations (ms)", xaxis="x2", yaxis="y2",
              hovertemplate=hover),
@@ -155,10 +156,10 @@ def speculative_spec(model_name: str, accelerator_name: str, precision: str, acc
              name="a draft that costs nothing", hovertemplate=hover),
         dict(type="scatter", x=[SPEC_BATCHES[0], SPEC_BATCHES[-1]], y=[1, 1], mode="lines",
              line=dict(color=FAINT, width=1), name="no gain", hoverinfo="skip"),
-        dict(type="scatter", x=[SPEC_BATCHES[0]], y=rounded([drafted[0] if drafted[0] is not None else 1]),
-             mode="markers+text",
-             marker=dict(color=ACCENT, size=11), text=[note], textposition="top right", name="at one sequence",
-             hoverinfo="skip"),
+        dict(type="scatter", x=[SPEC_BATCHES[0]], y=rounded([drafted[0]]), mode="markers",
+             marker=dict(color=ACCENT, size=11), name="at one sequence", hoverinfo="skip"),
+        dict(type="scatter", x=[SPEC_BATCHES[0]], y=[SPEEDUP_RANGE[1]], mode="text", text=[note],
+             textposition="bottom right", name="what the curves say", hoverinfo="skip", showlegend=False),
     ]
     layout = base_layout(f"Speculative decoding of {model_name} ({precision}) on the {accelerator_name}",
                          "batch B (sequences decoded together)", "speed-up over plain decoding (×)",
@@ -214,8 +215,8 @@ def frontier_spec(model_name: str, accelerator_name: str, precision: str, gpus: 
                   default=None)
     label = (f"B = {batch:,}: {here.per_user:,.0f} tokens/s each, {here.per_gpu:,.0f} per GPU, "
              f"first token after {here.first_token_s * 1e3:,.0f} ms" if here.fits else f"B = {batch:,}: does not fit")
-    target = (f"reading speed, {READING_TOKENS_PER_S} tokens/s"
-              + (f": at most B = {fastest.batch:,.0f}, {fastest.per_gpu:,.0f} per GPU" if fastest else ""))
+    target = (f"{READING_TOKENS_PER_S} tokens/s per user"
+              + (f"; above it, at most B = {fastest.batch:,.0f} and {fastest.per_gpu:,.0f} per GPU" if fastest else ""))
     hover = "%{customdata}<extra></extra>"
     data = [
         dict(type="scatter", x=rounded([p.per_gpu if f else None for p, f in zip(points, ok)]),
@@ -225,7 +226,7 @@ def frontier_spec(model_name: str, accelerator_name: str, precision: str, gpus: 
                          f"first token {p.first_token_s * 1e3:,.0f} ms" for p in points], hovertemplate=hover),
         dict(type="scatter", x=list(PER_GPU_RANGE), y=[READING_TOKENS_PER_S] * 2, mode="lines+text",
              line=dict(color=FAINT, width=1, dash="dot"), text=["", target], textposition="bottom left",
-             name="reading speed", hoverinfo="skip"),
+             name=f"a target: {READING_TOKENS_PER_S} tokens/s each", hoverinfo="skip"),
         dict(type="scatter", x=rounded([here.per_gpu if here.fits else None]),
              y=rounded([here.per_user if here.fits else None]), mode="markers+text", marker=dict(color=INK, size=12),
              text=[label], textposition="top right" if batch < 64 else "top left", name="this batch", hoverinfo="skip"),
