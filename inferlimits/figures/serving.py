@@ -68,7 +68,7 @@ def tp_spec(model_name: str, accelerator_name: str, precision: str, gpus: int, b
              yaxis="y", hovertemplate=hover),
         dict(type="scatter", x=[gpus], y=rounded([here.per_user if here.fits else None]), mode="markers",
              marker=dict(color=INK, size=12), name="this GPU count", xaxis="x", yaxis="y", hoverinfo="skip"),
-        dict(type="scatter", x=[GPUS[0]], y=[USER_RANGE[1]], mode="text", text=[label], textposition="bottom right",
+        dict(type="scatter", x=[GPUS[0]], y=[USER_RANGE[1] / 1.5], mode="text", text=[label], textposition="bottom right",
              name="at this GPU count", xaxis="x", yaxis="y", hoverinfo="skip", showlegend=False),
         dict(type="scatter", x=x, y=keep([s.memory_s * 1e3 for s in steps]), mode="lines+markers",
              line=dict(color=INK, width=3), name="memory: weights, caches, activations (ms)", xaxis="x2", yaxis="y2",
@@ -158,7 +158,7 @@ def speculative_spec(model_name: str, accelerator_name: str, precision: str, acc
              line=dict(color=FAINT, width=1), name="no gain", hoverinfo="skip"),
         dict(type="scatter", x=[SPEC_BATCHES[0]], y=rounded([drafted[0]]), mode="markers",
              marker=dict(color=ACCENT, size=11), name="at one sequence", hoverinfo="skip"),
-        dict(type="scatter", x=[SPEC_BATCHES[0]], y=[SPEEDUP_RANGE[1]], mode="text", text=[note],
+        dict(type="scatter", x=[SPEC_BATCHES[0]], y=[SPEEDUP_RANGE[1] * 0.95], mode="text", text=[note],
              textposition="bottom right", name="what the curves say", hoverinfo="skip", showlegend=False),
     ]
     layout = base_layout(f"Speculative decoding of {model_name} ({precision}) on the {accelerator_name}",
