@@ -30,7 +30,7 @@ from .checks import CheckFailed
 from .generation import decode_flops_per_token, decode_point
 from .models import Config
 from .roofline import balance_point_flop_per_byte, matmul_bytes, matmul_flops
-from .units import MIB, bytes_per_element, non_negative, positive
+from .units import MIB, bytes_per_element, non_negative, positive, whole
 
 PRECISION = "FP32"  #: numpy on a CPU computes in float32: 4 bytes per number
 DTYPE = np.float32
@@ -41,14 +41,6 @@ MATMUL_REPEATS = 5
 SWEEP_ROUNDS = 3
 DECODE_STEPS = 1   # tokens generated per context, batch and round
 DECODE_ROUNDS = 3
-
-
-def _whole(name: str, value: object, smallest: int = 1) -> int:
-    """``value`` as an int if it is a whole number of at least ``smallest``, else ValueError."""
-    x = non_negative(name, value)
-    if x != int(x) or x < smallest:
-        raise ValueError(f"{name} must be a whole number of at least {smallest}; got {value!r}")
-    return int(x)
 
 
 @dataclass(frozen=True)
@@ -93,8 +85,8 @@ def read_bandwidth_bytes_per_s(array_bytes: float = 256 * MIB, repeats: int = 7,
     Reading means adding the bytes up as 64-bit integers, the cheapest arithmetic numpy offers
     (a float32 sum does more work per byte, and on some processors that work, not memory, would
     set its speed). Reading without writing is what a decode step does to its weights."""
-    n = _whole("array_bytes", array_bytes, 1024) // 8
-    repeats = _whole("repeats", repeats)
+    n = whole("array_bytes", array_bytes, 1024) // 8
+    repeats = whole("repeats", repeats)
     data = np.ones(n, np.uint64)  # written here, so that every page exists before the timing
     with _Reader(data, threads) as read:
         time.sleep(SETTLE_S)
@@ -112,7 +104,7 @@ class _Reader:
     by one thread per core (``threads``); a context manager that owns the threads."""
 
     def __init__(self, data: np.ndarray, threads: int | None = None):
-        threads = _whole("threads", threads if threads is not None else os.cpu_count() or 1)
+        threads = whole("threads", threads if threads is not None else os.cpu_count() or 1)
         words = data.reshape(-1).view(np.uint64)
         self.chunks = np.array_split(words, 4 * threads)  # small chunks: a thread that lags gets fewer
         self.pool = ThreadPoolExecutor(threads)
@@ -132,8 +124,8 @@ def matvec_read_bytes_per_s(array_bytes: float = 256 * MIB, repeats: int = 7) ->
     ``array_bytes`` times one vector, bandwidth = the matrix's bytes / seconds (the vector and the
     result are negligible beside it). Libraries tune this routine to stream memory, with
     prefetching and their own threads, and on some processors it reads faster than the plain read."""
-    n = _whole("array_bytes", array_bytes, 1024) // 4
-    repeats = _whole("repeats", repeats)
+    n = whole("array_bytes", array_bytes, 1024) // 4
+    repeats = whole("repeats", repeats)
     cols = min(4096, n)
     matrix = np.ones((n // cols, cols), DTYPE)  # written here, so that every page exists before the timing
     vector, out = np.ones(cols, DTYPE), np.empty(n // cols, DTYPE)
@@ -145,8 +137,8 @@ def matvec_read_bytes_per_s(array_bytes: float = 256 * MIB, repeats: int = 7) ->
 def matmul_flop_per_s(side: int = 2048, repeats: int = 5) -> Samples:
     """Math rate of a large square float32 matrix product (side x side times side x side):
     2 x side^3 FLOPs / seconds. Large products are as close to peak math as numpy gets."""
-    side = _whole("side", side, 16)
-    repeats = _whole("repeats", repeats)
+    side = whole("side", side, 16)
+    repeats = whole("repeats", repeats)
     rng = np.random.default_rng(0)
     a, b = rng.random((side, side), dtype=DTYPE), rng.random((side, side), dtype=DTYPE)
     out = np.empty((side, side), DTYPE)
@@ -252,7 +244,7 @@ class Machine:
 def this_bandwidth(array_bytes: int = 256 * MIB) -> tuple[Samples, Samples]:
     """This machine's plain read and matrix-vector read of ``array_bytes`` (remembered for the
     session)."""
-    return _this_bandwidth(_whole("array_bytes", array_bytes, 1024))
+    return _this_bandwidth(whole("array_bytes", array_bytes, 1024))
 
 
 @cache
@@ -263,7 +255,7 @@ def _this_bandwidth(array_bytes: int) -> tuple[Samples, Samples]:
 
 def this_matmul(side: int = 2048) -> Samples:
     """This machine's matrix-multiply rate (remembered for the session)."""
-    return _this_matmul(_whole("side", side, 16))
+    return _this_matmul(whole("side", side, 16))
 
 
 @cache
@@ -316,7 +308,7 @@ class ProductPoint:
 
 def powers_of_two(largest: int) -> tuple[int, ...]:
     """1, 2, 4, ... up to ``largest``, which must be a power of two itself."""
-    largest = _whole("largest", largest)
+    largest = whole("largest", largest)
     if largest & (largest - 1):
         raise ValueError(f"largest must be a power of two; got {largest}")
     return tuple(2**i for i in range(largest.bit_length()))
@@ -347,8 +339,8 @@ def product_sweep(rows: int = 8192, cols: int = 8192, batches: tuple[int, ...] =
     batch in turn, and read the matrix once more as a plain read, ``rounds`` times; the median
     rate of each (remembered for the session: the same settings, however they are passed, give
     the same measurement back)."""
-    rows, cols, rounds = _whole("rows", rows), _whole("cols", cols), _whole("rounds", rounds)
-    batches = tuple(_whole("batch", b) for b in batches)
+    rows, cols, rounds = whole("rows", rows), whole("cols", cols), whole("rounds", rounds)
+    batches = tuple(whole("batch", b) for b in batches)
     return _product_sweep(rows, cols, batches, rounds)
 
 
@@ -421,9 +413,9 @@ def decode_sweep(c: Config = tinyllm.TINY_LLAMA, batches: tuple[int, ...] = powe
     costs the same whatever the cached numbers are. One cache, sized for the largest batch and
     context, serves every setting (a batch of B uses its first B sequences, a context of L its
     first L positions), so that all settings can be measured in the same rounds."""
-    batches = tuple(_whole("batch", b) for b in batches)
-    contexts = tuple(_whole("context_tokens", L, 0) for L in contexts)
-    steps, rounds = _whole("steps", steps), _whole("rounds", rounds)
+    batches = tuple(whole("batch", b) for b in batches)
+    contexts = tuple(whole("context_tokens", L, 0) for L in contexts)
+    steps, rounds = whole("steps", steps), whole("rounds", rounds)
     if not batches or not contexts:
         raise ValueError("batches and contexts must each hold at least one value")
     return _decode_sweep(c, batches, contexts, steps, rounds)

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import datafiles
 from .models import Config
-from .units import non_negative, positive
+from .units import non_negative, positive, whole
 
 MEMORY, MATH, OVERHEAD = "memory", "math", "overhead"
 MICROSECOND = 1e-6
@@ -135,17 +135,10 @@ def binding_wall(memory_ceiling: float, math_ceiling: float, overhead_ceiling: f
 
 # ---- measuring dispatch on this machine ----------------------------------------------------------
 
-def _whole(name: str, value: object) -> int:
-    x = positive(name, value)
-    if x != int(x):
-        raise ValueError(f"{name} must be a whole number; got {value!r}")
-    return int(x)
-
-
 def _median_seconds(fn: Callable[[], object], repeats: int = 5) -> float:
     """Run ``fn`` ``repeats`` times (after one warm-up run) and return the median wall time, which
     one slow repeat cannot move much."""
-    n = _whole("repeats", repeats)
+    n = whole("repeats", repeats)
     fn()
     times = []
     for _ in range(n):
@@ -206,11 +199,11 @@ def dispatch_sweep(total_elements: int = 2**15, elements_per_call: tuple[int, ..
 
     Remembered for the session: the same arguments give the same measurement back (restart the
     kernel to measure afresh), so a chapter's figure and its relation checks show one measurement."""
-    total = _whole("total_elements", total_elements)
-    sizes = tuple(_whole("elements_per_call", k) for k in _sequence("elements_per_call", elements_per_call))
+    total = whole("total_elements", total_elements)
+    sizes = tuple(whole("elements_per_call", k) for k in _sequence("elements_per_call", elements_per_call))
     if any(total % k for k in sizes):
         raise ValueError(f"elements_per_call must divide total_elements ({total}); got {sizes}")
-    return _measure(total, sizes, _whole("repeats", repeats))
+    return _measure(total, sizes, whole("repeats", repeats))
 
 
 @cache

@@ -3,7 +3,7 @@ bytes, its math and the fourth term it brings, communication.
 
 Notation as in ``generation``, and G GPUs, T tensor-parallel degree, M a message's bytes, alpha
 the fixed time of one collective (``collective_latency_s``), BW_link what one GPU sends one way
-over its link (``hardware.Link``), d the hidden size, n the layers.
+over its link (``hardware.Link``), h the hidden size, n the layers.
 
 In a plain implementation a collective inside a decode step does not overlap the kernels around
 it: the next layer needs its result. So a step on each GPU takes max(math, memory) + communication,
@@ -19,15 +19,18 @@ import math
 from dataclasses import dataclass
 
 from . import datafiles
-from .generation import COMPUTE_BOUND, MEMORY_BOUND, experts_touched_per_layer, weight_bytes_read_per_step
+from .generation import COMPUTE_BOUND, MEMORY_BOUND, DecodePoint, experts_touched_per_layer, weight_bytes_read_per_step
 from .hardware import Accelerator
-from .kvcache import fit
+from .kvcache import Fit, fit
 from .models import Config, cached_tokens, kv_bytes_per_token, routed_experts_read, weight_bytes, weights_bytes
 from .precision import decode_on
-from .units import bytes_per_element, non_negative, positive
+from .units import bytes_per_element, non_negative, positive, whole
 
 COMMUNICATION_BOUND = "communication-bound"
 MICRO = 1e-6
+#: Tensor-parallel degrees within one server: beyond eight, the GPUs of most platforms talk over a
+#: network, which the book does not model.
+TENSOR_PARALLEL_DEGREES = (1, 2, 4, 8)
 
 
 @datafiles.cached
@@ -43,17 +46,11 @@ def collective_latency_s(link_kind: str) -> float:
     return datafiles.lookup(kinds, "link_kind", link_kind) * MICRO
 
 
-def _gpus(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a whole number of GPUs, at least 1; got {value!r}")
-    return value
-
-
 def all_reduce_time_s(message_bytes: float, gpus: int, link_bytes_per_s: float, latency_s: float) -> float:
     """An all-reduce of an M-byte message over T GPUs: alpha + 2 (T - 1) / T x M / BW_link (each
     GPU sends, one way, 2 (T - 1) / T of the message in a ring: nccl-tests' "bus bandwidth");
     zero for one GPU, which has nothing to exchange."""
-    T = _gpus("gpus", gpus)
+    T = whole("gpus", gpus)
     M = non_negative("message_bytes", message_bytes)
     if T == 1:
         return 0.0
@@ -63,7 +60,7 @@ def all_reduce_time_s(message_bytes: float, gpus: int, link_bytes_per_s: float, 
 def all_gather_time_s(message_bytes: float, gpus: int, link_bytes_per_s: float, latency_s: float) -> float:
     """Gathering an M-byte result that T GPUs hold a T-th each: alpha + (T - 1) / T x M / BW_link;
     zero for one GPU."""
-    T = _gpus("gpus", gpus)
+    T = whole("gpus", gpus)
     if T == 1:
         return 0.0
     return (non_negative("latency_s", latency_s)
@@ -80,7 +77,7 @@ def cache_share(c: Config, gpus: int) -> float:
     """The share of each sequence's KV cache one of T tensor-parallel GPUs holds: its KV heads,
     ceil(n_kv / T) / n_kv, so 1 / T while T divides the heads and 1 / n_kv once T passes them (each
     head is then kept on T / n_kv GPUs). MLA's latent serves every head: each GPU keeps all of it."""
-    T = _gpus("gpus", gpus)
+    T = whole("gpus", gpus)
     if c.uses_mla:
         return 1.0
     heads = c.num_key_value_heads or c.num_attention_heads
@@ -104,7 +101,7 @@ class ParallelStep:
     """A decode step of ``batch`` sequences spread over ``gpus`` GPUs as ``scheme`` says. ``math_s``,
     ``memory_s`` and ``communication_s`` are one GPU's (one stage's, for a pipeline) per step;
     ``rounds`` is how many such steps pass between two tokens of one sequence (a pipeline's stages
-    take turns; 1 otherwise)."""
+    take turns; 1 otherwise). A step takes max(math, memory) + communication."""
 
     scheme: str
     gpus: int
@@ -161,11 +158,11 @@ def _fits(a: Accelerator, stored: float, cache: float) -> bool:
 def tensor_parallel_communication_s(a: Accelerator, c: Config, gpus: int, batch: float = 1,
                                     activation_precision: str = "BF16", logits_tokens: float | None = None) -> float:
     """The communication of one tensor-parallel forward pass over ``batch`` tokens on T GPUs of
-    ``a``: 2 n + 1 all-reduces of the B x d activations (``all_reduces_per_step``) and one gather
+    ``a``: 2 n + 1 all-reduces of the B x h activations (``all_reduces_per_step``) and one gather
     of the logits of the tokens that are sampled (the output head is split over the vocabulary;
-    ``logits_tokens``, default every token of the pass), (2 n + 1) t_allreduce(B d) + t_gather(B V);
+    ``logits_tokens``, default every token of the pass), (2 n + 1) t_allreduce(B h) + t_gather(B V);
     zero on one GPU."""
-    T = _gpus("gpus", gpus)
+    T = whole("gpus", gpus)
     B = positive("batch", batch)
     sampled = B if logits_tokens is None else non_negative("logits_tokens", logits_tokens)
     act = _activation_bytes(activation_precision)
@@ -176,25 +173,49 @@ def tensor_parallel_communication_s(a: Accelerator, c: Config, gpus: int, batch:
             + all_gather_time_s(sampled * c.vocab_size * act, T, link, alpha))
 
 
+def tensor_parallel_fit(a: Accelerator, c: Config, gpus: int, batch: float = 1, context_tokens: float = 0.0,
+                        weight_precision: str = "BF16", kv_precision: str = "BF16") -> Fit:
+    """Fit first, on each of T tensor-parallel GPUs of ``a``: a T-th of the stored weights and
+    ``cache_share`` of every sequence's cache, W_stored / T + B x s x K x L, within its usable
+    memory (on one GPU, ``kvcache.fit``)."""
+    T = whole("gpus", gpus)
+    return fit(a.capacity_bytes, weight_bytes(c, weight_precision) / T,
+               kv_bytes_per_token(c, kv_precision) * cache_share(c, T), batch,
+               cached_tokens(c, non_negative("context_tokens", context_tokens)))
+
+
+def tensor_parallel_read_bytes(c: Config, gpus: int, point: DecodePoint,
+                               tokens_per_sequence: int = 1) -> tuple[float, float, float]:
+    """What one of T GPUs reads in a pass that ``point`` describes on one GPU (every token of the
+    pass, ``tokens_per_sequence`` for each sequence): its T-th of the weights, its share of each
+    sequence's cache, read once however many of the sequence's tokens attend to it, and its T-th of
+    the activations: (W / T, s x B K L, A / T)."""
+    T, q = whole("gpus", gpus), whole("tokens_per_sequence", tokens_per_sequence)
+    return (point.weight_bytes / T, point.cache_bytes / q * cache_share(c, T),
+            point.activation_bytes / T)
+
+
 def tensor_parallel_on(a: Accelerator, c: Config, gpus: int, batch: float = 1, context_tokens: float = 0.0,
                        weight_precision: str = "BF16", kv_precision: str = "BF16", math_precision: str = "BF16",
-                       activation_precision: str = "BF16") -> ParallelStep:
+                       activation_precision: str = "BF16", tokens_per_sequence: int = 1) -> ParallelStep:
     """Decode on T GPUs of ``a`` in tensor parallelism. Each GPU holds and reads 1 / T of the
-    weights, ``cache_share`` of every cache, and does 1 / T of the math; every layer adds two
-    all-reduces of the batch's hidden states (B x d x 2 bytes in BF16) and the step one gather of
-    the logits (B x vocabulary): step = max(B F / (T P), (W / T + B (s K L + A / T)) / BW)
-    + 2 n t_allreduce(B d) + t_gather(B V)."""
-    T = _gpus("gpus", gpus)
-    point = decode_on(a, c, batch, context_tokens, weight_precision, kv_precision, math_precision,
+    weights, ``cache_share`` of every cache, and does 1 / T of the math; the embedding and every
+    layer's two products add all-reduces of the batch's hidden states (B x h x 2 bytes in BF16) and
+    the step one gather of the logits (B x vocabulary): step = max(B F / (T P), (W / T + B (s K L
+    + A / T)) / BW) + (2 n + 1) t_allreduce(B h) + t_gather(B V), so the ceilings are
+    B x BW / (W / T + B (s K L + A / T)) and T P / F. With ``tokens_per_sequence`` q > 1 each
+    sequence checks q tokens in the pass (speculative decoding): q times the math, activations and
+    messages, each cache still read once."""
+    T = whole("gpus", gpus)
+    q = whole("tokens_per_sequence", tokens_per_sequence)
+    B = positive("batch", batch)
+    point = decode_on(a, c, B * q, context_tokens, weight_precision, kv_precision, math_precision,
                       activation_precision=activation_precision)
-    share = cache_share(c, T)
-    B = point.batch
-    comm = tensor_parallel_communication_s(a, c, T, B, activation_precision)
-    memory = (point.weight_bytes / T + point.cache_bytes * share + point.activation_bytes / T) / a.bandwidth_bytes_per_s
-    stored = weight_bytes(c, weight_precision) / T
-    cache = B * kv_bytes_per_token(c, kv_precision) * cached_tokens(c, context_tokens) * share
-    return ParallelStep("tensor", T, B, B / (T * point.math_ceiling), memory, comm, stored, cache,
-                        _fits(a, stored, cache))
+    comm = tensor_parallel_communication_s(a, c, T, point.batch, activation_precision)
+    memory = sum(tensor_parallel_read_bytes(c, T, point, q)) / a.bandwidth_bytes_per_s
+    held = tensor_parallel_fit(a, c, T, B, context_tokens, weight_precision, kv_precision)
+    return ParallelStep("tensor", T, B, point.batch / (T * point.math_ceiling), memory, comm, held.weight_bytes,
+                        held.cache_bytes, held.fits)
 
 
 def pipeline_on(a: Accelerator, c: Config, stages: int, batch: float = 1, context_tokens: float = 0.0,
@@ -202,14 +223,14 @@ def pipeline_on(a: Accelerator, c: Config, stages: int, batch: float = 1, contex
                 math_precision: str = "BF16", activation_precision: str = "BF16") -> ParallelStep:
     """Decode on P GPUs in pipeline parallelism: each holds n / P consecutive layers. The batch
     goes through in m micro-batches of B / m sequences (default: m = P, or B when B < P); a stage
-    works on one micro-batch at a time, then sends its hidden states to the next (alpha + b d x 2
+    works on one micro-batch at a time, then sends its hidden states to the next (alpha + b h x 2
     bytes). A sequence's next token waits until its micro-batch has passed every stage and every
     other micro-batch has had its turn: max(P, m) stage steps. With one sequence a pipeline is no
     faster than one GPU reading the whole model (P stages of 1 / P each); it holds more."""
-    P = _gpus("stages", stages)
+    P = whole("stages", stages)
     B = positive("batch", batch)
     m = micro_batches if micro_batches is not None else min(P, max(1, math.floor(B)))
-    m = _gpus("micro_batches", m)
+    m = whole("micro_batches", m)
     if m > B:
         raise ValueError(f"micro_batches must not exceed the batch ({B:g}); got {m}")
     b = B / m
@@ -231,12 +252,12 @@ def expert_parallel_on(a: Accelerator, c: Config, gpus: int, batch: float = 1, c
     E / G of every layer's routed experts and a whole copy of the rest (attention, shared experts,
     embeddings), and decodes B / G of the sequences with its copy (data-parallel attention). Each
     MoE layer sends every token's hidden state to the GPUs of its k experts and back (an
-    all-to-all each way: B / G x k x d x 2 bytes per GPU, (G - 1) / G of it leaving, one copy per
+    all-to-all each way: B / G x k x h x 2 bytes per GPU, (G - 1) / G of it leaving, one copy per
     expert chosen, at the all-reduce's latency, which no measurement here gives for an all-to-all). Per GPU:
     memory = (W_rest + W_experts(B) / G + B / G (K L + A)) / BW, math B F / (G P)."""
     if not c.is_moe:
         raise ValueError("expert parallelism needs a mixture-of-experts model; this config has no routed experts")
-    G = _gpus("gpus", gpus)
+    G = whole("gpus", gpus)
     B = positive("batch", batch)
     total = decode_on(a, c, B, context_tokens, weight_precision, kv_precision, math_precision,
                       activation_precision=activation_precision)
@@ -258,7 +279,7 @@ def data_parallel_on(a: Accelerator, c: Config, replicas: int, batch: float = 1,
                      activation_precision: str = "BF16") -> ParallelStep:
     """R whole copies of the model, one per GPU, each decoding B / R of the sequences: no
     communication, each user as fast as on one GPU with B / R sequences, R times the tokens."""
-    R = _gpus("replicas", replicas)
+    R = whole("replicas", replicas)
     B = positive("batch", batch)
     point = decode_on(a, c, B / R, context_tokens, weight_precision, kv_precision, math_precision,
                       activation_precision=activation_precision)

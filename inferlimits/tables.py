@@ -467,18 +467,21 @@ def index_card(card) -> Markdown:
 def card_cases(cases) -> Markdown:
     """Cards side by side: for each (label, card) its setup, both ceilings (or "does not fit"), the
     verdict and the levers that help."""
+    from .indexcard import prompt_does_not_fit
+
     rows = []
     for label, card in cases:
-        setup = (f"{card.model_name}, {card.accelerator_name}, {card.weight_precision} weights, batch {card.batch:,g}, "
+        setup = (f"{card.model_name}, {card.accelerator_name}" + (f" × {card.gpus}" if card.gpus > 1 else "")
+                 + f", {card.weight_precision} weights, batch {card.batch:,g}, "
                  f"context {card.context_tokens:,g}, prompt {card.prompt_tokens:,g}"
                  + (f", measured {card.measured_tokens_per_s:,g} tokens/s" if card.measured_tokens_per_s else ""))
         prefill = (f"{card.prefill_wall} (from {card.prefill_crossover_tokens:,.0f} tokens)" if card.prefill_wall
-                   else "the weights do not fit" if card.stored_weight_bytes > card.prompt_memory.usable_bytes
-                   else "the prompt's cache does not fit")
-        ceilings = [_g(x) if x is not None else "does not fit" for x in (card.memory_ceiling, card.math_ceiling)]
-        rows.append([label, setup, *ceilings, card.verdict, prefill, ", ".join(card.helping()) or "–"])
-    return _table(["case", "setup", "memory ceiling (tokens/s)", "math ceiling (tokens/s)", "decode verdict",
-                   "prefill", "levers for decode that help"], rows, "llrrlll")
+                   else prompt_does_not_fit(card))
+        rates = [_g(x) if x is not None else "does not fit" for x in (card.memory_ceiling, card.math_ceiling, card.ceiling)]
+        rows.append([label, setup, *rates, card.verdict, prefill, ", ".join(card.helping()) or "–"])
+    return _table(["case", "setup", "memory ceiling (tokens/s)", "math ceiling (tokens/s)",
+                   "rate, all-reduces counted (tokens/s)", "decode verdict", "prefill", "levers for decode that help"],
+                  rows, "llrrrlll")
 
 
 METRIC_UNITS = {"tokens_per_s": "tokens/s", "tokens_per_s_per_user": "tokens/s per user",

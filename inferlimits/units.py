@@ -91,6 +91,15 @@ def non_negative(name: str, value: object) -> float:
     return x
 
 
+def whole(name: str, value: object, smallest: int = 1) -> int:
+    """Return ``value`` as an int if it is a whole number of at least ``smallest`` (GPUs, draft
+    tokens, repeats), else raise ValueError naming the parameter."""
+    x, least = non_negative(name, value), non_negative("smallest", smallest)
+    if x != int(x) or x < least:
+        raise ValueError(f"{name} must be a whole number of at least {smallest}; got {value!r}")
+    return int(x)
+
+
 def fraction(name: str, value: object) -> float:
     """Return ``value`` if it lies in (0, 1], such as an efficiency, else raise ValueError."""
     x = positive(name, value)

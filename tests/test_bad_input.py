@@ -19,6 +19,7 @@ import pytest
 
 from inferlimits.activations import layer_kernels
 from inferlimits.hardware import accelerator
+from inferlimits.precision import decode_on
 from inferlimits.models import model
 
 MODULES = ["units", "roofline", "activations", "generation", "kvcache", "models", "hardware", "economics", "overhead",
@@ -42,6 +43,7 @@ VALID: dict[str, dict[str, object]] = {
     "units.positive": dict(name="widget_count", value=3.0),
     "units.non_negative": dict(name="widget_count", value=3.0),
     "units.fraction": dict(name="widget_count", value=0.5),
+    "units.whole": dict(name="widget_count", value=3, smallest=1),
     # roofline
     "roofline.balance_point_flop_per_byte": dict(peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12),
     "roofline.arithmetic_intensity_flop_per_byte": dict(flops=1e9, bytes_moved=1e6),
@@ -173,8 +175,13 @@ VALID: dict[str, dict[str, object]] = {
     "parallel.cache_share": dict(c=LLAMA, gpus=8),
     "parallel.tensor_parallel_communication_s": dict(a=H100, c=LLAMA_70B, gpus=4, batch=8, activation_precision="BF16",
                                                      logits_tokens=8),
+    "parallel.tensor_parallel_fit": dict(a=H100, c=LLAMA_70B, gpus=4, batch=8, context_tokens=4096,
+                                         weight_precision="FP8", kv_precision="FP8"),
+    "parallel.tensor_parallel_read_bytes": dict(c=LLAMA_70B, gpus=4, point=decode_on(H100, LLAMA_70B, 40, 4096),
+                                                tokens_per_sequence=5),
     "parallel.tensor_parallel_on": dict(a=H100, c=LLAMA_70B, gpus=4, batch=8, context_tokens=4096, weight_precision="FP8",
-                                        kv_precision="FP8", math_precision="FP8", activation_precision="BF16"),
+                                        kv_precision="FP8", math_precision="FP8", activation_precision="BF16",
+                                        tokens_per_sequence=5),
     "parallel.pipeline_on": dict(a=H100, c=LLAMA_70B, stages=4, batch=8, context_tokens=4096, micro_batches=4,
                                  weight_precision="FP8", kv_precision="FP8", math_precision="FP8",
                                  activation_precision="BF16"),
@@ -184,10 +191,10 @@ VALID: dict[str, dict[str, object]] = {
                                       kv_precision="FP8", math_precision="FP8", activation_precision="BF16"),
     "speculative.expected_tokens_per_step": dict(acceptance=0.7, draft_tokens=4),
     "speculative.verify_step_s": dict(a=H100, c=LLAMA_70B, batch=8, draft_tokens=4, context_tokens=2048,
-                                      weight_precision="FP8", kv_precision="FP8", math_precision="FP8"),
+                                      weight_precision="FP8", kv_precision="FP8", math_precision="FP8", gpus=2),
     "speculative.speculative_on": dict(a=H100, c=LLAMA_70B, draft=DRAFT, batch=8, acceptance=0.7, draft_tokens=4,
                                        context_tokens=2048, weight_precision="FP8", kv_precision="FP8",
-                                       math_precision="FP8"),
+                                       math_precision="FP8", gpus=2),
     "serving.mixed_step_s": dict(a=H100, c=LLAMA, decode_tokens=64, prompt_tokens=256, context_tokens=1152,
                                  prompt_length=1024, chunk_tokens=512, gpus=1, weight_precision="FP8", kv_precision="FP8",
                                  math_precision="FP8"),
@@ -206,7 +213,8 @@ VALID: dict[str, dict[str, object]] = {
     # indexcard (chapter 7)
     "indexcard.read_card": dict(accelerator_name="B200 (HGX)", model_name="Llama-3.1-8B", weight_precision="FP8",
                                 kv_precision="BF16", batch=8, context_tokens=8192, prompt_tokens=2048,
-                                measured_tokens_per_s=29.0, near=0.5, math_precision="FP8"),
+                                measured_tokens_per_s=29.0, near=0.5, math_precision="FP8",
+                                gpus=2),
     # worked_example (chapter 8)
     "worked_example.context_tokens_at_compute_time": dict(c=LLAMA, peak_flop_per_s=3.12e14, seconds=3e-4),
     "worked_example.implied_bandwidth_bytes_per_s": dict(bytes_moved=66e9, seconds=0.046),
@@ -214,8 +222,9 @@ VALID: dict[str, dict[str, object]] = {
 
 #: Where zero is a real case, so only negative, NaN, infinite, absurd and non-numbers are bad.
 ZERO_ALLOWED: set[tuple[str, str]] = {
-    # non_negative exists to accept zero
+    # non_negative exists to accept zero; a count may start at zero
     ("units.non_negative", "value"),
+    ("units.whole", "smallest"),
     # a step may be pure memory traffic or pure math, though not both zero
     ("roofline.step_time_s", "flops"),
     ("roofline.step_time_s", "bytes_moved"),
@@ -263,6 +272,7 @@ ZERO_ALLOWED: set[tuple[str, str]] = {
     ("parallel.send_time_s", "message_bytes"),
     ("parallel.tensor_parallel_communication_s", "logits_tokens"),   # a pass that samples nothing (a prompt chunk)
     ("parallel.tensor_parallel_on", "context_tokens"),
+    ("parallel.tensor_parallel_fit", "context_tokens"),
     ("parallel.pipeline_on", "context_tokens"),
     ("parallel.expert_parallel_on", "context_tokens"),
     ("parallel.data_parallel_on", "context_tokens"),
@@ -334,6 +344,8 @@ MESSAGE_NAME: dict[tuple[str, str], str] = {
     ("units.positive", "value"): "widget_count",
     ("units.non_negative", "value"): "widget_count",
     ("units.fraction", "value"): "widget_count",
+    ("units.whole", "value"): "widget_count",
+    ("units.whole", "smallest"): "smallest",
 }
 
 BAD_NUMBERS = [

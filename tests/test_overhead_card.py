@@ -16,8 +16,9 @@ from inferlimits.book import ROOT
 from inferlimits.generation import decode_flops_per_token, math_ceiling_tokens_per_s, memory_ceiling_tokens_per_s
 from inferlimits.hardware import accelerator
 from inferlimits.figures.indexcard import spec as card_spec
-from inferlimits.indexcard import (ABOVE, CACHE_BOUND, DOES_NOT_FIT, MATH_BOUND, OVERHEAD, STEPS, WEIGHTS_BOUND, card_rows,
-                                   read_card, summary_lines)
+from inferlimits.indexcard import (ABOVE, CACHE_BOUND, COMMUNICATION, DOES_NOT_FIT, MATH_BOUND, OVERHEAD, STEPS,
+                                   WEIGHTS_BOUND, WORTH_IT, card_rows, read_card, summary_lines)
+from inferlimits.parallel import COMMUNICATION_BOUND, tensor_parallel_on
 from inferlimits.measurements import measurement
 from inferlimits.models import model, weight_bytes
 from inferlimits.overhead import (binding_wall, dispatch_sweep, eager_launches_per_step, fit_call_overhead,
@@ -217,6 +218,58 @@ def test_llama_70b_in_bf16_on_one_h100_does_not_fit_and_says_so_first():
     helping = card.helping()
     assert "quantize the weights to FP8" in helping and "split the model over 2 GPUs" in helping
     assert "a smaller batch" not in helping  # the weights alone do not fit
+
+
+def test_the_split_lever_names_the_fewest_gpus_that_hold_it_and_the_rate_they_reach():
+    alone = read_card("H100 SXM", "Llama-3.1-70B", batch=1, context_tokens=1024)
+    split = next(lever for lever in alone.levers if lever.name.startswith("split the model over"))
+    assert split.name == "split the model over 2 GPUs" and split.helps
+    two = read_card("H100 SXM", "Llama-3.1-70B", batch=1, context_tokens=1024, gpus=2)
+    assert two.fits and f"{two.ceiling:,.0f} tokens/s" in split.why
+    assert two.memory.weight_bytes == pytest.approx(alone.memory.weight_bytes / 2)
+
+
+def test_on_one_gpu_the_card_has_no_communication_and_its_ceiling_is_the_lower_of_two():
+    card = read_card("H100 SXM", "Llama-3.1-8B", batch=16, context_tokens=2048)
+    assert card.gpus == 1 and card.communication_time_s == 0
+    assert card.ceiling == min(card.memory_ceiling, card.math_ceiling)
+    assert dict((r[0], r[2]) for r in card_rows(card))["all-reduces between the GPUs"] == "none: one GPU"
+
+
+@pytest.mark.parametrize("gpus", [2, 4, 8])
+def test_on_several_gpus_the_card_counts_the_all_reduces_in_its_rate(gpus):
+    card = read_card("H100 SXM", "Llama-3.1-70B", "FP8", batch=8, context_tokens=4096, math_precision="FP8", gpus=gpus)
+    step = tensor_parallel_on(accelerator("H100 SXM"), model("Llama-3.1-70B").config, gpus, 8, 4096, "FP8", "BF16",
+                              "FP8")
+    assert card.communication_time_s == pytest.approx(step.communication_s) and card.communication_time_s > 0
+    assert card.ceiling == pytest.approx(step.aggregate) and card.ceiling < min(card.memory_ceiling, card.math_ceiling)
+    assert card.memory_ceiling == pytest.approx(8 / step.memory_s)
+    assert any(line.startswith(f"on {gpus} GPUs with their all-reduces") for line in summary_lines(card))
+
+
+def test_a_small_model_on_many_gpus_is_communication_bound_and_the_card_says_fewer():
+    card = read_card("B200 (HGX)", "Llama-3.2-1B", batch=1, context_tokens=1024, gpus=8)
+    assert card.verdict == COMMUNICATION and card.decode_wall == COMMUNICATION_BOUND
+    gains = {lever.name: lever.gain for lever in card.levers if lever.helps}
+    assert gains["fewer GPUs (1)"] >= WORTH_IT
+    one = read_card("B200 (HGX)", "Llama-3.2-1B", batch=1, context_tokens=1024)
+    assert one.ceiling == pytest.approx(card.ceiling * gains["fewer GPUs (1)"])
+    assert "tensor parallel over 8 GPUs" not in one.helping()
+
+
+def test_speculative_decoding_is_priced_and_helps_only_where_math_is_idle():
+    idle = read_card("H100 SXM", "Llama-3.1-8B", batch=1, context_tokens=1024)
+    busy = read_card("B200 (HGX)", "Llama-3.1-8B", batch=512)
+    gain = {lever.name: lever.gain for lever in idle.levers}["speculative decoding"]
+    assert WORTH_IT <= gain < 5  # at most k + 1 = 5 tokens per step
+    assert "speculative decoding" in idle.helping() and "speculative decoding" not in busy.helping()
+    assert {lever.name: lever.gain for lever in busy.levers}["speculative decoding"] < 1
+
+
+@pytest.mark.parametrize("gpus", [0, 3, 16, 2.5, True])
+def test_the_card_takes_one_servers_tensor_parallel_degrees(gpus):
+    with pytest.raises(ValueError, match="gpus"):
+        read_card("H100 SXM", "Llama-3.1-70B", gpus=gpus)
 
 
 def test_a_batch_too_large_for_memory_gets_the_levers_that_make_it_fit():

@@ -1,5 +1,6 @@
-"""The index card as one panel (chapter 7): both decode ceilings and a measured rate (tokens/s),
-where a decode step's time goes (ms), and the card's verdict and levers as text."""
+"""The index card as one panel (chapter 10): both decode ceilings and a measured rate (tokens/s),
+where a decode step's time goes (ms), the all-reduces on several GPUs among it, and the card's
+verdict and levers as text."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -8,6 +9,7 @@ from ..hardware import MATH_PRECISIONS, accelerator
 from ..indexcard import read_card, shows_published_band, summary_lines
 from ..measured import good_decode_setup, typical_decode_share
 from ..interactive import Control, doubling_stops, panel as _panel
+from ..parallel import TENSOR_PARALLEL_DEGREES
 from ..precision import runnable_math
 from . import PALETTE, base_layout
 
@@ -26,28 +28,31 @@ def _or_none(x: float) -> float | None:
 
 
 def spec(accelerator_name: str, model_name: str, weight_precision: str, kv_precision: str, batch: float,
-         context_tokens: float, prompt_tokens: float, measured: object, math_precision: str = "BF16") -> dict:
+         context_tokens: float, prompt_tokens: float, measured: object, math_precision: str = "BF16",
+         gpus: int = 1) -> dict:
     """The card for one setup, drawn: ceilings and measurement, time per step, verdict and levers."""
-    title = f"Index card: {model_name} on the {accelerator_name}"
+    title = f"Index card: {model_name} on the {accelerator_name}" + (f" × {gpus}" if gpus > 1 else "")
     math_precision, problem = runnable_math(accelerator(accelerator_name), weight_precision, math_precision)
     if problem:  # a pair the part cannot run: the card with BF16 math, and why
         title += f" ({problem}: math in BF16)"
     rate = 0.0 if measured == "none" else float(measured)
     # whole sequences and tokens, whatever a live slider passes
     card = read_card(accelerator_name, model_name, weight_precision, kv_precision, max(1, round(batch)),
-                     round(context_tokens), max(1, round(prompt_tokens)), rate, math_precision=math_precision)
+                     round(context_tokens), max(1, round(prompt_tokens)), rate, math_precision=math_precision,
+                     gpus=gpus)
     ms = 1e3
     if card.fits:
         lower = "memory" if card.memory_ceiling <= card.math_ceiling else "math"
         rates = [card.memory_ceiling, card.math_ceiling, rate]
-        labels = [f"{card.memory_ceiling:,.0f}" + (" ← binds" if lower == "memory" else ""),
-                  f"{card.math_ceiling:,.0f}" + (" ← binds" if lower == "math" else ""),
+        binds = " ← binds" + (f"; {card.ceiling:,.0f} with the all-reduces" if card.gpus > 1 else "")
+        labels = [f"{card.memory_ceiling:,.0f}" + (binds if lower == "memory" else ""),
+                  f"{card.math_ceiling:,.0f}" + (binds if lower == "math" else ""),
                   f"{rate:,.0f} ({card.share_of_ceiling:.0%})" if rate else "none given"]
         step_ms = [card.weights_time_s * ms, (card.cache_time_s + card.activation_time_s) * ms,
-                   card.math_time_s * ms, card.batch / rate * ms if rate else 0.0]
+                   card.math_time_s * ms, card.communication_time_s * ms, card.batch / rate * ms if rate else 0.0]
     else:  # no rate for a setup that cannot run
         lower = None
-        rates, step_ms = [0.0, 0.0, rate], [0.0, 0.0, 0.0, 0.0]
+        rates, step_ms = [0.0, 0.0, rate], [0.0, 0.0, 0.0, 0.0, 0.0]
         labels = ["does not fit", "does not fit", f"{rate:,.0f} (not judged)" if rate else "none given"]
     # what good published single-stream runs reach of a memory ceiling (measured.typical_decode_share)
     low, high = typical_decode_share()
@@ -64,9 +69,9 @@ def spec(accelerator_name: str, model_name: str, weight_precision: str, kv_preci
              hovertemplate=f"compiled single-stream runs with 16-bit weights ({good_decode_setup()}) reached "
                            f"{low:.0%}–{high:.0%} of their memory ceiling<extra></extra>"),
         dict(type="bar", orientation="h", x=[_or_none(t) for t in step_ms],
-             y=["reading the weights", "caches and activations", "math", "measured step"],
+             y=["reading the weights", "caches and activations", "math", "all-reduces", "measured step"],
              text=[f"{t:,.3g} ms" if t else "–" for t in step_ms], textposition="outside",
-             marker=dict(color=["#1f4e79", "#7d3c98", "#2e8b57", "#c0392b"]), name="ms per step",
+             marker=dict(color=["#1f4e79", "#7d3c98", "#2e8b57", PALETTE[3], "#c0392b"]), name="ms per step",
              xaxis="x2", yaxis="y2", hovertemplate="%{y}: %{x:,.4g} ms<extra></extra>", cliponaxis=False),
         dict(type="scatter", x=[0], y=[1], mode="text", text=["<br>".join(summary_lines(card))],
              textposition="bottom right", textfont=dict(size=13), xaxis="x3", yaxis="y3", hoverinfo="skip",
@@ -89,7 +94,7 @@ def spec(accelerator_name: str, model_name: str, weight_precision: str, kv_preci
 def panel(names: Sequence[str], model_names: Sequence[str], accelerator_name: str = "B200 (HGX)",
           model_name: str = "Llama-3.1-8B", weight_precision: str = "BF16", kv_precision: str = "BF16",
           batch: float = 1, context_tokens: float = 8192, prompt_tokens: float = 2048, measured: object = "none",
-          math_precision: str = "BF16", div_id: str = "fig-index-card"):
+          math_precision: str = "BF16", gpus: int = 1, div_id: str = "fig-index-card"):
     """Every input live with a kernel; without one, an accelerator dropdown and a batch slider."""
     controls = [Control("accelerator_name", "accelerator", list(names)),
                 Control("model_name", "model", list(model_names)),
@@ -99,8 +104,9 @@ def panel(names: Sequence[str], model_names: Sequence[str], accelerator_name: st
                 Control("batch", "batch (B)", BATCHES, kind="slider"),
                 Control("context_tokens", "context (L)", CONTEXTS, kind="slider"),
                 Control("prompt_tokens", "prompt (S)", PROMPTS, kind="slider"),
+                Control("gpus", "GPUs (tensor parallel)", TENSOR_PARALLEL_DEGREES),
                 Control("measured", "measured tokens/s", MEASURED)]
     values = dict(accelerator_name=accelerator_name, model_name=model_name, weight_precision=weight_precision,
                   kv_precision=kv_precision, batch=batch, context_tokens=context_tokens, prompt_tokens=prompt_tokens,
-                  measured=measured, math_precision=math_precision)
+                  measured=measured, math_precision=math_precision, gpus=gpus)
     return _panel(spec, values, controls, div_id, static_dropdown="accelerator_name", static_slider="batch")

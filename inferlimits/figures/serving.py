@@ -10,16 +10,16 @@ from ..hardware import accelerator
 from ..interactive import Control, doubling_stops, panel as _panel, step_stops
 from ..measurements import measurements
 from ..models import model
-from ..parallel import tensor_parallel_on
+from ..parallel import TENSOR_PARALLEL_DEGREES, tensor_parallel_on
 from ..serving import READING_TOKENS_PER_S, serving_point
-from ..speculative import speculative_on
+from ..speculative import EXAMPLE_ACCEPTANCE, EXAMPLE_DRAFT_TOKENS, speculative_on
 from ..units import GB
 from . import ACCENT, FAINT, INK, PALETTE, base_layout
 from .batching import rounded
 
 # ---- tensor parallelism against the GPU count ----------------------------------------------------
 
-GPUS = (1, 2, 4, 8)   # one server: beyond eight, the GPUs of most platforms talk over a network
+GPUS = TENSOR_PARALLEL_DEGREES
 TP_SETUPS = {("Llama-3.1-8B", "H100 SXM"): "Llama-3.1-8B on H100s",
              ("Llama-3.1-70B", "H100 SXM"): "Llama-3.1-70B on H100s",
              ("Llama-2-70B", "A100 80GB SXM"): "Llama-2-70B on A100s (measured)",
@@ -169,8 +169,8 @@ def speculative_spec(model_name: str, accelerator_name: str, precision: str, acc
 
 
 def speculative_panel(model_names, accelerator_names, model_name: str = "Llama-3.1-70B",
-                      accelerator_name: str = "H100 SXM", precision: str = "FP8", acceptance: float = 0.7,
-                      draft_tokens: int = 4, context_tokens: float = 2048, div_id: str = "fig-speculative"):
+                      accelerator_name: str = "H100 SXM", precision: str = "FP8", acceptance: float = EXAMPLE_ACCEPTANCE,
+                      draft_tokens: int = EXAMPLE_DRAFT_TOKENS, context_tokens: float = 2048, div_id: str = "fig-speculative"):
     """Acceptance and draft length as sliders (with a kernel, also model, accelerator, precision
     and context); on a page without one, the draft length as a dropdown and the acceptance slider."""
     controls = [Control("model_name", "model", list(model_names)),
