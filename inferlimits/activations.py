@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from .models import Config, _layer_index
-from .units import bytes_per_element
+from .units import bytes_per_element, whole
 
 PHASES = ("decode", "prefill")
 #: What a kernel does: multiply the token by weights, attend over the cache or the prompt, or work
@@ -59,13 +59,17 @@ PARTS = (PRODUCT, ROUTED, ATTENTION, ELEMENTWISE)
 @dataclass(frozen=True)
 class Kernel:
     """One kernel of a forward pass: the numbers it reads and writes for each token (activations
-    only: weights and cache are counted elsewhere), what it is, and its kind (``KINDS``)."""
+    only: weights and cache are counted elsewhere), what it is, and its kind (``KINDS``).
+    ``whole_reads`` and ``whole_writes`` are the part of them that every GPU moves in full under
+    tensor parallelism (``tensor_parallel_activation_share``); the rest splits."""
 
     name: str
     reads: int
     writes: int
     what: str
     kind: str = ELEMENTWISE
+    whole_reads: int = 0
+    whole_writes: int = 0
 
     @property
     def numbers(self) -> int:
@@ -84,40 +88,48 @@ def _attention_kernels(c: Config, phase: str) -> list[Kernel]:
         r_kv, rope, q_out = c.kv_lora_rank, c.qk_rope_head_dim, nh * c.head_dim_qk
         v_out = nh * c.head_dim_v
         down = (c.q_lora_rank or 0) + r_kv + rope
-        out = [Kernel("latent projections", h, down, "the query's and the latent's down-projections, one product", PRODUCT)]
+        # under tensor parallelism the down-projections, their norms and the latent are kept whole
+        out = [Kernel("latent projections", h, down, "the query's and the latent's down-projections, one product", PRODUCT,
+                      h, down)]
         if c.q_lora_rank:
-            out += [Kernel("query norm", c.q_lora_rank, c.q_lora_rank, "RMSNorm of the query's latent"),
-                    Kernel("query up-projection", c.q_lora_rank, q_out, "the query's latent to every head", PRODUCT)]
+            out += [Kernel("query norm", c.q_lora_rank, c.q_lora_rank, "RMSNorm of the query's latent", ELEMENTWISE,
+                           c.q_lora_rank, c.q_lora_rank),
+                    Kernel("query up-projection", c.q_lora_rank, q_out, "the query's latent to every head", PRODUCT,
+                           c.q_lora_rank)]
         else:
-            out[0] = Kernel("latent projections", h, q_out + r_kv + rope, "the query and the latent, one product", PRODUCT)
-        out += [Kernel("latent norm", r_kv, r_kv, "RMSNorm of the key-value latent"),
-                Kernel("rotary embedding", nh * rope + rope, nh * rope + rope, "position of queries and the shared key"),
-                Kernel("cache write", r_kv + rope, 0, "the latent and the rotary key, copied into the cache")]
+            out[0] = Kernel("latent projections", h, q_out + r_kv + rope, "the query and the latent, one product", PRODUCT,
+                            h, r_kv + rope)
+        out += [Kernel("latent norm", r_kv, r_kv, "RMSNorm of the key-value latent", ELEMENTWISE, r_kv, r_kv),
+                Kernel("rotary embedding", nh * rope + rope, nh * rope + rope, "position of queries and the shared key",
+                       ELEMENTWISE, rope, rope),
+                Kernel("cache write", r_kv + rope, 0, "the latent and the rotary key, copied into the cache", ELEMENTWISE,
+                       r_kv + rope)]
         if phase == "prefill":
             expanded = nh * (c.qk_nope_head_dim + c.head_dim_v)
-            out += [Kernel("key-value up-projection", r_kv, expanded, "the latent expanded to every head's key and value", PRODUCT),
+            out += [Kernel("key-value up-projection", r_kv, expanded, "the latent expanded to every head's key and value", PRODUCT,
+                           r_kv),
                     Kernel("attention", 2 * q_out + v_out, v_out, "fused attention over the prompt (expanded form)", ATTENTION)]
         else:
             latent_q = nh * (r_kv + rope)
             out += [Kernel("query absorption", nh * c.qk_nope_head_dim, nh * r_kv, "W_UK folded into each head's query", PRODUCT),
                     Kernel("attention", latent_q, nh * r_kv, "fused attention over the cached latent (absorbed form)", ATTENTION),
                     Kernel("value up-projection", nh * r_kv, v_out, "W_UV applied to the attended latent", PRODUCT)]
-        return out + [Kernel("output projection", v_out, h, "attention's output back to the hidden size", PRODUCT)]
+        return out + [Kernel("output projection", v_out, h, "attention's output back to the hidden size", PRODUCT, 0, h)]
     q, kv = nh * c.head_dim_qk, c.num_key_value_heads * c.head_dim_qk
     reads = q + 2 * kv if phase == "prefill" else q  # in decode, keys and values come from the cache
     norms = [Kernel("query and key norms", q + kv, q + kv, "RMSNorm of every head's query and key (Qwen3)")] if c.qk_norm else []
-    return [Kernel("QKV projection", h, q + 2 * kv, "query, key and value projections, one product", PRODUCT),
+    return [Kernel("QKV projection", h, q + 2 * kv, "query, key and value projections, one product", PRODUCT, h),
             *norms,
             Kernel("rotary embedding", q + kv, q + kv, "position of queries and keys, in place"),
             Kernel("cache write", 2 * kv, 0, "the new keys and values, copied into the cache"),
             Kernel("attention", reads, q, "fused attention (FlashAttention-style)", ATTENTION),
-            Kernel("output projection", q, h, "attention's output back to the hidden size", PRODUCT)]
+            Kernel("output projection", q, h, "attention's output back to the hidden size", PRODUCT, 0, h)]
 
 
 def _gated_mlp(h: int, inner: int, label: str) -> list[Kernel]:
-    return [Kernel(f"{label} gate and up", h, 2 * inner, "gate and up projections, one product", PRODUCT),
+    return [Kernel(f"{label} gate and up", h, 2 * inner, "gate and up projections, one product", PRODUCT, h),
             Kernel(f"{label} SiLU and multiply", 2 * inner, inner, "one fused elementwise kernel"),
-            Kernel(f"{label} down", inner, h, "down projection", PRODUCT)]
+            Kernel(f"{label} down", inner, h, "down projection", PRODUCT, 0, h)]
 
 
 def layer_kernels(c: Config, layer: int, phase: str = "decode") -> list[Kernel]:
@@ -126,28 +138,29 @@ def layer_kernels(c: Config, layer: int, phase: str = "decode") -> list[Kernel]:
     _phase(phase)
     h = c.hidden_size
     norm = "residual add and RMSNorm, one kernel: reads the sub-block's output and the residual, writes both"
-    out = [Kernel("norm before attention", 2 * h, 2 * h, norm), *_attention_kernels(c, phase),
-           Kernel("norm before MLP", 2 * h, 2 * h, norm)]
+    out = [Kernel("norm before attention", 2 * h, 2 * h, norm, ELEMENTWISE, 2 * h, 2 * h), *_attention_kernels(c, phase),
+           Kernel("norm before MLP", 2 * h, 2 * h, norm, ELEMENTWISE, 2 * h, 2 * h)]
     if not c.layer_is_moe(_layer_index(c, layer)):
         return out + _gated_mlp(h, c.intermediate_size, "MLP")
     routed, shared = c.num_experts_per_tok, c.shared_experts
-    out.append(Kernel("router", h, c.routed_experts, "a score for every expert", PRODUCT))
+    out.append(Kernel("router", h, c.routed_experts, "a score for every expert", PRODUCT, h, c.routed_experts))
     for _ in range(routed):
         out += _gated_mlp(h, c.expert_width, ROUTED)
     if shared:
         out += _gated_mlp(h, shared * c.expert_width, "shared experts")
-    return out + [Kernel("combine experts", (routed + (1 if shared else 0)) * h, h, "the experts' outputs summed")]
+    summed = (routed + (1 if shared else 0)) * h
+    return out + [Kernel("combine experts", summed, h, "the experts' outputs summed", ELEMENTWISE, summed, h)]
 
 
 def outer_kernels(c: Config, phase: str = "decode") -> list[Kernel]:
     """The kernels outside the layers, per token: the embedding row, the final norm, and in decode
     the output head's logits and the sampling that reads them."""
     h, v = c.hidden_size, c.vocab_size
-    out = [Kernel("embedding lookup", h, h, "the token's row of the table, copied out"),
-           Kernel("final norm", h, h, "RMSNorm after the last layer")]
+    out = [Kernel("embedding lookup", h, h, "the token's row of the table, copied out", ELEMENTWISE, h, h),
+           Kernel("final norm", h, h, "RMSNorm after the last layer", ELEMENTWISE, h, h)]
     if _phase(phase) == "decode":
-        out += [Kernel("output head", h, v, "one logit per vocabulary entry", PRODUCT),
-                Kernel("sampling", v, 1, "reads the logits, picks a token")]
+        out += [Kernel("output head", h, v, "one logit per vocabulary entry", PRODUCT, h),
+                Kernel("sampling", v, 1, "reads the logits, picks a token", ELEMENTWISE, v, 1)]
     return out
 
 
@@ -191,3 +204,21 @@ def activation_bytes_by_part(c: Config, phase: str = "decode", activation_precis
     elementwise kernels; the values sum to ``activation_bytes_per_token``."""
     b = bytes_per_element(activation_precision, "activation_precision")
     return {part: n * b for part, n in _numbers_by_part(c, _phase(phase)).items()}
+
+
+@cache
+def _whole_and_all(c: Config, phase: str) -> tuple[int, int]:
+    every = [k for i in range(c.num_hidden_layers) for k in layer_kernels(c, i, phase)] + outer_kernels(c, phase)
+    return sum(k.whole_reads + k.whole_writes for k in every), sum(k.numbers for k in every)
+
+
+def tensor_parallel_activation_share(c: Config, phase: str = "decode", gpus: int = 1) -> float:
+    """The share of A that one of T tensor-parallel GPUs moves, (whole + (all - whole) / T) / all,
+    summed over the kernels; 1 on one GPU. Under Megatron-LM's split every GPU reads the whole
+    hidden vector into each product split by columns (QKV, gate and up), writes a whole partial sum
+    out of each product split by rows (attention's output, down) before the all-reduce, and repeats
+    the norms, residual adds, embedding row and sampling; the heads and the MLP's inner width, and
+    what lives in them, split T ways. MLA's down-projections and latent are kept whole."""
+    T = whole("gpus", gpus)
+    kept, every = _whole_and_all(c, _phase(phase))
+    return (kept + (every - kept) / T) / every

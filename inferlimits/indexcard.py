@@ -164,7 +164,7 @@ def read_card(accelerator_name: str, model_name: str, weight_precision: str = "B
     Fit first: each of the T GPUs must hold its share of the weights and of the caches of B
     sequences of L tokens in its usable memory (``parallel.tensor_parallel_fit``); if they do not,
     the verdict is "does not fit", no rate is given, and the levers are the ones that make it fit.
-    Otherwise the ceilings are memory B x BW / (W / T + B (s K L + A / T)) and math T P / F
+    Otherwise the ceilings are memory B x BW / (W / T + B (s K L + A_T)) and math T P / F
     (``parallel.tensor_parallel_on``; on one GPU ``generation.decode_point``'s
     B x BW / (W + B x (K x L + A)) and P / F), with P the rate the step's math runs at in
     ``math_precision`` (``precision.decode_math_rate``: the parts kept in 16 bits at BF16), and on
@@ -425,8 +425,8 @@ STEPS: tuple[Step, ...] = (
          "activations.activation_bytes_per_token", "numbers read + numbers written"),
     Step("work per token", r"F \approx 2N + 4\, n_\text{layers}\, n_q\, d\, L", "generation.decode_flops_per_token",
          "F = 2N"),
-    Step("memory ceiling", r"\dfrac{B \cdot BW}{W/T + B\,(s K L + A/T)}", "parallel.tensor_parallel_on",
-         "B x BW / (W / T + B (s K L + A / T))"),
+    Step("memory ceiling", r"\dfrac{B \cdot BW}{W/T + B\,(s K L + A_T)}", "parallel.tensor_parallel_on",
+         "B x BW / (W / T + B (s K L + A_T))"),
     Step("math ceiling", r"\dfrac{T P}{F}", "parallel.tensor_parallel_on", "T P / F"),
     Step("math rate at its precision", r"P = \dfrac{F}{\sum_i F_i / P_i}", "precision.decode_math_rate",
          "over their summed times"),
@@ -439,8 +439,8 @@ STEPS: tuple[Step, ...] = (
     Step("prefill turns compute-bound", r"S^* \approx \dfrac{P}{BW} \cdot \dfrac{W}{2(N - H) - (P/BW)(K + A)}",
          "generation.prefill_crossover_prompt_tokens", "S* is about R W / (2 (N - H))"),
     Step("time to first token",
-         r"\max\!\left(\dfrac{F_\text{prefill}}{T P},\; \dfrac{W/T + S\,(s K + A/T)}{BW}\right) + C_S",
-         "serving.mixed_step_s", "(W(D + Q) / G + s (D K L + Q K"),
+         r"\max\!\left(\dfrac{F_\text{prefill}}{T P},\; \dfrac{W/T + S\,(s K + A_T)}{BW}\right) + C_S",
+         "serving.mixed_step_s", "(W(D + Q) / T + s (D K L + Q K"),
     Step("verdict on a measurement", r"r < \tfrac{1}{2} \cdot \text{ceiling} \Rightarrow \text{far below both}",
          "generation.regime", "within a factor ``near`` of the lower ceiling"),
 )

@@ -6,12 +6,14 @@ the fixed time of one collective (``collective_latency_s``), BW_link what one GP
 over its link (``hardware.Link``), h the hidden size, n the layers.
 
 In a plain implementation a collective inside a decode step does not overlap the kernels around
-it: the next layer needs its result. So a step on each GPU takes max(math, memory) + communication,
-an upper bound on its time that engines lower by overlapping one micro-batch's communication with
-another's math and by fusing the all-reduce into the kernels beside it. Every split assumes the
-work divides evenly (no straggler GPU), and the activations split as the weights do (the norms
-and residual adds, which every GPU repeats on the whole hidden state under tensor parallelism,
-are a few percent of a step's bytes and are split too).
+it: the next layer needs its result. So a step on each GPU takes at least max(math, memory) +
+communication, every term at its ideal rate: the ceiling of an engine that does not overlap. One
+that overlaps one micro-batch's communication with another's math, or fuses the all-reduce into
+the kernels beside it, could approach max(math, memory, communication); real steps are slower
+than either. Every split assumes the
+work divides evenly (no straggler GPU). Under tensor parallelism the activations do not all split:
+every GPU repeats the norms and residual adds on the whole hidden state
+(``activations.tensor_parallel_activation_share``).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import math
 from dataclasses import dataclass
 
 from . import datafiles
+from .activations import tensor_parallel_activation_share
 from .generation import COMPUTE_BOUND, MEMORY_BOUND, DecodePoint, experts_touched_per_layer, weight_bytes_read_per_step
 from .hardware import Accelerator
 from .kvcache import Fit, fit
@@ -34,14 +37,14 @@ TENSOR_PARALLEL_DEGREES = (1, 2, 4, 8)
 
 
 @datafiles.cached
-def _latency_table() -> dict:
-    return datafiles.load("collectives.toml")["latency"]
+def _collectives() -> dict:
+    return datafiles.load("collectives.toml")
 
 
 def collective_latency_s(link_kind: str) -> float:
     """alpha: the time of one small all-reduce inside a server over a link of ``link_kind``
     (``data/collectives.toml``, an assumption read from serving engines' own kernels)."""
-    table = _latency_table()
+    table = _collectives()["latency"]
     kinds = {k: v for k, v in table.items() if isinstance(v, (int, float))}
     return datafiles.lookup(kinds, "link_kind", link_kind) * MICRO
 
@@ -188,22 +191,24 @@ def tensor_parallel_read_bytes(c: Config, gpus: int, point: DecodePoint,
                                tokens_per_sequence: int = 1) -> tuple[float, float, float]:
     """What one of T GPUs reads in a pass that ``point`` describes on one GPU (every token of the
     pass, ``tokens_per_sequence`` for each sequence): its T-th of the weights, its share of each
-    sequence's cache, read once however many of the sequence's tokens attend to it, and its T-th of
-    the activations: (W / T, s x B K L, A / T)."""
+    sequence's cache, read once however many of the sequence's tokens attend to it, and its share
+    of the activations, which do not all split (``activations.tensor_parallel_activation_share``):
+    (W / T, s x B K L, B A_T)."""
     T, q = whole("gpus", gpus), whole("tokens_per_sequence", tokens_per_sequence)
     return (point.weight_bytes / T, point.cache_bytes / q * cache_share(c, T),
-            point.activation_bytes / T)
+            point.activation_bytes * tensor_parallel_activation_share(c, "decode", T))
 
 
 def tensor_parallel_on(a: Accelerator, c: Config, gpus: int, batch: float = 1, context_tokens: float = 0.0,
                        weight_precision: str = "BF16", kv_precision: str = "BF16", math_precision: str = "BF16",
                        activation_precision: str = "BF16", tokens_per_sequence: int = 1) -> ParallelStep:
     """Decode on T GPUs of ``a`` in tensor parallelism. Each GPU holds and reads 1 / T of the
-    weights, ``cache_share`` of every cache, and does 1 / T of the math; the embedding and every
-    layer's two products add all-reduces of the batch's hidden states (B x h x 2 bytes in BF16) and
-    the step one gather of the logits (B x vocabulary): step = max(B F / (T P), (W / T + B (s K L
-    + A / T)) / BW) + (2 n + 1) t_allreduce(B h) + t_gather(B V), so the ceilings are
-    B x BW / (W / T + B (s K L + A / T)) and T P / F. With ``tokens_per_sequence`` q > 1 each
+    weights, ``cache_share`` of every cache, does 1 / T of the math and moves A_T of each token's
+    activations (``tensor_parallel_read_bytes``); the embedding and every layer's two products add
+    all-reduces of the batch's hidden states (B x h x 2 bytes in BF16) and the step one gather of
+    the logits (B x vocabulary): step = max(B F / (T P), (W / T + B (s K L + A_T)) / BW)
+    + (2 n + 1) t_allreduce(B h) + t_gather(B V), so the ceilings are
+    B x BW / (W / T + B (s K L + A_T)) and T P / F. With ``tokens_per_sequence`` q > 1 each
     sequence checks q tokens in the pass (speculative decoding): q times the math, activations and
     messages, each cache still read once."""
     T = whole("gpus", gpus)
@@ -244,17 +249,56 @@ def pipeline_on(a: Accelerator, c: Config, stages: int, batch: float = 1, contex
                         hop, stored, cache, _fits(a, stored, cache), rounds=max(P, m))
 
 
+def network_bytes_per_s() -> float:
+    """What one GPU sends one way to another server over its own network card
+    (``data/collectives.toml``, [network])."""
+    return _collectives()["network"]["gb_s"] * 1e9
+
+
+def measured_exchanges_s() -> tuple[float, float]:
+    """A published expert-parallel decode exchange, (dispatch, combine) in seconds: DeepEP's
+    low-latency kernels on eight GPUs (``data/collectives.toml``, [[all_to_all]])."""
+    row = _collectives()["all_to_all"][0]
+    return row["dispatch_us"] * MICRO, row["combine_us"] * MICRO
+
+
+def remote_destinations(c: Config, gpus: int) -> float:
+    """The other GPUs a token's hidden state goes to under expert parallelism: each of the G - 1
+    others unless none of its k experts is there, (G - 1) (1 - C(E - E / G, k) / C(E, k)) with the
+    E experts of a layer spread evenly and chosen uniformly; one copy per GPU, however many of its
+    experts that GPU holds (as DeepEP sends them)."""
+    G = whole("gpus", gpus)
+    E, k = c.routed_experts, c.num_experts_per_tok
+    if E % G:
+        raise ValueError(f"gpus must divide the {E} routed experts evenly; got {G}")
+    return (G - 1) * (1 - math.comb(E - E // G, k) / math.comb(E, k))
+
+
+def exchange_time_s(a: Accelerator, c: Config, gpus: int, batch: float = 1, activation_precision: str = "BF16") -> float:
+    """One all-to-all of an MoE layer under expert parallelism on G GPUs of ``a`` (dispatch, or
+    combine): each GPU sends the hidden states of its B / G tokens to the other GPUs that hold
+    their experts, once to each (``remote_destinations``), alpha + B / G x r x h x 2 / BW_link,
+    at the all-reduce's fixed cost, which no measurement here gives for an all-to-all over NVLink
+    (``measured_exchanges_s`` bounds it); zero on one GPU."""
+    G = whole("gpus", gpus)
+    B = positive("batch", batch)
+    if G == 1:
+        return 0.0
+    sent = B / G * remote_destinations(c, G) * c.hidden_size * _activation_bytes(activation_precision)
+    return send_time_s(sent, a.link.bytes_per_s_among(G), collective_latency_s(a.link.kind))
+
+
 def expert_parallel_on(a: Accelerator, c: Config, gpus: int, batch: float = 1, context_tokens: float = 0.0,
                        weight_precision: str = "BF16", kv_precision: str = "BF16", math_precision: str = "BF16",
-                       activation_precision: str = "BF16") -> ParallelStep:
+                       activation_precision: str = "BF16", exchange_s: float | None = None) -> ParallelStep:
     """An MoE model's decode on G GPUs in expert parallelism, in the style of SGLang's data-parallel
     attention with expert parallelism (after DeepSeek's serving of V3): each GPU holds
     E / G of every layer's routed experts and a whole copy of the rest (attention, shared experts,
     embeddings), and decodes B / G of the sequences with its copy (data-parallel attention). Each
-    MoE layer sends every token's hidden state to the GPUs of its k experts and back (an
-    all-to-all each way: B / G x k x h x 2 bytes per GPU, (G - 1) / G of it leaving, one copy per
-    expert chosen, at the all-reduce's latency, which no measurement here gives for an all-to-all). Per GPU:
-    memory = (W_rest + W_experts(B) / G + B / G (K L + A)) / BW, math B F / (G P)."""
+    MoE layer dispatches every token's hidden state to the GPUs of its experts and combines the
+    results back, two all-to-alls of ``exchange_s`` each (None: ``exchange_time_s``, the book's
+    model): communication 2 n_moe t_exchange. Per GPU: memory = (W_rest + W_experts(B) / G
+    + B / G (K L + A)) / BW, math B F / (G P)."""
     if not c.is_moe:
         raise ValueError("expert parallelism needs a mixture-of-experts model; this config has no routed experts")
     G = whole("gpus", gpus)
@@ -264,9 +308,9 @@ def expert_parallel_on(a: Accelerator, c: Config, gpus: int, batch: float = 1, c
     routed = weights_bytes(routed_experts_read(c, experts_touched_per_layer(c, B)), weight_precision)
     rest = weight_bytes_read_per_step(c, weight_precision, B) - routed
     memory = (rest + routed / G + (total.cache_bytes + total.activation_bytes) / G) / a.bandwidth_bytes_per_s
-    sent = B / G * c.num_experts_per_tok * c.hidden_size * _activation_bytes(activation_precision) * (G - 1) / G
-    link, alpha = a.link.bytes_per_s_among(G), collective_latency_s(a.link.kind)
-    comm = 2 * moe_layers(c) * send_time_s(sent, link, alpha) if G > 1 else 0.0
+    each = (exchange_time_s(a, c, G, B, activation_precision) if exchange_s is None
+            else non_negative("exchange_s", exchange_s))
+    comm = 2 * moe_layers(c) * each if G > 1 else 0.0
     experts_stored = weights_bytes(routed_experts_read(c, c.routed_experts), weight_precision)
     stored = weight_bytes(c, weight_precision) - experts_stored + experts_stored / G
     cache = B / G * kv_bytes_per_token(c, kv_precision) * cached_tokens(c, context_tokens)

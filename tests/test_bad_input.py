@@ -106,6 +106,7 @@ VALID: dict[str, dict[str, object]] = {
                                                 activation_precision="BF16"),
     # activations
     "activations.layer_kernels": dict(c=DEEPSEEK, layer=5, phase="decode"),
+    "activations.tensor_parallel_activation_share": dict(c=LLAMA, phase="decode", gpus=4),
     # kvcache
     "kvcache.kv_cache_bytes": dict(kv_bytes_per_token=131_072, batch=8, context_tokens=8192),
     "kvcache.batch_where_cache_equals_weights": dict(weight_bytes=16e9, kv_bytes_per_token=131_072,
@@ -186,7 +187,10 @@ VALID: dict[str, dict[str, object]] = {
                                  weight_precision="FP8", kv_precision="FP8", math_precision="FP8",
                                  activation_precision="BF16"),
     "parallel.expert_parallel_on": dict(a=H100, c=DEEPSEEK, gpus=8, batch=64, context_tokens=4096, weight_precision="FP8",
-                                        kv_precision="BF16", math_precision="FP8", activation_precision="BF16"),
+                                        kv_precision="BF16", math_precision="FP8", activation_precision="BF16",
+                                        exchange_s=1e-4),
+    "parallel.remote_destinations": dict(c=DEEPSEEK, gpus=8),
+    "parallel.exchange_time_s": dict(a=H100, c=DEEPSEEK, gpus=8, batch=64, activation_precision="BF16"),
     "parallel.data_parallel_on": dict(a=H100, c=LLAMA, replicas=4, batch=32, context_tokens=4096, weight_precision="FP8",
                                       kv_precision="FP8", math_precision="FP8", activation_precision="BF16"),
     "speculative.expected_tokens_per_step": dict(acceptance=0.7, draft_tokens=4),
@@ -275,6 +279,7 @@ ZERO_ALLOWED: set[tuple[str, str]] = {
     ("parallel.tensor_parallel_fit", "context_tokens"),
     ("parallel.pipeline_on", "context_tokens"),
     ("parallel.expert_parallel_on", "context_tokens"),
+    ("parallel.expert_parallel_on", "exchange_s"),   # an ideal exchange
     ("parallel.data_parallel_on", "context_tokens"),
     ("speculative.expected_tokens_per_step", "acceptance"),
     ("speculative.expected_tokens_per_step", "draft_tokens"),
@@ -334,6 +339,8 @@ NONE_ALLOWED: dict[tuple[str, str], object] = {
     ("kvcache.fit", "usable_fraction"): _usable,
     ("parallel.pipeline_on", "micro_batches"): lambda: VALID["parallel.pipeline_on"]["stages"],   # one per stage
     ("serving.mixed_step_s", "chunk_tokens"): lambda: VALID["serving.mixed_step_s"]["prompt_length"],   # whole prompts
+    ("parallel.expert_parallel_on", "exchange_s"):   # the book's own model of an exchange
+        lambda: _call("parallel.exchange_time_s"),
     ("parallel.tensor_parallel_communication_s", "logits_tokens"):   # every token's logits
         lambda: VALID["parallel.tensor_parallel_communication_s"]["batch"],
 }

@@ -13,9 +13,10 @@ from inferlimits import datafiles
 from inferlimits.generation import COMPUTE_BOUND
 from inferlimits.hardware import accelerator, accelerators
 from inferlimits.models import model, weight_bytes
+from inferlimits.activations import tensor_parallel_activation_share
 from inferlimits.parallel import (COMMUNICATION_BOUND, all_reduce_time_s, cache_share, collective_latency_s,
-                                  data_parallel_on, expert_parallel_on, pipeline_on, tensor_parallel_communication_s,
-                                  tensor_parallel_on)
+                                  data_parallel_on, exchange_time_s, expert_parallel_on, measured_exchanges_s,
+                                  pipeline_on, remote_destinations, tensor_parallel_communication_s, tensor_parallel_on)
 from inferlimits.precision import decode_on
 from inferlimits.serving import serving_point
 from inferlimits.speculative import expected_tokens_per_step, speculative_on, verify_step_s
@@ -118,6 +119,44 @@ def test_expert_parallelism_fits_what_tensor_parallelism_cannot():
         expert_parallel_on(h200, LLAMA_8B, 8)
 
 
+@pytest.mark.parametrize("name", ["Llama-3.1-70B", "DeepSeek-V3", "Qwen3-30B-A3B"])
+def test_each_tensor_parallel_gpu_moves_a_falling_share_of_the_activations_never_below_the_whole_parts(name):
+    c = model(name).config
+    for phase in ("decode", "prefill"):
+        shares = [tensor_parallel_activation_share(c, phase, T) for T in (1, 2, 4, 8)]
+        assert shares[0] == 1 and all(x > y for x, y in zip(shares, shares[1:])), shares
+        assert shares[-1] > 1.5 / 8  # the norms, residual adds and hidden vectors are every GPU's
+
+
+def test_a_token_goes_once_to_each_other_gpu_that_holds_one_of_its_experts():
+    """Against a simulation: 8 GPUs with 32 of DeepSeek-V3's 256 experts each, 8 experts a token."""
+    import numpy as np
+
+    G, E, k = 8, DEEPSEEK.routed_experts, DEEPSEEK.num_experts_per_tok
+    rng = np.random.default_rng(0)
+    tokens = 20_000
+    chosen = np.array([rng.choice(E, k, replace=False) for _ in range(tokens)]) // (E // G)
+    own = rng.integers(0, G, tokens)
+    remote = [len(set(row) - {o}) for row, o in zip(chosen, own)]
+    assert remote_destinations(DEEPSEEK, G) == pytest.approx(np.mean(remote), rel=0.02)
+    assert remote_destinations(DEEPSEEK, 1) == 0 and remote_destinations(DEEPSEEK, G) < min(G - 1, k)
+    with pytest.raises(ValueError, match="gpus"):
+        remote_destinations(DEEPSEEK, 3)
+
+
+def test_the_measured_all_to_all_is_slower_than_the_books_exchange():
+    """DeepEP's dispatch and combine of 128 tokens per GPU on eight GPUs take longer than the
+    book's exchange of as many tokens over NVLink: the book's expert-parallel figure is the fast end."""
+    dispatch, combine = measured_exchanges_s()
+    modelled = exchange_time_s(accelerator("H200 SXM"), DEEPSEEK, 8, 8 * 128)
+    assert min(dispatch, combine) > modelled
+    h200 = accelerator("H200 SXM")
+    fast = expert_parallel_on(h200, DEEPSEEK, 8, 256, 4096, "FP8", "BF16", "FP8")
+    slow = expert_parallel_on(h200, DEEPSEEK, 8, 256, 4096, "FP8", "BF16", "FP8", exchange_s=(dispatch + combine) / 2)
+    assert slow.per_user < fast.per_user and slow.communication_s == pytest.approx(
+        sum(DEEPSEEK.layer_is_moe(i) for i in range(DEEPSEEK.num_hidden_layers)) * (dispatch + combine))
+
+
 # ---- speculative decoding -----------------------------------------------------------------------
 
 @given(k=st.integers(0, 16))
@@ -171,6 +210,21 @@ def test_prompts_that_keep_arriving_cost_the_fleet():
     short = serving_point(H100, LLAMA_8B, 256, 128, 512, 1, 8192, "FP8", "FP8", "FP8")
     long = serving_point(H100, LLAMA_8B, 256, 4096, 128, 1, 8192, "FP8", "FP8", "FP8")
     assert long.per_user < short.per_user and long.first_token_s > short.first_token_s
+
+
+def test_a_new_user_waits_at_least_half_a_step_and_a_step():
+    for B in BATCHES:
+        p = serving_point(H100, LLAMA_8B, B, 1024, 256, 1, 8192, "FP8", "FP8", "FP8")
+        assert p.first_token_s >= 1.5 * p.step_s * (1 - 1e-12)
+
+
+def test_a_batch_whose_arriving_prompts_overflow_the_step_budget_is_no_steady_state():
+    """512 sequences with prompts 16 times their answers bring 8,192 prompt tokens a step, beside
+    512 decode tokens: more than a budget of 8,192."""
+    over = serving_point(H100, LLAMA_8B, 512, 1024, 64, 1, 8192, "FP8", "FP8", "FP8")
+    under = serving_point(H100, LLAMA_8B, 256, 1024, 64, 1, 8192, "FP8", "FP8", "FP8")
+    assert over.fits and not over.keeps_up and not over.steady
+    assert under.keeps_up and under.steady
 
 
 def test_the_step_budget_must_hold_the_batch():

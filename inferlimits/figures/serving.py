@@ -11,7 +11,7 @@ from ..interactive import Control, doubling_stops, panel as _panel, step_stops
 from ..measurements import measurements
 from ..models import model
 from ..parallel import TENSOR_PARALLEL_DEGREES, tensor_parallel_on
-from ..serving import READING_TOKENS_PER_S, serving_point
+from ..serving import READING_TOKENS_PER_S, STEP_TOKENS, serving_point
 from ..speculative import EXAMPLE_ACCEPTANCE, EXAMPLE_DRAFT_TOKENS, speculative_on
 from ..units import GB
 from . import ACCENT, FAINT, INK, PALETTE, base_layout
@@ -200,21 +200,24 @@ PER_USER_RANGE = (1.0, 1_000.0)
 def _frontier(model_name, accelerator_name, precision, gpus, prompt_tokens, output_tokens):
     a, c = accelerator(accelerator_name), model(model_name).config
     mp = precision if a.supports(precision) else "BF16"
-    return tuple(serving_point(a, c, B, prompt_tokens, output_tokens, gpus, 8192, precision, precision, mp)
+    return tuple(serving_point(a, c, B, prompt_tokens, output_tokens, gpus, STEP_TOKENS, precision, precision, mp)
                  for B in FRONTIER_BATCHES)
 
 
 def frontier_spec(model_name: str, accelerator_name: str, precision: str, gpus: int, prompt_tokens: float,
                   output_tokens: float, batch: float) -> dict:
     """Each user's tokens/s against the tokens/s of one GPU of the fleet, one point per batch, with
-    the reading-speed line and the time to first token of the chosen batch."""
+    the reading-speed line and the time to first token of the chosen batch. A batch that does not
+    fit, or whose arriving prompts overflow the step's token budget, has no point."""
     points = _frontier(model_name, accelerator_name, precision, gpus, prompt_tokens, output_tokens)
-    ok = [p.fits for p in points]
+    ok = [p.steady for p in points]
     here = points[FRONTIER_BATCHES.index(batch)]
-    fastest = max((p for p in points if p.fits and p.per_user >= READING_TOKENS_PER_S), key=lambda p: p.per_gpu,
+    fastest = max((p for p in points if p.steady and p.per_user >= READING_TOKENS_PER_S), key=lambda p: p.per_gpu,
                   default=None)
     label = (f"B = {batch:,}: {here.per_user:,.0f} tokens/s each, {here.per_gpu:,.0f} per GPU, "
-             f"first token after {here.first_token_s * 1e3:,.0f} ms" if here.fits else f"B = {batch:,}: does not fit")
+             f"first token after about {here.first_token_s * 1e3:,.0f} ms" if here.steady
+             else f"B = {batch:,}: does not fit" if not here.fits
+             else f"B = {batch:,}: the prompts arriving per step overflow its token budget")
     target = (f"{READING_TOKENS_PER_S} tokens/s per user"
               + (f"; above it, at most B = {fastest.batch:,.0f} and {fastest.per_gpu:,.0f} per GPU" if fastest else ""))
     hover = "%{customdata}<extra></extra>"
@@ -227,8 +230,8 @@ def frontier_spec(model_name: str, accelerator_name: str, precision: str, gpus: 
         dict(type="scatter", x=list(PER_GPU_RANGE), y=[READING_TOKENS_PER_S] * 2, mode="lines+text",
              line=dict(color=FAINT, width=1, dash="dot"), text=["", target], textposition="bottom left",
              name=f"a target: {READING_TOKENS_PER_S} tokens/s each", hoverinfo="skip"),
-        dict(type="scatter", x=rounded([here.per_gpu if here.fits else None]),
-             y=rounded([here.per_user if here.fits else None]), mode="markers+text", marker=dict(color=INK, size=12),
+        dict(type="scatter", x=rounded([here.per_gpu if here.steady else None]),
+             y=rounded([here.per_user if here.steady else None]), mode="markers+text", marker=dict(color=INK, size=12),
              text=[label], textposition="top right" if batch < 64 else "top left", name="this batch", hoverinfo="skip"),
     ]
     where = f"{gpus} × {accelerator_name}" if gpus > 1 else f"one {accelerator_name}"
