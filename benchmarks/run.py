@@ -43,9 +43,10 @@ def redraw_latency_ms(repeats: int = 40) -> dict[str, float]:
     """Median time from a control's value change to the FigureWidget holding the new data, for
     every control of the book's main panels, built as the chapters build them."""
     from inferlimits import hardware, models
-    from inferlimits.figures import batching, indexcard, kvcache, moe, precision, prefill, roofline
+    from inferlimits.figures import batching, indexcard, kvcache, moe, precision, prefill, roofline, serving
 
     names = list(hardware.accelerators())
+    datacenter = [n for n, a in hardware.accelerators().items() if a.datacenter]
     dense = [m for m in models.models() if not models.model(m).config.is_moe]
     panels = {"roofline": roofline.panel(names, "B200 (HGX)", 1.0),
               "prefill": prefill.panel(names, "B200 (HGX)", dense, "Llama-3.1-8B", "BF16", 2048),
@@ -55,7 +56,11 @@ def redraw_latency_ms(repeats: int = 40) -> dict[str, float]:
                                             context_tokens=8192),
               "low precision": precision.panel(names, dense, "B200 (HGX)", "Llama-3.1-8B", "FP8", "FP8", batch=64),
               "mixture of experts": moe.panel([m for m in models.models() if models.model(m).config.is_moe], names,
-                                              "DeepSeek-V3", "H200 SXM", batch=64)}
+                                              "DeepSeek-V3", "H200 SXM", batch=64),
+              "tensor parallelism": serving.tp_panel(list(models.models()), names, "Llama-3.1-70B", "H100 SXM", "BF16", 4),
+              "speculative decoding": serving.speculative_panel(dense, datacenter, "Llama-3.1-70B", "B200 (HGX)", "FP8"),
+              "serving frontier": serving.frontier_panel(list(models.models()), datacenter, "Llama-3.1-8B", "H100 SXM",
+                                                         "FP8", 1, 1024, 256, 64)}
     out = {}
     for name, panel in panels.items():
         for control in panel.controls:

@@ -19,9 +19,10 @@ from .hardware import Accelerator, accelerator, accelerators
 from .kvcache import Fit, max_context_tokens, max_sequences
 from .measured import SIXTEEN_BIT, good_decode_setup, typical_decode_share
 from .models import Config, cached_tokens, kv_bytes_per_token, model
-from .parallel import (COMMUNICATION_BOUND, TENSOR_PARALLEL_DEGREES, cache_share, tensor_parallel_fit,
-                       tensor_parallel_on, tensor_parallel_read_bytes)
-from .precision import WIDE, check_scheme, crossover_on, decode_math_rate, scheme_error
+from .parallel import (COMMUNICATION_BOUND, TENSOR_PARALLEL_DEGREES, cache_share, tensor_parallel_communication_s,
+                       tensor_parallel_fit, tensor_parallel_on, tensor_parallel_prefill_crossover,
+                       tensor_parallel_read_bytes)
+from .precision import WIDE, check_scheme, decode_math_rate, scheme_error
 from .roofline import COMPUTE_BOUND, MEMORY_BOUND
 from .serving import mixed_step_s
 from .speculative import EXAMPLE_ACCEPTANCE, EXAMPLE_DRAFT_TOKENS, speculative_on
@@ -92,8 +93,9 @@ class Card:
     activation_time_s: float | None
     math_time_s: float | None
     communication_time_s: float | None  # C, the all-reduces of one step (0 on one GPU)
-    prefill_crossover_tokens: float
-    time_to_first_token_s: float | None
+    prefill_crossover_tokens: float     # one GPU's share of a prefill turns compute-bound from here
+    time_to_first_token_s: float | None  # a lone prompt, nothing else in its pass
+    prompt_communication_s: float | None  # C_S, the all-reduces of that prompt's pass
     verdict: str
     levers: tuple[Lever, ...]
 
@@ -132,10 +134,13 @@ class Card:
 
     @property
     def prefill_wall(self) -> str | None:
-        """Reading the prompt: compute-bound from the crossover length on, memory-bound below it
-        (None if the prompt's cache does not fit beside the weights)."""
+        """Reading the prompt: compute-bound from the crossover length on, memory-bound below it;
+        on several GPUs communication-bound where its all-reduces outlast both (None if the
+        prompt's cache does not fit beside the weights)."""
         if not self.prompt_memory.fits:
             return None
+        if self.prompt_communication_s > self.time_to_first_token_s - self.prompt_communication_s:
+            return COMMUNICATION_BOUND
         return COMPUTE_BOUND if self.prompt_tokens >= self.prefill_crossover_tokens else MEMORY_BOUND
 
     @property
@@ -184,9 +189,10 @@ def read_card(accelerator_name: str, model_name: str, weight_precision: str = "B
     memory = tensor_parallel_fit(a, c, T, B, L, weight_precision, kv_precision)
     prompt_memory = tensor_parallel_fit(a, c, T, 1, S, weight_precision, kv_precision)
     point = decode_point(c, P, BW, B, L, weight_precision, kv_precision)
-    crossover = crossover_on(a, c, weight_precision, kv_precision, math_precision)
+    crossover = tensor_parallel_prefill_crossover(a, c, T, weight_precision, kv_precision, math_precision)
     ttft = (mixed_step_s(a, c, 0, S, 0, S, None, T, weight_precision, kv_precision, math_precision)
             if prompt_memory.fits else None)
+    prompt_comm = tensor_parallel_communication_s(a, c, T, S, logits_tokens=1) if prompt_memory.fits else None
     common = dict(accelerator_name=a.name, model_name=model_name, weight_precision=weight_precision,
                   math_precision=math_precision, kv_precision=kv_precision, batch=B, context_tokens=L,
                   prompt_tokens=S, gpus=T, measured_tokens_per_s=measured,
@@ -195,7 +201,8 @@ def read_card(accelerator_name: str, model_name: str, weight_precision: str = "B
                   capacity_bytes=a.capacity_bytes, memory=memory, prompt_memory=prompt_memory,
                   flops_per_token=point.flops_per_token, math_flop_per_s=P,
                   experts_touched=experts_touched_per_layer(c, B) if c.is_moe else None,
-                  prefill_crossover_tokens=crossover, time_to_first_token_s=ttft)
+                  prefill_crossover_tokens=crossover, time_to_first_token_s=ttft,
+                  prompt_communication_s=prompt_comm)
     if not memory.fits:
         levers = _fit_levers(a, c, weight_precision, kv_precision, math_precision, B, L, T, memory)
         return Card(**common, memory_ceiling=None, math_ceiling=None, weights_time_s=None, cache_time_s=None,
@@ -306,7 +313,8 @@ def _levers(verdict, weight_precision, math_precision, kv_precision, c, a, B, L,
         elif verdict == ABOVE:
             why = ("check the inputs first (a rate that counts prompt tokens, lighter weights than stated, "
                    "speculative decoding); if they are right, the book's activation or routing estimate "
-                   "overstates the bytes")
+                   "overstates the bytes" + (", or its all-reduces are slower than the engine's, or not overlapped"
+                                             if T > 1 else ""))
         out.append(Lever(label, helps, gain, why))
 
     lighter = LIGHTER.get(weight_precision)
@@ -329,7 +337,7 @@ def _levers(verdict, weight_precision, math_precision, kv_precision, c, a, B, L,
     if not fits_doubled:
         why = "twice the caches would not fit in memory"
     elif gain >= WORTH_IT:
-        why = "the weight read is shared by more tokens"
+        why = f"the weight read is shared by more tokens; each user gets ×{gain / 2:.2f}"
     else:
         why = "each added sequence brings its own cache reads" if memory_bound else "math is already the limit"
     lever("batch twice as many sequences", gain, why, possible=fits_doubled, shares_host_cost=True)
@@ -337,7 +345,9 @@ def _levers(verdict, weight_precision, math_precision, kv_precision, c, a, B, L,
                           math_precision, T)
     lever("speculative decoding", spec.speedup,
           f"at most: a draft that costs nothing, {EXAMPLE_DRAFT_TOKENS} drafted tokens, {EXAMPLE_ACCEPTANCE:.0%} "
-          f"accepted, gives {spec.tokens_per_step:.2f} tokens per read of the weights" if spec.speedup >= WORTH_IT
+          f"accepted, gives {spec.tokens_per_step:.2f} tokens per read of the weights"
+          + ("; a draft model split over the same GPUs pays its own all-reduces at each of its steps" if T > 1 else "")
+          if spec.speedup >= WORTH_IT
           else f"checking {EXAMPLE_DRAFT_TOKENS + 1} tokens per sequence costs "
                + ("about what" if spec.speedup >= 1 else "more than") + " the accepted drafts return: little math is idle",
           possible=spec.fits)
@@ -354,7 +364,7 @@ def _levers(verdict, weight_precision, math_precision, kv_precision, c, a, B, L,
         if wp != weight_precision and verdict != MATH_BOUND and gain and gain >= WORTH_IT:
             why = "the lighter weights it needs read fewer bytes; the faster math itself is not what limits the step"
         lever(label, gain, why, possible=fits_narrow)
-    _gpu_levers(lever, attainable, fits, now, T, step)
+    _gpu_levers(lever, attainable, fits, now, T, step, verdict)
     if verdict == MATH_BOUND:
         better = [x for x in accelerators().values() if x.supports(math_precision)
                   and x.math_flops_per_s(math_precision) > a.math_flops_per_s(math_precision)]
@@ -378,25 +388,43 @@ def _levers(verdict, weight_precision, math_precision, kv_precision, c, a, B, L,
     return out
 
 
-def _gpu_levers(lever, attainable, fits, now, T, step) -> None:
-    """More GPUs in tensor parallelism (the best degree of one server above T), and on several,
-    fewer (the best degree below T that still holds the setup): each priced with its all-reduces."""
+def _gpu_levers(lever, attainable, fits, now, T, step, verdict) -> None:
+    """More GPUs in tensor parallelism (the best count of one server above T) and, on several,
+    fewer (the best count below T that still holds the setup), each priced with its all-reduces.
+    More GPUs are a lever only for a memory-bound step: a compute-bound one gets more tokens per
+    GPU from replicas, and a communication-bound one cannot shed its all-reduces by adding GPUs.
+    Where both would help, only the better is marked."""
     more = [g for g in TENSOR_PARALLEL_DEGREES if g > T]
-    if more:
-        gain, g = max((attainable(g=g) / now, g) for g in more)
-        lever(f"tensor parallel over {g} GPUs", gain,
-              "each GPU reads and multiplies a smaller share, and the all-reduces cost less than that saves"
-              if gain >= WORTH_IT else "the all-reduces would cost about what the smaller shares save"
-              if gain >= 1 else "the all-reduces would cost more than the smaller shares save: each user slower")
-    else:
+    fewer = [g for g in TENSOR_PARALLEL_DEGREES if g < T and fits(g=g)]
+    up = max((attainable(g=g) / now, g) for g in more) if more else None
+    down = max((attainable(g=g) / now, g) for g in fewer) if fewer else None
+    memory_bound = verdict in (WEIGHTS_BOUND, CACHE_BOUND)
+    both = up and down and memory_bound and min(up[0], down[0]) >= WORTH_IT
+    if up is None:
         lever("more GPUs", None, f"{T} is one server's; beyond it the GPUs talk over a network the card does not model",
               possible=False)
-    fewer = [g for g in TENSOR_PARALLEL_DEGREES if g < T and fits(g=g)]
-    if fewer:
-        gain, g = max((attainable(g=g) / now, g) for g in fewer)
-        lever(f"fewer GPUs ({g})", gain,
-              f"the all-reduces ({step.communication_s * 1e3:,.2f} ms a step) cost more than the GPUs save: "
-              "each user is faster on fewer" if gain >= WORTH_IT else "each GPU would read more than the all-reduces save")
+    else:
+        gain, g = up
+        per_gpu = f"each user ×{gain:.2f}, each GPU's tokens ×{gain * T / g:.2f}"
+        if verdict == MATH_BOUND:
+            why, possible = (f"the math divides ({per_gpu}), but {g // T} replicas would give ×{g // T} the tokens "
+                             "at the same speed per user"), False
+        elif verdict == COMMUNICATION:
+            why, possible = f"{per_gpu}: added GPUs shrink the reads, never the all-reduces", False
+        elif both and down[0] > gain:
+            why, possible = "fewer GPUs would gain more", False
+        else:
+            why = per_gpu if gain >= WORTH_IT else "the all-reduces would cost about what the smaller shares save"
+            possible = True
+        lever(f"tensor parallel over {g} GPUs", gain, why, possible=possible)
+    if down is not None:
+        gain, g = down
+        if both and up[0] >= gain:
+            lever(f"fewer GPUs ({g})", gain, "more GPUs would gain more", possible=False)
+        else:
+            lever(f"fewer GPUs ({g})", gain,
+                  f"the all-reduces ({step.communication_s * 1e3:,.2f} ms a step) cost more than the GPUs save: "
+                  "each user is faster on fewer" if gain >= WORTH_IT else "each GPU would read more than the all-reduces save")
     elif T > 1:
         lever("fewer GPUs", None, "it would not fit on fewer", possible=False)
 
@@ -530,7 +558,8 @@ def summary_lines(card: Card) -> list[str]:
                  memory + " — no rate: it cannot run"]
     else:
         lines = [f"<b>{card.verdict}</b>", setup,
-                 f"memory ceiling {card.memory_ceiling:,.0f} tokens/s, math ceiling {card.math_ceiling:,.0f}",
+                 f"memory ceiling {card.memory_ceiling:,.0f} tokens/s, math ceiling {card.math_ceiling:,.0f}"
+                 + (" (without the all-reduces)" if card.gpus > 1 else ""),
                  "per step: " + ", ".join(f"{part} {t * ms:,.3g} ms" for part, t in (
                      ("weights", card.weights_time_s), ("caches", card.cache_time_s),
                      ("activations", card.activation_time_s), ("math", card.math_time_s))
@@ -545,7 +574,7 @@ def summary_lines(card: Card) -> list[str]:
                      f"per layer (one token: {c.num_experts_per_tok})")
     if card.time_to_first_token_s is not None:
         lines.append(f"prefill of {card.prompt_tokens:,.0f} tokens: {card.prefill_wall} "
-                     f"(from {card.prefill_crossover_tokens:,.0f}), first token after "
+                     f"(from {card.prefill_crossover_tokens:,.0f}), first token of a lone prompt after "
                      f"{card.time_to_first_token_s * ms:,.1f} ms")
     else:
         lines.append(f"prefill of {card.prompt_tokens:,.0f} tokens: {prompt_does_not_fit(card)}")

@@ -22,11 +22,12 @@ from dataclasses import dataclass
 
 from . import datafiles
 from .activations import tensor_parallel_activation_share
-from .generation import COMPUTE_BOUND, MEMORY_BOUND, DecodePoint, experts_touched_per_layer, weight_bytes_read_per_step
+from .generation import (COMPUTE_BOUND, MEMORY_BOUND, DecodePoint, _first_crossing, experts_touched_per_layer,
+                         weight_bytes_read_per_step)
 from .hardware import Accelerator
 from .kvcache import Fit, fit
 from .models import Config, cached_tokens, kv_bytes_per_token, routed_experts_read, weight_bytes, weights_bytes
-from .precision import decode_on
+from .precision import crossover_on, decode_on, prefill_math_rate, prefill_on
 from .units import bytes_per_element, non_negative, positive, whole
 
 COMMUNICATION_BOUND = "communication-bound"
@@ -41,12 +42,21 @@ def _collectives() -> dict:
     return datafiles.load("collectives.toml")
 
 
-def collective_latency_s(link_kind: str) -> float:
-    """alpha: the time of one small all-reduce inside a server over a link of ``link_kind``
-    (``data/collectives.toml``, an assumption read from serving engines' own kernels)."""
+def collective_latency_s(link_kind: str, gpus: int = 2) -> float:
+    """alpha: the time of one small all-reduce among ``gpus`` GPUs of one server over a link of
+    ``link_kind`` (``data/collectives.toml``, an assumption read from serving engines' own kernels;
+    where it depends on the GPU count, the entry for the fewest GPUs that holds ``gpus``)."""
+    G = whole("gpus", gpus)
     table = _collectives()["latency"]
-    kinds = {k: v for k, v in table.items() if isinstance(v, (int, float))}
-    return datafiles.lookup(kinds, "link_kind", link_kind) * MICRO
+    kinds = {k: v for k, v in table.items() if isinstance(v, (int, float, dict))}
+    value = datafiles.lookup(kinds, "link_kind", link_kind)
+    if isinstance(value, dict):
+        counts = sorted(int(k) for k in value if k.isdigit())
+        holds = [n for n in counts if n >= G]
+        if not holds:
+            raise ValueError(f"gpus: the book has no {link_kind} latency for more than {counts[-1]} GPUs; got {G}")
+        value = value[str(holds[0])]
+    return value * MICRO
 
 
 def all_reduce_time_s(message_bytes: float, gpus: int, link_bytes_per_s: float, latency_s: float) -> float:
@@ -171,7 +181,7 @@ def tensor_parallel_communication_s(a: Accelerator, c: Config, gpus: int, batch:
     act = _activation_bytes(activation_precision)
     if T == 1:
         return 0.0
-    link, alpha = a.link.bytes_per_s_among(T), collective_latency_s(a.link.kind)
+    link, alpha = a.link.bytes_per_s_among(T), collective_latency_s(a.link.kind, T)
     return (all_reduces_per_step(c) * all_reduce_time_s(B * c.hidden_size * act, T, link, alpha)
             + all_gather_time_s(sampled * c.vocab_size * act, T, link, alpha))
 
@@ -223,6 +233,25 @@ def tensor_parallel_on(a: Accelerator, c: Config, gpus: int, batch: float = 1, c
                         held.cache_bytes, held.fits)
 
 
+def tensor_parallel_prefill_crossover(a: Accelerator, c: Config, gpus: int, weight_precision: str = "BF16",
+                                      kv_precision: str = "BF16", math_precision: str = "BF16") -> float:
+    """The prompt length from which one of T GPUs' share of a prefill is paced by its math:
+    F_prefill / (T P) against (W / T + S (s K + A_pre,T)) / BW, the all-reduces apart (they add
+    to either); on one GPU, ``precision.crossover_on``. The cache does not split as the weights
+    do, nor all the activations, so the crossover moves up with T."""
+    T = whole("gpus", gpus)
+    if T == 1:
+        return crossover_on(a, c, weight_precision, kv_precision, math_precision)
+    kv, act = cache_share(c, T), tensor_parallel_activation_share(c, "prefill", T)
+
+    def memory_bound(S: float) -> bool:
+        p = prefill_on(a, c, S, weight_precision, kv_precision, math_precision)
+        math_s = p.flops / (T * prefill_math_rate(a, c, S, weight_precision, math_precision))
+        return math_s < (p.weight_bytes / T + p.cache_bytes * kv + p.activation_bytes * act) / a.bandwidth_bytes_per_s
+
+    return _first_crossing(memory_bound)
+
+
 def pipeline_on(a: Accelerator, c: Config, stages: int, batch: float = 1, context_tokens: float = 0.0,
                 micro_batches: int | None = None, weight_precision: str = "BF16", kv_precision: str = "BF16",
                 math_precision: str = "BF16", activation_precision: str = "BF16") -> ParallelStep:
@@ -242,7 +271,7 @@ def pipeline_on(a: Accelerator, c: Config, stages: int, batch: float = 1, contex
     point = decode_on(a, c, b, context_tokens, weight_precision, kv_precision, math_precision,
                       activation_precision=activation_precision)
     hop = send_time_s(b * c.hidden_size * _activation_bytes(activation_precision), a.link.bytes_per_s_among(2),
-                      collective_latency_s(a.link.kind)) if P > 1 else 0.0
+                      collective_latency_s(a.link.kind, 2)) if P > 1 else 0.0
     stored = weight_bytes(c, weight_precision) / P
     cache = B * kv_bytes_per_token(c, kv_precision) * cached_tokens(c, context_tokens) / P
     return ParallelStep("pipeline", P, B, b / (P * point.math_ceiling), point.bytes / P / a.bandwidth_bytes_per_s,
@@ -266,7 +295,8 @@ def remote_destinations(c: Config, gpus: int) -> float:
     """The other GPUs a token's hidden state goes to under expert parallelism: each of the G - 1
     others unless none of its k experts is there, (G - 1) (1 - C(E - E / G, k) / C(E, k)) with the
     E experts of a layer spread evenly and chosen uniformly; one copy per GPU, however many of its
-    experts that GPU holds (as DeepEP sends them)."""
+    experts that GPU holds (as DeepEP's normal kernels send them; its low-latency kernels send
+    one copy per expert, k in all, counting local ones)."""
     G = whole("gpus", gpus)
     E, k = c.routed_experts, c.num_experts_per_tok
     if E % G:
@@ -285,7 +315,7 @@ def exchange_time_s(a: Accelerator, c: Config, gpus: int, batch: float = 1, acti
     if G == 1:
         return 0.0
     sent = B / G * remote_destinations(c, G) * c.hidden_size * _activation_bytes(activation_precision)
-    return send_time_s(sent, a.link.bytes_per_s_among(G), collective_latency_s(a.link.kind))
+    return send_time_s(sent, a.link.bytes_per_s_among(G), collective_latency_s(a.link.kind, G))
 
 
 def expert_parallel_on(a: Accelerator, c: Config, gpus: int, batch: float = 1, context_tokens: float = 0.0,

@@ -668,19 +668,27 @@ def _kv_long(c) -> str:
     return f"{k / KIB:,.1f}{window}"
 
 
+def _latencies(kind: str) -> str:
+    """The book's small all-reduce over a link kind, in µs, by GPU count where it depends on it."""
+    from .parallel import TENSOR_PARALLEL_DEGREES, collective_latency_s
+
+    by_count = {T: _g(collective_latency_s(kind, T) * 1e6) for T in TENSOR_PARALLEL_DEGREES[1:]}
+    if len(set(by_count.values())) == 1:
+        return by_count[TENSOR_PARALLEL_DEGREES[1]]
+    return ", ".join(f"{v} on {T}" for T, v in by_count.items())
+
+
 def links(sources: bool = False) -> Markdown:
     """Every accelerator's link to the other GPUs of its server: its kind, the vendor's figure as
     printed, what one GPU sends one way (the figure the book computes with), per peer where each
     link goes to one other GPU, and the book's latency of a small all-reduce over it; with
     ``sources``, where each is read and its conditions."""
-    from .parallel import collective_latency_s
-
     if sources:
         rows = [[a.name, a.link.source, a.link.note or "–"] for a in accelerators().values()]
         return _table(["accelerator", "link figure read at", "conditions"], rows, "lll")
     rows = [[a.name, a.link.kind, a.link.printed, _g(a.link.bytes_per_s / GB, 1 if (a.link.bytes_per_s / GB) % 1 else 0),
              _g(a.link.peer_bytes_per_s / GB, 1 if (a.link.peer_bytes_per_s / GB) % 1 else 0)
-             if a.link.peer_bytes_per_s else "–", _g(collective_latency_s(a.link.kind) * 1e6)]
+             if a.link.peer_bytes_per_s else "–", _latencies(a.link.kind)]
             for a in accelerators().values()]
     return _table(["accelerator", "link", "as the vendor prints it", "one GPU sends, one way (GB/s)",
                    "to one other GPU (GB/s)", "small all-reduce (µs, assumed)"], rows, "lllrrr")
@@ -699,7 +707,7 @@ def measured_all_reduces() -> Markdown:
         busbw = f"{r['busbw_gb_s']:g}" if "busbw_gb_s" in r else "–"
         share = f"{r['busbw_gb_s'] * GB / link.bytes_per_s_among(r['gpus']):.0%}" if "busbw_gb_s" in r else "–"
         rows.append([f"{r['gpus']} × {r['system']}", r["algorithm"], small,
-                     _g(collective_latency_s(link.kind) * 1e6), busbw,
+                     _g(collective_latency_s(link.kind, r["gpus"]) * 1e6), busbw,
                      _g(link.bytes_per_s_among(r["gpus"]) / GB, 1), share])
     return _table(["GPUs", "how", "small all-reduce (µs)", "book's latency (µs)", "bus bandwidth, large messages (GB/s)",
                    "link one way (GB/s)", "bus ÷ link"], rows, "llrrrrr")

@@ -266,6 +266,24 @@ def test_speculative_decoding_is_priced_and_helps_only_where_math_is_idle():
     assert {lever.name: lever.gain for lever in busy.levers}["speculative decoding"] < 1
 
 
+def test_more_gpus_are_a_lever_only_for_a_memory_bound_step_and_only_the_better_gpu_lever_is_marked():
+    busy = read_card("B200 (HGX)", "Llama-3.1-8B", batch=512)
+    assert busy.verdict == MATH_BOUND and "tensor parallel over 8 GPUs" not in busy.helping()
+    assert {lever.name: lever.gain for lever in busy.levers}["tensor parallel over 8 GPUs"] > WORTH_IT
+    small = read_card("B200 (HGX)", "Llama-3.2-1B", batch=1, context_tokens=1024, gpus=2)
+    gpu_levers = [lever for lever in small.levers if "GPU" in lever.name]
+    assert [lever.name for lever in gpu_levers if lever.helps] == ["fewer GPUs (1)"]
+    assert all(lever.gain >= WORTH_IT for lever in gpu_levers)  # both would raise the rate; the better is marked
+
+
+def test_on_several_gpus_the_prefill_crossover_is_one_gpus_share_and_the_prompt_can_be_communication_bound():
+    one = read_card("B200 (HGX)", "Llama-3.1-8B", prompt_tokens=8192)
+    eight = read_card("B200 (HGX)", "Llama-3.1-8B", prompt_tokens=8192, gpus=8)
+    assert eight.prefill_crossover_tokens > one.prefill_crossover_tokens
+    assert one.prompt_communication_s == 0 and eight.prompt_communication_s > 0
+    assert eight.prefill_wall == COMMUNICATION_BOUND and one.prefill_wall == COMPUTE_BOUND
+
+
 @pytest.mark.parametrize("gpus", [0, 3, 16, 2.5, True])
 def test_the_card_takes_one_servers_tensor_parallel_degrees(gpus):
     with pytest.raises(ValueError, match="gpus"):

@@ -42,7 +42,7 @@ def test_one_gpu_communicates_nothing(a):
 @pytest.mark.parametrize("a", SWITCHED, ids=lambda a: a.name)
 @pytest.mark.parametrize("batch", [1, 64, 1024])
 def test_communication_grows_with_the_gpus_behind_a_switch(a, batch):
-    times = [tensor_parallel_communication_s(a, LLAMA_70B, T, batch) for T in (1, 2, 4, 8, 16)]
+    times = [tensor_parallel_communication_s(a, LLAMA_70B, T, batch) for T in (1, 2, 4, 8)]
     assert all(x < y for x, y in zip(times, times[1:])), times
 
 
@@ -61,12 +61,17 @@ def test_all_reduce_is_latency_plus_bus_bytes(m, T, bw, alpha):
     assert alpha + m / bw <= t * (1 + 1e-12) and t <= alpha + 2 * m / bw
 
 
-def test_the_latency_is_read_per_link_kind():
+def test_the_latency_is_read_per_link_kind_and_over_pcie_per_gpu_count():
     table = datafiles.load("collectives.toml")["latency"]
-    for kind in ("NVLink", "Infinity Fabric", "PCIe"):
-        assert collective_latency_s(kind) == table[kind] * 1e-6
+    for kind in ("NVLink", "Infinity Fabric"):
+        assert collective_latency_s(kind, 8) == collective_latency_s(kind) == table[kind] * 1e-6
+    pcie = table["PCIe"]
+    assert collective_latency_s("PCIe", 2) == collective_latency_s("PCIe", 4) == pcie["4"] * 1e-6
+    assert collective_latency_s("PCIe", 8) == pcie["8"] * 1e-6 > collective_latency_s("PCIe", 4)
     with pytest.raises(ValueError, match="link_kind"):
         collective_latency_s("carrier pigeon")
+    with pytest.raises(ValueError, match="gpus"):
+        collective_latency_s("PCIe", 16)
 
 
 def test_tensor_parallelism_splits_weights_and_math():
@@ -126,6 +131,16 @@ def test_each_tensor_parallel_gpu_moves_a_falling_share_of_the_activations_never
         shares = [tensor_parallel_activation_share(c, phase, T) for T in (1, 2, 4, 8)]
         assert shares[0] == 1 and all(x > y for x, y in zip(shares, shares[1:])), shares
         assert shares[-1] > 1.5 / 8  # the norms, residual adds and hidden vectors are every GPU's
+
+
+def test_one_gpus_share_of_a_prefill_turns_compute_bound_later_as_the_gpus_grow():
+    from inferlimits.parallel import tensor_parallel_prefill_crossover
+    from inferlimits.precision import crossover_on
+
+    b200 = accelerator("B200 (HGX)")
+    assert tensor_parallel_prefill_crossover(b200, LLAMA_8B, 1) == crossover_on(b200, LLAMA_8B)
+    crossings = [tensor_parallel_prefill_crossover(b200, LLAMA_8B, T) for T in (1, 2, 4, 8)]
+    assert all(x < y for x, y in zip(crossings, crossings[1:])), crossings
 
 
 def test_a_token_goes_once_to_each_other_gpu_that_holds_one_of_its_experts():
@@ -251,7 +266,7 @@ def test_the_assumed_latency_is_no_slower_than_a_measured_general_all_reduce():
     rows = [r for r in datafiles.load("collectives.toml")["allreduce"] if "small_us" in r]
     assert rows
     for r in rows:
-        assert collective_latency_s(accelerator(r["system"]).link.kind) <= r["small_us"] * 1e-6, r["system"]
+        assert collective_latency_s(accelerator(r["system"]).link.kind, r["gpus"]) <= r["small_us"] * 1e-6, r["system"]
 
 
 def test_an_idle_math_unit_is_never_the_wall_of_a_small_tensor_parallel_step():
