@@ -35,15 +35,16 @@ test: book chromium
 	$(PY) -m pytest -n $(JOBS) --dist loadfile -m "not measures" tests chapters --nbval --nbval-current-env
 	$(PY) -m pytest -p no:xdist -m measures tests chapters --nbval --nbval-current-env
 
-# Debian's chromium for the browser tests (as root, as on CI); playwright never downloads one.
+# Debian's chromium for the browser tests and the figure exports (as root, as on CI); playwright
+# and kaleido never download one.
 chromium:
 	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 
-outputs: $(STAMP)
+outputs: $(STAMP) chromium
 	$(PY) -m inferlimits.execute chapters/*.ipynb
 	$(PY) -m inferlimits.export
 
-figures: $(STAMP)
+figures: $(STAMP) chromium
 	$(PY) -m inferlimits.export
 
 pdf: book chromium

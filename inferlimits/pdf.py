@@ -6,12 +6,11 @@ answers shown, merged into one PDF.
 """
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
 from .book import ROOT, toc_pages
-from .serve import CHROMIUM_FLAGS, serve
+from .serve import CHROMIUM, CHROMIUM_FLAGS, serve
 
 HTML = ROOT / "_build" / "html"
 OUT = ROOT / "_build" / "pdf" / "book.pdf"
@@ -23,10 +22,9 @@ def build_pdf(out: Path = OUT) -> Path:
 
     if not (HTML / "index.html").exists():
         raise FileNotFoundError("the book is not built: run `make book` first")
-    chromium = shutil.which("chromium") or "/usr/bin/chromium"
     writer = PdfWriter()
     with serve(HTML) as base, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS, headless=True)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS, headless=True)
         # about the printable width of an A4 page, so that figures are laid out to fit it
         page = browser.new_page(viewport={"width": 780, "height": 1100})
         page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base) else r.abort())

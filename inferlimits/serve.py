@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
+import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,9 @@ def serve(directory: Path) -> Iterator[str]:
         server.shutdown()
         server.server_close()
 
+
+#: Debian's chromium, which the tests, the PDF and the slide exports drive: never a browser download
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 #: flags for Debian's chromium in a closed network (no background connections, no sandbox as root)
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -2,14 +2,12 @@
 from __future__ import annotations
 
 import contextlib
-import shutil
 from pathlib import Path
 
 import pytest
 
-from inferlimits.serve import CHROMIUM_FLAGS
+from inferlimits.serve import CHROMIUM, CHROMIUM_FLAGS
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 needs_chromium = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                     reason="Debian chromium is not installed (make test installs it)")
 
