@@ -215,7 +215,7 @@ def frontier_spec(model_name: str, accelerator_name: str, precision: str, gpus: 
     fastest = max((p for p in points if p.steady and p.per_user >= READING_TOKENS_PER_S), key=lambda p: p.per_gpu,
                   default=None)
     label = (f"B = {batch:,}: {here.per_user:,.0f} tokens/s each, {here.per_gpu:,.0f} per GPU, "
-             f"first token after about {here.first_token_s * 1e3:,.0f} ms" if here.steady
+             f"first token after {here.first_token_s * 1e3:,.0f} ms" if here.steady
              else f"B = {batch:,}: does not fit" if not here.fits
              else f"B = {batch:,}: the prompts arriving per step overflow its token budget")
     target = (f"{READING_TOKENS_PER_S} tokens/s per user"
