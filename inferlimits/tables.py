@@ -477,11 +477,12 @@ def card_cases(cases) -> Markdown:
                  + (f", measured {card.measured_tokens_per_s:,g} tokens/s" if card.measured_tokens_per_s else ""))
         prefill = (f"{card.prefill_wall} (from {card.prefill_crossover_tokens:,.0f} tokens)" if card.prefill_wall
                    else prompt_does_not_fit(card))
-        ceilings = (f"{_g(card.memory_ceiling)} / {_g(card.math_ceiling)}" if card.fits else "does not fit")
-        rate = _g(card.ceiling) if card.fits else "–"
-        rows.append([f"**{label}**: {setup}", ceilings, rate, card.verdict, prefill, ", ".join(card.helping()) or "–"])
-    return _table(["case and setup", "ceilings, memory / math (tokens/s)", "rate, all-reduces counted (tokens/s)",
-                   "decode verdict", "prefill", "levers for decode that help"], rows, "lrrlll")
+        rates = (f"memory {_g(card.memory_ceiling)}, math {_g(card.math_ceiling)}; rate {_g(card.ceiling)}"
+                 if card.fits else "does not fit")
+        rows.append([f"**{label}**: {setup}", rates, f"decode: {card.verdict}; prefill: {prefill}",
+                     ", ".join(card.helping()) or "–"])
+    return _table(["case and setup", "tokens/s: both ceilings; the rate, all-reduces counted", "verdicts",
+                   "levers for decode that help"], rows, "llll")
 
 
 METRIC_UNITS = {"tokens_per_s": "tokens/s", "tokens_per_s_per_user": "tokens/s per user",
