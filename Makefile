@@ -41,14 +41,14 @@ chromium:
 	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 
 outputs: $(STAMP) chromium
-	$(PY) -m inferlimits.execute chapters/*.ipynb
-	$(PY) -m inferlimits.export
+	$(PY) -m inferlimits.book.execute chapters/*.ipynb
+	$(PY) -m inferlimits.book.export
 
 figures: $(STAMP) chromium
-	$(PY) -m inferlimits.export
+	$(PY) -m inferlimits.book.export
 
 pdf: book chromium
-	$(PY) -m inferlimits.pdf
+	$(PY) -m inferlimits.book.pdf
 
 serve: book
 	@echo "Serving http://127.0.0.1:8000/ (Ctrl-C to stop)"

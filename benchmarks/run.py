@@ -42,7 +42,7 @@ def _control_values(control) -> list:
 def redraw_latency_ms(repeats: int = 40) -> dict[str, float]:
     """Median time from a control's value change to the FigureWidget holding the new data, for
     every control of the book's main panels, built as the chapters build them."""
-    from inferlimits import hardware, models
+    from inferlimits.data import hardware, models
     from inferlimits.figures import batching, indexcard, kvcache, moe, precision, prefill, roofline, serving
 
     names = list(hardware.accelerators())
@@ -90,8 +90,8 @@ def first_visit_kb(page: str = "chapters/01_two_speeds.html") -> dict:
     """A cold first visit of ``page`` in Debian's chromium, served on loopback (see pageweight.py)."""
     from playwright.sync_api import sync_playwright
 
-    from inferlimits.pageweight import first_visit
-    from inferlimits.serve import CHROMIUM_FLAGS, serve
+    from inferlimits.book.pageweight import first_visit
+    from inferlimits.book.serve import CHROMIUM_FLAGS, serve
 
     with serve(ROOT / "_build" / "html") as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=shutil.which("chromium") or "/usr/bin/chromium",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from inferlimits.serve import CHROMIUM, CHROMIUM_FLAGS
+from inferlimits.book.serve import CHROMIUM, CHROMIUM_FLAGS
 
 needs_chromium = pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                     reason="Debian chromium is not installed (make test installs it)")

@@ -1,4 +1,4 @@
-"""Activation traffic (inferlimits.activations): the kernels of a forward pass under the book's
+"""Activation traffic (inferlimits.arithmetic.activations): the kernels of a forward pass under the book's
 fusion assumptions, and the bytes one token moves between them."""
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from inferlimits import activations as act
-from inferlimits.models import model, models
+from inferlimits.arithmetic import activations as act
+from inferlimits.data.models import model, models
 
 
 def _dense_layer_numbers(c, phase):

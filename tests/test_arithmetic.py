@@ -12,22 +12,13 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from inferlimits import generation as gen
-from inferlimits import kvcache, roofline, units
-from inferlimits.hardware import accelerator
-from inferlimits.models import (
-    active_param_count,
-    cached_tokens,
-    embedding_params,
-    kv_bytes_per_token,
-    model,
-    models,
-    multiplied_params_per_token,
-    param_count,
-    stored_weights,
-    vocabulary_params,
-    weight_bytes,
-)
+from inferlimits.arithmetic import generation as gen
+from inferlimits.arithmetic import kvcache, roofline
+from inferlimits.data import units
+from inferlimits.data.hardware import accelerator
+from inferlimits.data.models import (active_param_count, cached_tokens, embedding_params, kv_bytes_per_token, model,
+                                     models, multiplied_params_per_token, param_count, stored_weights,
+                                     vocabulary_params, weight_bytes)
 
 
 # ---- strategies over physically plausible ranges ------------------------------------------------
@@ -595,7 +586,7 @@ def test_a_part_without_a_reported_figure_reads_the_marketed_gb_cautiously():
 def test_every_reported_hbm_capacity_lies_between_the_marketed_gb_and_its_gib():
     # the marketed "GB" of HBM is GiB-sized: what the device reports is more than the decimal
     # reading and at most the binary one (GDDR parts with ECC on report less)
-    from inferlimits.hardware import accelerators
+    from inferlimits.data.hardware import accelerators
     for a in accelerators().values():
         if a.capacity_reported and a.datacenter:
             assert a.capacity_marketed_gb * units.GB < a.capacity_bytes <= a.capacity_marketed_gb * units.GIB

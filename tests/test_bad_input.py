@@ -17,13 +17,13 @@ import re
 
 import pytest
 
-from inferlimits.activations import layer_kernels
-from inferlimits.hardware import accelerator
-from inferlimits.precision import decode_on
-from inferlimits.models import model
+from inferlimits.arithmetic.activations import layer_kernels
+from inferlimits.data.hardware import accelerator
+from inferlimits.arithmetic.precision import decode_on
+from inferlimits.data.models import model
 
-MODULES = ["units", "roofline", "activations", "generation", "kvcache", "models", "hardware", "economics", "overhead",
-           "indexcard", "worked_example", "precision", "parallel", "speculative", "serving"]
+#: short name (as in VALID's keys) -> module
+MODULES = {"units": "inferlimits.data.units", "roofline": "inferlimits.arithmetic.roofline", "activations": "inferlimits.arithmetic.activations", "generation": "inferlimits.arithmetic.generation", "kvcache": "inferlimits.arithmetic.kvcache", "models": "inferlimits.data.models", "hardware": "inferlimits.data.hardware", "economics": "inferlimits.arithmetic.economics", "overhead": "inferlimits.arithmetic.overhead", "indexcard": "inferlimits.arithmetic.indexcard", "worked_example": "inferlimits.checks.worked_example", "precision": "inferlimits.arithmetic.precision", "parallel": "inferlimits.arithmetic.parallel", "speculative": "inferlimits.arithmetic.speculative", "serving": "inferlimits.arithmetic.serving"}
 
 LLAMA = model("Llama-3.1-8B").config
 MISTRAL = model("Mistral-7B-v0.1").config
@@ -331,7 +331,7 @@ ZERO_ALLOWED: set[tuple[str, str]] = {
 #: Where None is a real value, and the value it stands for: the book's own rule (the usable share
 #: of ``data/serving.toml``), or a default that follows from the other arguments.
 def _usable() -> float:
-    from inferlimits.kvcache import usable_memory_fraction
+    from inferlimits.arithmetic.kvcache import usable_memory_fraction
     return usable_memory_fraction()
 
 
@@ -393,7 +393,7 @@ def _is_numeric(p: inspect.Parameter) -> bool:
 def _public_functions() -> dict[str, object]:
     found = {}
     for name in MODULES:
-        mod = importlib.import_module(f"inferlimits.{name}")
+        mod = importlib.import_module(MODULES[name])
         for fname, fn in inspect.getmembers(mod, inspect.isfunction):
             if not fname.startswith("_") and fn.__module__ == mod.__name__:
                 found[f"{name}.{fname}"] = fn

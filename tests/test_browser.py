@@ -28,8 +28,8 @@ import pytest
 from browsers import needs_chromium
 
 from inferlimits.book import ROOT, toc_pages
-from inferlimits.pageweight import first_visit
-from inferlimits.serve import serve
+from inferlimits.book.pageweight import first_visit
+from inferlimits.book.serve import serve
 
 HTML = ROOT / "_build" / "html"
 OUT = ROOT / "test-output"

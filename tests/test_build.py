@@ -10,9 +10,9 @@ from importlib import resources
 
 import pytest
 
-from inferlimits import icons
+from inferlimits.book import icons
 from inferlimits.book import ROOT, notebooks, toc_pages
-from inferlimits.plotlyhtml import plot_calls
+from inferlimits.figures.plotlyhtml import plot_calls
 
 HTML = ROOT / "_build" / "html"
 

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from inferlimits.book import ROOT, jupyterlab_collapsed, notebooks, toc_pages
-from inferlimits.numerals import coverage_problems, read_notebook
+from inferlimits.checks.numerals import coverage_problems, read_notebook
 
 PAGES = toc_pages()
 NOTEBOOKS = notebooks()

@@ -11,8 +11,8 @@ import nbformat
 import pytest
 
 from inferlimits.checks import CheckFailed, allow, check, check_range, parse_stated
-from inferlimits.execute import execute
-from inferlimits.numerals import coverage_problems, read_notebook
+from inferlimits.book.execute import execute
+from inferlimits.checks.numerals import coverage_problems, read_notebook
 
 
 # ---- stated numbers --------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import nbrun
-from inferlimits import interactive
+from inferlimits.figures import interactive
 from inferlimits.book import ROOT, measures_this_machine, notebooks
 from inferlimits.figures import machine as machinefig
 

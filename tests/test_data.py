@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from inferlimits.hardware import MATH_PRECISIONS, accelerators
-from inferlimits.models import active_param_count, embedding_params, models, multiplied_params_per_token, param_count
+from inferlimits.data.hardware import MATH_PRECISIONS, accelerators
+from inferlimits.data.models import active_param_count, embedding_params, models, multiplied_params_per_token, param_count
 
 
 @pytest.mark.parametrize("a", accelerators().values(), ids=lambda a: a.name)
@@ -100,8 +100,8 @@ def test_at_least_five_mixture_of_experts_models_with_exact_or_published_counts(
 
 @pytest.mark.parametrize("m", [m for m in models().values() if m.published_checkpoint_gib], ids=lambda m: m.name)
 def test_stored_bytes_in_the_published_format_match_the_published_checkpoint(m):
-    from inferlimits.models import weight_bytes
-    from inferlimits.units import GIB
+    from inferlimits.data.models import weight_bytes
+    from inferlimits.data.units import GIB
     # gpt-oss: MXFP4 experts (4.25 bits), everything else in BF16, to the 0.1 GiB the card writes
     assert round(weight_bytes(m.config, m.published_format) / GIB, 1) == m.published_checkpoint_gib
 

@@ -15,21 +15,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from inferlimits import activations as act
-from inferlimits import generation as gen
-from inferlimits import roofline, units
-from inferlimits.hardware import accelerator, accelerators
-from inferlimits.activations import activation_bytes_per_token
-from inferlimits.models import (
-    active_param_count,
-    embedding_params,
-    kv_bytes_per_token,
-    model,
-    models,
-    multiplied_params_per_token,
-    param_count,
-    weight_bytes,
-)
+from inferlimits.arithmetic import activations as act
+from inferlimits.arithmetic import generation as gen
+from inferlimits.arithmetic import roofline
+from inferlimits.data import units
+from inferlimits.data.hardware import accelerator, accelerators
+from inferlimits.arithmetic.activations import activation_bytes_per_token
+from inferlimits.data.models import (active_param_count, embedding_params, kv_bytes_per_token, model, models,
+                                     multiplied_params_per_token, param_count, weight_bytes)
 
 
 MODEL_NAMES = list(models())

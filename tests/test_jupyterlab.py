@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from browsers import needs_chromium
 
-from inferlimits import interactive
+from inferlimits.figures import interactive
 from jupyterlab_driver import CHAPTERS, ROOT, Notebook, jupyterlab, source_hidden_cells, widget_views
 from test_controls import panels
 

@@ -9,14 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inferlimits import datafiles, economics, kvcache, tables
-from inferlimits.generation import (decode_flops_per_token, decode_knee_batch, decode_point, decode_step_time_s,
-                                    math_ceiling_tokens_per_s, memory_ceiling_tokens_per_s,
-                                    weight_bytes_read_per_step)
-from inferlimits.hardware import accelerator, accelerators
-from inferlimits.models import kv_bytes_per_token, model, param_count, weight_bytes
-from inferlimits.roofline import balance_point_flop_per_byte
-from inferlimits.units import GB, GIB, KIB
+from inferlimits.data import datafiles
+from inferlimits.arithmetic import economics, kvcache
+from inferlimits.figures import tables
+from inferlimits.arithmetic.generation import (decode_flops_per_token, decode_knee_batch, decode_point,
+                                               decode_step_time_s, math_ceiling_tokens_per_s,
+                                               memory_ceiling_tokens_per_s, weight_bytes_read_per_step)
+from inferlimits.data.hardware import accelerator, accelerators
+from inferlimits.data.models import kv_bytes_per_token, model, param_count, weight_bytes
+from inferlimits.arithmetic.roofline import balance_point_flop_per_byte
+from inferlimits.data.units import GB, GIB, KIB
 
 bandwidth = st.floats(1e11, 1e13)
 peak = st.floats(1e13, 5e15)

@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import pytest
 
 from inferlimits.book import ROOT, measures_this_machine, notebooks
-from inferlimits.sphinxext import launch_buttons, repository_url
+from inferlimits.book.sphinxext import launch_buttons, repository_url
 
 
 def test_repository_url_prefers_the_explicit_setting(tmp_path):
@@ -68,7 +68,7 @@ def _execute_in_binder_env(chapters: list[Path], tmp_path: Path) -> None:
     assert sys.executable != str(py)
     for nb in chapters:
         shutil.copy(nb, tmp_path / nb.name)
-    run = subprocess.run([py, "-m", "inferlimits.execute", *(str(tmp_path / nb.name) for nb in chapters)],
+    run = subprocess.run([py, "-m", "inferlimits.book.execute", *(str(tmp_path / nb.name) for nb in chapters)],
                          cwd=tmp_path, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from inferlimits import measure, tinyllm
-from inferlimits.activations import activation_bytes_per_token
+from inferlimits.machine import measure, tinyllm
+from inferlimits.arithmetic.activations import activation_bytes_per_token
 from inferlimits.checks import CheckFailed
-from inferlimits.generation import decode_flops_per_token
-from inferlimits.models import Config, kv_bytes_per_token, param_count, weight_bytes
+from inferlimits.arithmetic.generation import decode_flops_per_token
+from inferlimits.data.models import Config, kv_bytes_per_token, param_count, weight_bytes
 
 TINY = Config(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=8,
               num_key_value_heads=2, head_dim=16, vocab_size=101, tie_word_embeddings=True)

@@ -8,13 +8,13 @@ import re
 
 import pytest
 
-from inferlimits import datafiles
-from inferlimits.hardware import device
-from inferlimits.measured import (NEAR, Comparison, bytes_per_weight, compare, comparisons, implied_bytes_per_step,
-                                  math_rate)
-from inferlimits.measurements import DECODE_METRICS, METRICS, kernel_measurements, measurements
-from inferlimits.models import model
-from inferlimits.units import formats
+from inferlimits.data import datafiles
+from inferlimits.data.hardware import device
+from inferlimits.arithmetic.measured import (NEAR, Comparison, bytes_per_weight, compare, comparisons,
+                                             implied_bytes_per_step, math_rate)
+from inferlimits.data.measurements import DECODE_METRICS, METRICS, kernel_measurements, measurements
+from inferlimits.data.models import model
+from inferlimits.data.units import formats
 
 ROWS = measurements()
 #: a URL, a repository (owner/name) with a file in it or a pull request, or the book's source document
@@ -138,8 +138,8 @@ def test_every_kernel_measurement_is_sourced_and_below_its_roof(key):
 
 def test_flashmla_reaches_at_most_the_roof_at_the_intensity_the_book_computes():
     # the source's own ratio h_q (d_k + d_v) / d_k is the book's MLA decode intensity, per cached byte
-    from inferlimits.generation import attention_flops_per_token
-    from inferlimits.models import kv_bytes_per_token
+    from inferlimits.arithmetic.generation import attention_flops_per_token
+    from inferlimits.data.models import kv_bytes_per_token
 
     c, a = model("DeepSeek-V3").config, device("H100 SXM")
     intensity = attention_flops_per_token(c, 1) / kv_bytes_per_token(c)

@@ -12,7 +12,7 @@ import nbrun
 import pytest
 
 from inferlimits.book import measures_this_machine, notebooks
-from inferlimits.numerals import coverage_problems, quantity_spans, read_notebook
+from inferlimits.checks.numerals import coverage_problems, quantity_spans, read_notebook
 
 NOTEBOOKS = notebooks()
 

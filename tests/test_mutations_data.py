@@ -14,10 +14,10 @@ from pathlib import Path
 import nbrun
 import pytest
 
-from inferlimits import datafiles
+from inferlimits.data import datafiles
 from inferlimits.book import notebooks
 
-DATA = Path(datafiles.__file__).parent / "data"
+DATA = Path(datafiles.__file__).parent  # the TOML files sit beside the module that reads them
 NUMBER_LINE = re.compile(r"^(?P<key>\w+) = (?P<value>[0-9][0-9_.]*)\s*$", re.M)
 
 
@@ -55,6 +55,12 @@ def _mutations():
         for m in NUMBER_LINE.finditer(text):
             yield pytest.param(path.name, m.end("value") - 1,
                                id=f"{path.name}:{text.count(chr(10), 0, m.start()) + 1}:{m.group('key')}")
+
+
+def test_the_mutations_reach_every_data_file():
+    """Guards the parametrisation below, which would otherwise pass by mutating nothing."""
+    mutated = {p.values[0] for p in _mutations()}
+    assert mutated == {p.name for p in DATA.glob("*.toml")} and "accelerators.toml" in mutated, mutated
 
 
 @pytest.mark.parametrize("name,position", list(_mutations()))

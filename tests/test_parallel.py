@@ -9,18 +9,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from inferlimits import datafiles
-from inferlimits.generation import COMPUTE_BOUND
-from inferlimits.hardware import accelerator, accelerators
-from inferlimits.models import model, weight_bytes
-from inferlimits.activations import tensor_parallel_activation_share
-from inferlimits.parallel import (COMMUNICATION_BOUND, all_reduce_time_s, cache_share, collective_latency_s,
-                                  data_parallel_on, exchange_time_s, expert_parallel_on, measured_exchanges_s,
-                                  pipeline_on, remote_destinations, tensor_parallel_communication_s, tensor_parallel_on)
-from inferlimits.precision import decode_on
-from inferlimits.serving import serving_point
-from inferlimits.speculative import expected_tokens_per_step, speculative_on, verify_step_s
-from inferlimits.units import GB
+from inferlimits.data import datafiles
+from inferlimits.arithmetic.generation import COMPUTE_BOUND
+from inferlimits.data.hardware import accelerator, accelerators
+from inferlimits.data.models import model, weight_bytes
+from inferlimits.arithmetic.activations import tensor_parallel_activation_share
+from inferlimits.arithmetic.parallel import (COMMUNICATION_BOUND, all_reduce_time_s, cache_share, collective_latency_s,
+                                             data_parallel_on, exchange_time_s, expert_parallel_on,
+                                             measured_exchanges_s, pipeline_on, remote_destinations,
+                                             tensor_parallel_communication_s, tensor_parallel_on)
+from inferlimits.arithmetic.precision import decode_on
+from inferlimits.arithmetic.serving import serving_point
+from inferlimits.arithmetic.speculative import expected_tokens_per_step, speculative_on, verify_step_s
+from inferlimits.data.units import GB
 
 H100 = accelerator("H100 SXM")
 LLAMA_8B, LLAMA_70B = model("Llama-3.1-8B").config, model("Llama-3.1-70B").config
@@ -134,8 +135,8 @@ def test_each_tensor_parallel_gpu_moves_a_falling_share_of_the_activations_never
 
 
 def test_one_gpus_share_of_a_prefill_turns_compute_bound_later_as_the_gpus_grow():
-    from inferlimits.parallel import tensor_parallel_prefill_crossover
-    from inferlimits.precision import crossover_on
+    from inferlimits.arithmetic.parallel import tensor_parallel_prefill_crossover
+    from inferlimits.arithmetic.precision import crossover_on
 
     b200 = accelerator("B200 (HGX)")
     assert tensor_parallel_prefill_crossover(b200, LLAMA_8B, 1) == crossover_on(b200, LLAMA_8B)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from browsers import needs_chromium
 
-from inferlimits import export
+from inferlimits.book import export
 from inferlimits.book import toc_pages
 
 
@@ -84,7 +84,7 @@ def test_every_chapter_has_a_slide_export():
     assert len(chapters) >= 9, chapters
     numbers = {name.split("_", 1)[0] for name in export.SLIDES}
     missing = [c for c in chapters if c.split("_", 1)[0] not in numbers]
-    assert not missing, f"chapters without a slide export in inferlimits.export.SLIDES: {missing}"
+    assert not missing, f"chapters without a slide export in inferlimits.book.export.SLIDES: {missing}"
 
 
 def test_chapter_12_exports_keep_the_label_of_the_machine_that_measured():
@@ -110,7 +110,7 @@ def test_a_figure_missing_from_the_outputs_is_an_error_not_a_guess(tmp_path):
 def test_the_whole_book_prints_to_one_pdf(tmp_path):
     from pypdf import PdfReader
 
-    from inferlimits.pdf import build_pdf
+    from inferlimits.book.pdf import build_pdf
 
     pdf = PdfReader(build_pdf(tmp_path / "book.pdf"))
     pages = toc_pages()

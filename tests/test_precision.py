@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from inferlimits import generation as gen
-from inferlimits import precision as pr
-from inferlimits.hardware import accelerator, accelerators
-from inferlimits.kvcache import batch_where_math_binds
-from inferlimits.models import component_formats, model, models, multiplied_weights, weight_bytes
-from inferlimits.roofline import balance_point_flop_per_byte
-from inferlimits.units import formats
+from inferlimits.arithmetic import generation as gen
+from inferlimits.arithmetic import precision as pr
+from inferlimits.data.hardware import accelerator, accelerators
+from inferlimits.arithmetic.kvcache import batch_where_math_binds
+from inferlimits.data.models import component_formats, model, models, multiplied_weights, weight_bytes
+from inferlimits.arithmetic.roofline import balance_point_flop_per_byte
+from inferlimits.data.units import formats
 
 DENSE = [n for n, m in models().items() if not m.config.is_moe]
 MOE = [n for n, m in models().items() if m.config.is_moe]

@@ -8,7 +8,7 @@ from pathlib import Path
 import ipywidgets as W
 import pytest
 
-from inferlimits import hardware
+from inferlimits.data import hardware
 from inferlimits.figures import batching, decode, prefill, roofline
 from inferlimits.figures import kvcache as kvfig
 from inferlimits.figures import indexcard as cardfig
@@ -18,7 +18,7 @@ from inferlimits.figures import machine as machinefig
 from inferlimits.figures import moe as moefig
 from inferlimits.figures import precision as precisionfig
 from inferlimits.figures import serving as servingfig
-from inferlimits.models import models
+from inferlimits.data.models import models
 
 NAMES = list(hardware.accelerators())
 # the accelerators and models chapters 2 and 3 draw

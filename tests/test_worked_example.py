@@ -8,12 +8,13 @@ from pathlib import Path
 import nbrun
 import pytest
 
-from inferlimits import datafiles, hardware, tables
-from inferlimits import worked_example as we
+from inferlimits.data import datafiles, hardware
+from inferlimits.figures import tables
+from inferlimits.checks import worked_example as we
 from inferlimits.figures import worked_example as fig
-from inferlimits.generation import decode_flops_per_token
-from inferlimits.models import model, param_count
-from inferlimits.units import GB, GIB, MIB
+from inferlimits.arithmetic.generation import decode_flops_per_token
+from inferlimits.data.models import model, param_count
+from inferlimits.data.units import GB, GIB, MIB
 
 CHAPTER = Path(__file__).resolve().parent.parent / "chapters" / "11_worked_example.ipynb"
 CLAIMS_FILE = "worked_example_claims.toml"

@@ -1,6 +1,6 @@
 """Figure specs, one module per family (``roofline``, ...). Each module has a ``spec`` function
 of plain values returning ``{"data": [...], "layout": {...}}`` and a ``panel`` helper that makes
-it interactive in both modes (see ``inferlimits.interactive``). This module holds the shared
+it interactive in both modes (see ``inferlimits.figures.interactive``). This module holds the shared
 style: every colour that draws a line or a marker reaches 3:1 contrast against the white plot
 (WCAG's non-text contrast; the browser tests measure every drawn line); ``translucent`` makes
 fills, whose edges carry the colour at full strength."""

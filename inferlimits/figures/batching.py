@@ -6,18 +6,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..activations import activation_bytes_per_token
-from ..economics import aggregate_tokens_per_s, cost_per_million_tokens_usd, per_user_tokens_per_s
-from ..generation import (decode_flops_per_token, decode_intensity_flop_per_byte, decode_knee_batch,
-                          math_ceiling_tokens_per_s, memory_ceiling_tokens_per_s, weight_bytes_read_per_step)
-from ..hardware import accelerator
-from ..interactive import Control, doubling_stops, panel as _panel, step_stops
-from ..kvcache import fit
-from ..models import model, weight_bytes
-from ..roofline import attainable_flop_per_s
-from ..units import TERA
-from . import ACCENT, FAINT, INK, PALETTE, base_layout
-from .roofline import INTENSITY_RANGE, TFLOPS_RANGE, roof
+from inferlimits.arithmetic.activations import activation_bytes_per_token
+from inferlimits.arithmetic.economics import aggregate_tokens_per_s, cost_per_million_tokens_usd, per_user_tokens_per_s
+from inferlimits.arithmetic.generation import (decode_flops_per_token, decode_intensity_flop_per_byte,
+                                               decode_knee_batch, math_ceiling_tokens_per_s,
+                                               memory_ceiling_tokens_per_s, weight_bytes_read_per_step)
+from inferlimits.data.hardware import accelerator
+from inferlimits.figures.interactive import Control, doubling_stops, panel as _panel, step_stops
+from inferlimits.arithmetic.kvcache import fit
+from inferlimits.data.models import model, weight_bytes
+from inferlimits.arithmetic.roofline import attainable_flop_per_s
+from inferlimits.data.units import TERA
+from inferlimits.figures import ACCENT, FAINT, INK, PALETTE, base_layout
+from inferlimits.figures.roofline import INTENSITY_RANGE, TFLOPS_RANGE, roof
 
 BATCH_RANGE = (1, 1024)
 TOKENS_RANGE = (10.0, 1e6)           # tokens/s, fixed y axis

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..generation import decode_point
-from ..hardware import accelerator
-from ..interactive import Control, panel as _panel, step_stops
-from ..kvcache import fit
-from ..models import model, param_count, weight_bytes
-from ..roofline import attainable_flop_per_s, balance_point_flop_per_byte
-from ..units import TERA
-from . import FAINT, INK, PALETTE, base_layout
-from . import roofline
+from inferlimits.arithmetic.generation import decode_point
+from inferlimits.data.hardware import accelerator
+from inferlimits.figures.interactive import Control, panel as _panel, step_stops
+from inferlimits.arithmetic.kvcache import fit
+from inferlimits.data.models import model, param_count, weight_bytes
+from inferlimits.arithmetic.roofline import attainable_flop_per_s, balance_point_flop_per_byte
+from inferlimits.data.units import TERA
+from inferlimits.figures import FAINT, INK, PALETTE, base_layout
+from inferlimits.figures import roofline
 
 PRECISIONS = ("BF16", "FP8", "INT4")
 # the static slider starts at the datasheet bandwidth, on the left, and moves right towards

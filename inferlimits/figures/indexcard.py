@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..hardware import MATH_PRECISIONS, accelerator
-from ..indexcard import read_card, shows_published_band, summary_lines
-from ..measured import good_decode_setup, typical_decode_share
-from ..interactive import Control, doubling_stops, panel as _panel
-from ..parallel import TENSOR_PARALLEL_DEGREES
-from ..precision import runnable_math
-from . import PALETTE, base_layout
+from inferlimits.data.hardware import MATH_PRECISIONS, accelerator
+from inferlimits.arithmetic.indexcard import read_card, shows_published_band, summary_lines
+from inferlimits.arithmetic.measured import good_decode_setup, typical_decode_share
+from inferlimits.figures.interactive import Control, doubling_stops, panel as _panel
+from inferlimits.arithmetic.parallel import TENSOR_PARALLEL_DEGREES
+from inferlimits.arithmetic.precision import runnable_math
+from inferlimits.figures import PALETTE, base_layout
 
 TOKENS_RANGE = (0.1, 1e7)             # tokens/s, fixed axis
 MS_RANGE = (1e-3, 1e5)                # ms per decode step, fixed axis

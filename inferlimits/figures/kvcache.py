@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..activations import activation_bytes_per_token
-from ..generation import decode_point, weight_bytes_read_per_step
-from ..hardware import accelerator
-from ..interactive import Control, doubling_stops, panel as _panel
-from ..kvcache import (batch_where_cache_equals_weights, cache_limited_tokens_per_s, kv_cache_bytes,
-                       max_context_tokens, max_sequences, memory_left_for_cache_bytes, usable_memory_fraction)
-from ..models import cached_tokens, kv_bytes_per_token, model, weight_bytes
-from ..units import GB
-from . import ACCENT, FAINT, INK, PALETTE, base_layout, translucent
-from .batching import legend_below_slider, rounded
+from inferlimits.arithmetic.activations import activation_bytes_per_token
+from inferlimits.arithmetic.generation import decode_point, weight_bytes_read_per_step
+from inferlimits.data.hardware import accelerator
+from inferlimits.figures.interactive import Control, doubling_stops, panel as _panel
+from inferlimits.arithmetic.kvcache import (batch_where_cache_equals_weights, cache_limited_tokens_per_s,
+                                            kv_cache_bytes, max_context_tokens, max_sequences,
+                                            memory_left_for_cache_bytes, usable_memory_fraction)
+from inferlimits.data.models import cached_tokens, kv_bytes_per_token, model, weight_bytes
+from inferlimits.data.units import GB
+from inferlimits.figures import ACCENT, FAINT, INK, PALETTE, base_layout, translucent
+from inferlimits.figures.batching import legend_below_slider, rounded
 
 CONTEXT_RANGE = (256, 131_072)          # tokens, fixed x axis of the memory figure
 MEMORY_RANGE = (0.0, 300.0)             # GB, fixed y axis

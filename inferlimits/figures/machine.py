@@ -1,7 +1,7 @@
 """Figures of this machine, measured: its roofline, matrix-vector to matrix-matrix products on
 it, and the small decoder's tokens per second against the book's ceilings.
 
-Each spec measures what it draws (``inferlimits.measure``, remembered for the session, so a
+Each spec measures what it draws (``inferlimits.machine.measure``, remembered for the session, so a
 figure redrawn at settings seen before is instant). The live controls therefore re-measure, and
 only when a slider is released; in the static book each figure shows the measurements made when
 the book was built, and its title says on which machine and when.
@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import measure, tinyllm
-from ..interactive import Control, panel as _panel
-from ..units import GB, MIB
-from . import ACCENT, FAINT, INK, base_layout
+from inferlimits.machine import measure, tinyllm
+from inferlimits.figures.interactive import Control, panel as _panel
+from inferlimits.data.units import GB, MIB
+from inferlimits.figures import ACCENT, FAINT, INK, base_layout
 
 GIGA = 1e9
 INTENSITY_RANGE = (0.01, 1000.0)     # FLOP per byte

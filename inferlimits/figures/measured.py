@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from ..generation import COMPUTE_BOUND, MEMORY_BOUND, OVERHEAD_BOUND
-from ..measured import NEAR, Comparison
-from . import ACCENT, INK, PALETTE, base_layout
+from inferlimits.arithmetic.generation import COMPUTE_BOUND, MEMORY_BOUND, OVERHEAD_BOUND
+from inferlimits.arithmetic.measured import NEAR, Comparison
+from inferlimits.figures import ACCENT, INK, PALETTE, base_layout
 
 RANGE = (5.0, 500_000.0)      # tokens per second, both axes
 COLOURS = {MEMORY_BOUND: INK, COMPUTE_BOUND: PALETTE[2], OVERHEAD_BOUND: ACCENT}

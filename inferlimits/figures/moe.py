@@ -11,17 +11,18 @@ from __future__ import annotations
 import math
 from functools import cache
 
-from ..activations import activation_bytes_per_token
-from ..generation import (decode_flops_per_token, decode_point, experts_touched_per_layer, math_ceiling_tokens_per_s,
-                          memory_ceiling_tokens_per_s, weight_bytes_read_per_step)
-from ..hardware import MATH_PRECISIONS, accelerator
-from ..interactive import Control, doubling_stops, panel as _panel
-from ..kvcache import batch_where_math_binds, fit
-from ..models import cached_tokens, kv_bytes_per_token, model, weight_bytes
-from ..precision import decode_math_rate, knee_on, runnable_math
-from ..units import GB
-from . import ACCENT, FAINT, INK, base_layout
-from .batching import rounded
+from inferlimits.arithmetic.activations import activation_bytes_per_token
+from inferlimits.arithmetic.generation import (decode_flops_per_token, decode_point, experts_touched_per_layer,
+                                               math_ceiling_tokens_per_s, memory_ceiling_tokens_per_s,
+                                               weight_bytes_read_per_step)
+from inferlimits.data.hardware import MATH_PRECISIONS, accelerator
+from inferlimits.figures.interactive import Control, doubling_stops, panel as _panel
+from inferlimits.arithmetic.kvcache import batch_where_math_binds, fit
+from inferlimits.data.models import cached_tokens, kv_bytes_per_token, model, weight_bytes
+from inferlimits.arithmetic.precision import decode_math_rate, knee_on, runnable_math
+from inferlimits.data.units import GB
+from inferlimits.figures import ACCENT, FAINT, INK, base_layout
+from inferlimits.figures.batching import rounded
 
 BATCH_RANGE = (1, 65_536)
 CURVE = doubling_stops(1, 65_536, 4)

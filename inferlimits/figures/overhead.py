@@ -6,16 +6,16 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from ..display import Figure
-from ..generation import decode_point
-from ..hardware import accelerator
-from ..interactive import Control, panel as _panel, preferred_stops
-from ..kvcache import fit
-from ..measurements import measurement
-from ..models import model, weight_bytes
-from ..overhead import (MICROSECOND, DispatchSweep, launch_assumptions, launch_budget_per_step, launches_per_step,
-                        overhead_ceiling_tokens_per_s)
-from . import ACCENT, FAINT, INK, PALETTE, base_layout
+from inferlimits.figures.display import Figure
+from inferlimits.arithmetic.generation import decode_point
+from inferlimits.data.hardware import accelerator
+from inferlimits.figures.interactive import Control, panel as _panel, preferred_stops
+from inferlimits.arithmetic.kvcache import fit
+from inferlimits.data.measurements import measurement
+from inferlimits.data.models import model, weight_bytes
+from inferlimits.arithmetic.overhead import (MICROSECOND, DispatchSweep, launch_assumptions, launch_budget_per_step,
+                                             launches_per_step, overhead_ceiling_tokens_per_s)
+from inferlimits.figures import ACCENT, FAINT, INK, PALETTE, base_layout
 
 LAUNCH_RANGE = (1.0, 10_000.0)       # launches per step, fixed x axis
 TOKENS_RANGE = (1.0, 1e6)            # tokens/s, fixed y axis

@@ -6,15 +6,15 @@ from __future__ import annotations
 import math
 from functools import cache
 
-from ..generation import decode_point
-from ..hardware import MATH_PRECISIONS, accelerator
-from ..interactive import Control, doubling_stops, panel as _panel
-from ..kvcache import fit, max_sequences
-from ..models import cached_tokens, kv_bytes_per_token, model, weight_bytes
-from ..precision import decode_in_order_on, decode_math_rate, decode_on, knee_on, runnable_math
-from . import FAINT, INK, base_layout
-from .batching import rounded
-from .roofline import PRECISION_COLOURS
+from inferlimits.arithmetic.generation import decode_point
+from inferlimits.data.hardware import MATH_PRECISIONS, accelerator
+from inferlimits.figures.interactive import Control, doubling_stops, panel as _panel
+from inferlimits.arithmetic.kvcache import fit, max_sequences
+from inferlimits.data.models import cached_tokens, kv_bytes_per_token, model, weight_bytes
+from inferlimits.arithmetic.precision import decode_in_order_on, decode_math_rate, decode_on, knee_on, runnable_math
+from inferlimits.figures import FAINT, INK, base_layout
+from inferlimits.figures.batching import rounded
+from inferlimits.figures.roofline import PRECISION_COLOURS
 
 TOKENS_RANGE = (10.0, 3e7)                 # aggregate tokens/s, fixed y axis
 BATCH_RANGE = (1, 65_536)                  # fixed x axis

@@ -7,15 +7,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ..generation import prefill_crossover_tokens, prefill_point, prompt_tokens_at_attention_share
-from ..hardware import accelerator
-from ..interactive import Control, panel as _panel
-from ..kvcache import fit
-from ..models import kv_bytes_per_token, model, weight_bytes
-from ..roofline import attainable_flop_per_s, bound
-from ..units import TERA
-from . import ACCENT, FAINT, INK, PALETTE, base_layout
-from . import roofline
+from inferlimits.arithmetic.generation import prefill_crossover_tokens, prefill_point, prompt_tokens_at_attention_share
+from inferlimits.data.hardware import accelerator
+from inferlimits.figures.interactive import Control, panel as _panel
+from inferlimits.arithmetic.kvcache import fit
+from inferlimits.data.models import kv_bytes_per_token, model, weight_bytes
+from inferlimits.arithmetic.roofline import attainable_flop_per_s, bound
+from inferlimits.data.units import TERA
+from inferlimits.figures import ACCENT, FAINT, INK, PALETTE, base_layout
+from inferlimits.figures import roofline
 
 PRECISIONS = ("BF16", "FP8", "INT4")
 PROMPTS = tuple(2 ** k for k in range(4, 18))        # 16 .. 131,072 tokens: the slider's stops (both modes,

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..hardware import MATH_PRECISIONS, accelerator
-from ..interactive import Control, panel as _panel, preferred_stops
-from ..roofline import attainable_flop_per_s, bound
-from ..units import TERA
-from . import ACCENT, FAINT, INK, PALETTE, base_layout
+from inferlimits.data.hardware import MATH_PRECISIONS, accelerator
+from inferlimits.figures.interactive import Control, panel as _panel, preferred_stops
+from inferlimits.arithmetic.roofline import attainable_flop_per_s, bound
+from inferlimits.data.units import TERA
+from inferlimits.figures import ACCENT, FAINT, INK, PALETTE, base_layout
 
 INTENSITY_RANGE = (0.1, 10_000.0)   # FLOP per byte, fixed x axis
 TFLOPS_RANGE = (0.02, 20_000.0)     # TFLOP/s, fixed y axis (the FP4 roofs reach 14,000)

@@ -6,16 +6,16 @@ from __future__ import annotations
 import math
 from functools import cache
 
-from ..hardware import accelerator
-from ..interactive import Control, doubling_stops, panel as _panel, step_stops
-from ..measurements import measurements
-from ..models import model
-from ..parallel import TENSOR_PARALLEL_DEGREES, tensor_parallel_on
-from ..serving import READING_TOKENS_PER_S, STEP_TOKENS, serving_point
-from ..speculative import EXAMPLE_ACCEPTANCE, EXAMPLE_DRAFT_TOKENS, speculative_on
-from ..units import GB
-from . import ACCENT, FAINT, INK, PALETTE, base_layout
-from .batching import rounded
+from inferlimits.data.hardware import accelerator
+from inferlimits.figures.interactive import Control, doubling_stops, panel as _panel, step_stops
+from inferlimits.data.measurements import measurements
+from inferlimits.data.models import model
+from inferlimits.arithmetic.parallel import TENSOR_PARALLEL_DEGREES, tensor_parallel_on
+from inferlimits.arithmetic.serving import READING_TOKENS_PER_S, STEP_TOKENS, serving_point
+from inferlimits.arithmetic.speculative import EXAMPLE_ACCEPTANCE, EXAMPLE_DRAFT_TOKENS, speculative_on
+from inferlimits.data.units import GB
+from inferlimits.figures import ACCENT, FAINT, INK, PALETTE, base_layout
+from inferlimits.figures.batching import rounded
 
 # ---- tensor parallelism against the GPU count ----------------------------------------------------
 

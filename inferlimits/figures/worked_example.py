@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import math
 
-from ..generation import decode_point
-from ..interactive import Control, doubling_stops, panel as _panel, step_stops
-from ..kvcache import kv_cache_bytes, max_context_tokens, max_sequences, usable_memory_fraction
-from ..models import kv_bytes_per_token
-from ..units import GB, GIB
-from ..worked_example import Setting, claim
-from . import ACCENT, FAINT, INK, PALETTE, base_layout, translucent
+from inferlimits.arithmetic.generation import decode_point
+from inferlimits.figures.interactive import Control, doubling_stops, panel as _panel, step_stops
+from inferlimits.arithmetic.kvcache import kv_cache_bytes, max_context_tokens, max_sequences, usable_memory_fraction
+from inferlimits.data.models import kv_bytes_per_token
+from inferlimits.data.units import GB, GIB
+from inferlimits.checks.worked_example import Setting, claim
+from inferlimits.figures import ACCENT, FAINT, INK, PALETTE, base_layout, translucent
 
 #: Cache accountings of the capacity figure: label -> (KV precision, factor on the cache). The
 #: factor of the third is the document's, read from its claims (``Setting.factor``).

@@ -1,0 +1,1 @@
+"""The arithmetic: every formula the book uses, once, as a pure function of the data."""

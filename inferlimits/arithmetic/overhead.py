@@ -1,0 +1,226 @@
+"""The overhead regime: a third ceiling on decode speed, set by the work the host does per step,
+and a small measurement of dispatch cost on this machine's CPU.
+
+Notation (the book's, plus two symbols): n launches per decode step (kernels the host starts),
+t the host time each launch costs (s), B batch. A step cannot finish before the host has launched
+its n kernels, so
+
+    aggregate tokens/s  <=  B / (n x t),
+
+beside the memory ceiling B x BW / (W + B x (K x L + A)) and the math ceiling P / F. The launch counts
+and costs come from ``data/overhead.toml``: assumptions of a realistic size, not hardware facts.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from inferlimits.data import datafiles
+from inferlimits.data.models import Config
+from inferlimits.data.units import non_negative, positive, whole
+
+MEMORY, MATH, OVERHEAD = "memory", "math", "overhead"
+MICROSECOND = 1e-6
+PER_MICROSECOND = 1e6  # dividing by it is exact for whole microseconds (10 / 1e6 == 1e-05)
+
+
+# ---- the assumptions ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class KernelGroup:
+    """Kernels one part of an eager decoder layer launches per step, and what they are."""
+
+    part: str
+    count: int
+    what: str
+
+
+@dataclass(frozen=True)
+class LaunchAssumptions:
+    """The modelling inputs of ``data/overhead.toml``, in base units (seconds, counts)."""
+
+    seconds_per_launch: float
+    reported_low_s: float
+    reported_high_s: float
+    launch_what: str
+    launch_seen: str
+    per_layer: tuple[KernelGroup, ...]
+    outside_layers: int
+    outside_what: str
+
+    @property
+    def kernels_per_layer(self) -> int:
+        """The kernels of one layer, the sum over its parts."""
+        return sum(g.count for g in self.per_layer)
+
+
+@datafiles.cached
+def launch_assumptions() -> LaunchAssumptions:
+    """The assumed launch cost and kernel counts of ``data/overhead.toml`` (remembered; tests
+    that change the file call ``launch_assumptions.cache_clear()``)."""
+    table = datafiles.load("overhead.toml")
+    cost = table["launch_cost"]
+    groups = tuple(KernelGroup(part, int(positive(f"kernels_per_layer.{part}", row["count"])), row["what"])
+                   for part, row in table["kernels_per_layer"].items())
+    outside = table["kernels_outside_layers"]
+    return LaunchAssumptions(
+        seconds_per_launch=positive("launch_cost.typical", cost["typical"]) / PER_MICROSECOND,
+        reported_low_s=positive("launch_cost.reported_low", cost["reported_low"]) / PER_MICROSECOND,
+        reported_high_s=positive("launch_cost.reported_high", cost["reported_high"]) / PER_MICROSECOND,
+        launch_what=cost["what"], launch_seen=cost["seen"], per_layer=groups,
+        outside_layers=int(non_negative("kernels_outside_layers", outside["count"])),
+        outside_what=outside["what"])
+
+
+# ---- the third ceiling ---------------------------------------------------------------------------
+
+def launches_per_step(c: Config, kernels_per_layer: float, kernels_outside_layers: float = 0) -> float:
+    """Kernels one decode step launches: n = layers x kernels per layer + kernels outside the layers."""
+    return (c.num_hidden_layers * positive("kernels_per_layer", kernels_per_layer)
+            + non_negative("kernels_outside_layers", kernels_outside_layers))
+
+
+def host_time_per_step_s(launches_per_step: float, seconds_per_launch: float) -> float:
+    """The host's time to start one step's kernels: n x t."""
+    return positive("launches_per_step", launches_per_step) * positive("seconds_per_launch", seconds_per_launch)
+
+
+def overhead_ceiling_tokens_per_s(launches_per_step: float, seconds_per_launch: float, batch: float = 1) -> float:
+    """Aggregate tokens/s the host's launches allow: B / (n x t). With B = 1 it is 1 / (n x t): one
+    token per step, and a step needs n launches of t seconds each."""
+    return positive("batch", batch) / host_time_per_step_s(launches_per_step, seconds_per_launch)
+
+
+def seconds_per_launch_to_explain(measured_tokens_per_s: float, launches_per_step: float, batch: float = 1) -> float:
+    """The cost per launch that would make the overhead ceiling equal a measured rate r:
+    t = B / (r x n). What would have to be true, not a measurement of it."""
+    return positive("batch", batch) / (positive("measured_tokens_per_s", measured_tokens_per_s)
+                                       * positive("launches_per_step", launches_per_step))
+
+
+def launch_budget_per_step(target_tokens_per_s: float, seconds_per_launch: float, batch: float = 1) -> float:
+    """The most launches a step may make and still allow a target rate r: n = B / (r x t)."""
+    return positive("batch", batch) / (positive("target_tokens_per_s", target_tokens_per_s)
+                                       * positive("seconds_per_launch", seconds_per_launch))
+
+
+def serial_tokens_per_s(host_seconds_per_step: float, device_seconds_per_step: float, batch: float = 1) -> float:
+    """Aggregate tokens/s when host and device time add, B / (T_host + T_device): the worst case, in
+    which the host waits for each kernel before launching the next (a synchronisation inside the
+    step). One wait at the end of a step costs far less: within the step the device runs each
+    kernel while the host queues the next."""
+    return positive("batch", batch) / (positive("host_seconds_per_step", host_seconds_per_step)
+                                       + positive("device_seconds_per_step", device_seconds_per_step))
+
+
+def eager_launches_per_step(c: Config) -> float:
+    """Launches per step of an eager decode of ``c`` under the assumptions of ``data/overhead.toml``:
+    layers x (the sum of the kernels of a layer's parts) + kernels outside the layers."""
+    a = launch_assumptions()
+    return launches_per_step(c, a.kernels_per_layer, a.outside_layers)
+
+
+def binding_wall(memory_ceiling: float, math_ceiling: float, overhead_ceiling: float) -> str:
+    """Which of the three ceilings is lowest: "memory", "math" or "overhead" (the first of them on
+    a tie). The attainable rate is the lowest ceiling, min(memory, math, overhead)."""
+    ceilings = {MEMORY: positive("memory_ceiling", memory_ceiling), MATH: positive("math_ceiling", math_ceiling),
+                OVERHEAD: positive("overhead_ceiling", overhead_ceiling)}
+    return min(ceilings, key=ceilings.get)
+
+
+# ---- measuring dispatch on this machine ----------------------------------------------------------
+
+def _median_seconds(fn: Callable[[], object], repeats: int = 5) -> float:
+    """Run ``fn`` ``repeats`` times (after one warm-up run) and return the median wall time, which
+    one slow repeat cannot move much."""
+    n = whole("repeats", repeats)
+    fn()
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+@dataclass(frozen=True)
+class DispatchSweep:
+    """One array multiplied elementwise by another, the same arithmetic done as ``total // k``
+    numpy calls of k elements each, for several k, and as one call. Seconds are medians, measured
+    on this machine."""
+
+    total_elements: int
+    elements_per_call: tuple[int, ...]
+    loop_seconds: tuple[float, ...]
+    one_call_seconds: float
+
+    def calls(self, k: int) -> int:
+        return self.total_elements // k
+
+    def slowdown(self, k: int) -> float:
+        """How many times longer the loop of k-element calls takes than one call."""
+        return self.loop_seconds[self.elements_per_call.index(k)] / self.one_call_seconds
+
+    def fit(self) -> tuple[float, float]:
+        """(seconds per call, seconds per element) of the model time = calls x c + elements x e,
+        fitted to every loop and the one call by least squares on relative error."""
+        return fit_call_overhead([self.calls(k) for k in self.elements_per_call] + [1],
+                                 [self.total_elements] * (len(self.elements_per_call) + 1),
+                                 list(self.loop_seconds) + [self.one_call_seconds])
+
+
+def fit_call_overhead(calls: Sequence[float], elements: Sequence[float], seconds: Sequence[float]) -> tuple[float, float]:
+    """Fit time = calls x c + elements x e to measured times (each row weighted by 1 / time, so a
+    short run counts as much as a long one); return (c, e) in seconds, neither below zero."""
+    rows = [_numbers(name, v) for name, v in (("calls", calls), ("elements", elements), ("seconds", seconds))]
+    if len({len(r) for r in rows}) != 1 or len(rows[0]) < 2:
+        raise ValueError("calls, elements and seconds must have the same length, at least 2")
+    n, e, t = (np.asarray(r) for r in rows)
+    a = np.column_stack([n / t, e / t])
+    (c, per_element), *_ = np.linalg.lstsq(a, np.ones_like(t), rcond=None)
+    return max(float(c), 0.0), max(float(per_element), 0.0)
+
+
+def _numbers(name: str, values: object) -> list[float]:
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+        raise ValueError(f"{name} must be a sequence of numbers; got {values!r}")
+    return [positive(name, v) for v in values]
+
+
+def dispatch_sweep(total_elements: int = 2**15, elements_per_call: tuple[int, ...] = (1, 4, 16, 64, 256, 1024, 4096),
+                   repeats: int = 5) -> DispatchSweep:
+    """Measure the same elementwise product of two float64 arrays of ``total_elements`` as a Python
+    loop of numpy calls on slices of each size in ``elements_per_call``, and as one call.
+
+    Remembered for the session: the same arguments give the same measurement back (restart the
+    kernel to measure afresh), so a chapter's figure and its relation checks show one measurement."""
+    total = whole("total_elements", total_elements)
+    sizes = tuple(whole("elements_per_call", k) for k in _sequence("elements_per_call", elements_per_call))
+    if any(total % k for k in sizes):
+        raise ValueError(f"elements_per_call must divide total_elements ({total}); got {sizes}")
+    return _measure(total, sizes, whole("repeats", repeats))
+
+
+@cache
+def _measure(total: int, sizes: tuple[int, ...], repeats: int) -> DispatchSweep:
+    rng = np.random.default_rng(0)
+    a, b, out = rng.random(total), rng.random(total), np.empty(total)
+
+    def loop(k: int) -> None:
+        for s in range(0, total, k):
+            np.multiply(a[s:s + k], b[s:s + k], out=out[s:s + k])
+
+    one = _median_seconds(lambda: np.multiply(a, b, out=out), repeats)
+    looped = tuple(_median_seconds(lambda k=k: loop(k), repeats) for k in sizes)
+    return DispatchSweep(total, sizes, looped, one)
+
+
+def _sequence(name: str, values: object) -> tuple:
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
+        raise ValueError(f"{name} must be a non-empty sequence of whole numbers; got {values!r}")
+    return tuple(values)

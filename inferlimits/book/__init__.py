@@ -1,0 +1,73 @@
+"""The book's pages, as listed in ``_toc.yml``: what the coverage test and the tests walk."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+#: another table of contents to walk instead of _toc.yml (for checking chapters not yet listed)
+TOC_ENV = "INFERLIMITS_TOC"
+
+
+def _files(entries: list) -> list[str]:
+    out = []
+    for e in entries or []:
+        if "file" in e:
+            out.append(e["file"])
+        out += _files(e.get("sections", []))
+    return out
+
+
+def toc_pages(root: Path = ROOT) -> list[Path]:
+    """Every page in ``_toc.yml``, root first, as paths to existing .ipynb or .md files."""
+    import yaml
+
+    toc_file = Path(os.environ.get(TOC_ENV) or root / "_toc.yml")
+    toc = yaml.safe_load(toc_file.read_text(encoding="utf-8"))
+    names = [toc["root"]]
+    for part in toc.get("parts", []):
+        names += _files(part.get("chapters", []))
+    names += _files(toc.get("chapters", []))
+    pages = []
+    for name in names:
+        found = [root / f"{name}{ext}" for ext in (".ipynb", ".md") if (root / f"{name}{ext}").exists()]
+        if not found:
+            raise FileNotFoundError(f"_toc.yml lists {name!r}, but neither {name}.ipynb nor {name}.md exists")
+        pages.append(found[0])
+    return pages
+
+
+def notebooks(root: Path = ROOT) -> list[Path]:
+    return [p for p in toc_pages(root) if p.suffix == ".ipynb"]
+
+
+def measures_this_machine(path: Path) -> bool:
+    """Whether a chapter times the machine it runs on (its notebook metadata says
+    ``"inferlimits": {"measures_this_machine": true}``): the relations it checks between its
+    measurements hold on a quiet machine, so tests that execute it run alone (marker ``measures``)."""
+    if path.suffix != ".ipynb":
+        return False
+    meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
+    return bool(meta.get("inferlimits", {}).get("measures_this_machine", False))
+
+
+#: what JupyterLab collapses (cell metadata "jupyter") for each tag with which the book hides a cell,
+#: so that a chapter opened in JupyterLab or Binder reads as the hosted book does
+JUPYTERLAB_COLLAPSED = {"hide-input": ("source_hidden",), "hide-output": ("outputs_hidden",),
+                        "hide-cell": ("source_hidden", "outputs_hidden")}
+
+
+def jupyterlab_collapsed(tags: list[str]) -> dict[str, bool]:
+    """The "jupyter" cell metadata that collapses in JupyterLab what ``tags`` hide in the book."""
+    return {key: True for tag in tags for key in JUPYTERLAB_COLLAPSED.get(tag, ())}
+
+
+def collapse_for_jupyterlab(nb) -> None:
+    """Set every cell's "jupyter" metadata from its tags (in place)."""
+    for cell in nb["cells"]:
+        meta = cell.setdefault("metadata", {})
+        collapsed = jupyterlab_collapsed(meta.get("tags", []))
+        meta.pop("jupyter", None)
+        if collapsed:
+            meta["jupyter"] = collapsed

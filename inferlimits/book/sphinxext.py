@@ -1,0 +1,173 @@
+"""Sphinx extension for the book.
+
+- Serve from the site itself (never a CDN) plotly.js, as the partial bundle of the npm package
+  ``plotly.js-basic-dist-min`` (config value ``inferlimits_plotly_js``), and the book's own
+  ``figures.js`` and ``book.css`` (``inferlimits/book/site``); which page loads what is decided in
+  ``sitepages``. Math is drawn as SVG when the book is built (``mathsvg``), by the npm package
+  ``mathjax`` (``inferlimits_mathjax_dir``); the theme's icon font is cut to the icons in use
+  (``icons``). ``make setup`` installs the npm packages into ``.venv/npm``.
+- Navigation on every width: pydata-sphinx-theme's header (a second search box, and a second pair
+  of sidebar toggles, which both themes' scripts take for the only one, so the visible toggles
+  of sphinx-book-theme did nothing) is left empty (``navbar_persistent = []``).
+- Re-execute every chapter when the package or its data change: jupyter-cache and Sphinx only
+  notice changes to a notebook itself, and a chapter's numbers come from the package.
+- Tidy what upstream packages put in every page: sphinx-thebe adds its inline settings script
+  twice (a "THEBE_JS_URL has already been declared" console error), and pydata-sphinx-theme logs
+  an error when no default colour mode is set.
+- Launch buttons (Binder, Live Code with thebe, repository) for the repository the book is built
+  from: ``BOOK_REPOSITORY_URL``, else GitHub Actions' ``GITHUB_REPOSITORY``, else the git remote
+  ``origin``; with none of them (a local copy) the buttons are left out rather than pointing
+  nowhere. Only these buttons reach the network, and only when clicked.
+- Drop the ipywidgets state that execution records: the hosted book has no kernel, shows each
+  control panel's static figure instead, and would otherwise embed megabytes of widget code.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from inferlimits.book import icons, mathsvg, sitepages
+
+PACKAGE = Path(__file__).resolve().parents[1]  # inferlimits/
+SITE = Path(__file__).resolve().parent / "site"
+SITE_FILES = ("figures.js", "book.css")
+#: modules only the Sphinx build runs: no chapter's output depends on them
+BUILD_ONLY = ("sphinxext.py", "sitepages.py", "mathsvg.py", "icons.py", "plotlyhtml.py")
+
+
+def _npm_file(app, value: str, what: str) -> Path:
+    found = Path(app.srcdir) / value
+    if not found.exists():
+        raise FileNotFoundError(f"{what} not found at {found}; run 'make setup', which installs the npm "
+                                "packages of package-requirements.txt there (the site must not load it from a CDN)")
+    return found
+
+
+def _plotly_js(app) -> Path:
+    return _npm_file(app, app.config.inferlimits_plotly_js, "plotly.js (partial bundle)")
+
+
+def _mathjax_dir(app) -> Path:
+    return _npm_file(app, app.config.inferlimits_mathjax_dir, "MathJax")
+
+
+def _check_assets(app) -> None:
+    if app.builder.format == "html":
+        _plotly_js(app)
+        _mathjax_dir(app)
+
+
+def _copy_assets(app, exception) -> None:
+    if exception is None:
+        _stamp(app).write_text(package_digest())
+    if exception is None and app.builder.format == "html":
+        static = Path(app.outdir) / "_static"
+        static.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(_plotly_js(app), static / sitepages.FIGURE_SCRIPTS[0])
+        for name in SITE_FILES:
+            shutil.copyfile(SITE / name, static / name)
+        sitepages.tidy_theme(Path(app.outdir))
+        icons.subset_site(Path(app.outdir))
+
+
+def package_digest() -> str:
+    """A hash of the package's code and data, which every chapter's outputs depend on."""
+    h = hashlib.sha256()
+    for f in sorted(p for p in PACKAGE.rglob("*") if p.suffix in (".py", ".toml") and p.name not in BUILD_ONLY):
+        h.update(f.relative_to(PACKAGE).as_posix().encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
+def _stamp(app) -> Path:
+    return Path(app.outdir).parent / ".inferlimits-digest"
+
+
+def _invalidate_if_package_changed(app) -> None:
+    stamp = _stamp(app)
+    app.inferlimits_stale = not stamp.exists() or stamp.read_text() != package_digest()
+    if app.inferlimits_stale:
+        shutil.rmtree(Path(app.outdir).parent / ".jupyter_cache", ignore_errors=True)
+
+
+def _outdated(app, env, added, changed, removed):
+    if getattr(app, "inferlimits_stale", False):
+        return [d for d in env.found_docs if d not in added and d not in changed]
+    return []
+
+
+def _drop_widget_state(app, doctree) -> None:
+    js_files = getattr(app.env, "nb_metadata", {}).get(app.env.docname, {}).get("js_files", {})
+    for key in [k for k in js_files if k.startswith("ipywidgets")]:
+        del js_files[key]
+
+
+def _dedupe_scripts(app, pagename, templatename, context, doctree) -> None:
+    seen, unique = set(), []
+    for script in context.get("script_files", []):
+        # the same inline script arrives once with filename None and once with ""
+        key = (getattr(script, "filename", script) or "",
+               tuple(sorted((k, str(v)) for k, v in getattr(script, "attributes", {}).items())))
+        if key not in seen:
+            seen.add(key)
+            unique.append(script)
+    # in place: the list is the builder's own, to which later handlers (MathJax) still append
+    context["script_files"][:] = unique
+
+
+def _theme_defaults(app, config) -> None:
+    config.html_context.setdefault("default_mode", "light")
+    config.html_theme_options.setdefault("navbar_persistent", [])
+
+
+def repository_url(env: dict | None = None, cwd: Path | None = None) -> str | None:
+    """The public repository the book is built from, or None for a local copy."""
+    env = os.environ if env is None else env
+    if env.get("BOOK_REPOSITORY_URL"):
+        return env["BOOK_REPOSITORY_URL"].rstrip("/")
+    if env.get("GITHUB_REPOSITORY"):
+        return f"https://github.com/{env['GITHUB_REPOSITORY']}"
+    try:
+        url = subprocess.run(["git", "remote", "get-url", "origin"], capture_output=True, text=True,
+                             cwd=cwd, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if url.startswith("git@github.com:"):
+        url = "https://github.com/" + url.split(":", 1)[1]
+    return url.removesuffix(".git") if url.startswith("https://github.com/") else None
+
+
+def launch_buttons(config, url: str | None, branch: str = "main") -> None:
+    """Configure the Binder, Live Code (thebe) and repository buttons for ``url``."""
+    if not url:
+        return
+    config.html_theme_options.update(
+        repository_url=url, repository_branch=branch, path_to_docs="", use_repository_button=True,
+        launch_buttons={"binderhub_url": "https://mybinder.org", "thebe": True, "notebook_interface": "jupyterlab"})
+    thebe = config.thebe_config if isinstance(getattr(config, "thebe_config", None), dict) else {}
+    thebe.update(repository_url=url, repository_branch=branch)
+    config.thebe_config = thebe
+
+
+def _launch(app, config) -> None:
+    launch_buttons(config, repository_url(cwd=Path(app.srcdir)), os.environ.get("BOOK_REPOSITORY_BRANCH", "main"))
+
+
+def setup(app):
+    app.connect("config-inited", _theme_defaults)
+    app.connect("config-inited", _launch)
+    app.connect("html-page-context", _dedupe_scripts, priority=100)
+    app.add_config_value("inferlimits_mathjax_dir", ".venv/npm/node_modules/mathjax/es5", "html")
+    app.add_config_value("inferlimits_plotly_js",
+                         ".venv/npm/node_modules/plotly.js-basic-dist-min/plotly-basic.min.js", "html")
+    mathsvg.setup(app, _mathjax_dir)
+    app.connect("builder-inited", _check_assets)
+    app.connect("builder-inited", _invalidate_if_package_changed, priority=400)  # before myst-nb opens the cache
+    app.connect("env-get-outdated", _outdated)
+    app.add_css_file("book.css")
+    app.connect("html-page-context", sitepages.page_assets)
+    app.connect("doctree-read", _drop_widget_state)
+    app.connect("build-finished", _copy_assets)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
