@@ -1,5 +1,6 @@
 # Two commands do everything on a fresh machine:
-#   make book   create .venv, install the pinned requirements, execute every chapter, write the HTML
+#   make book   create .venv, install the pinned requirements, write the HTML (chapters show their
+#               committed outputs; chapter 12, which measures this machine, is executed)
 #   make test   the same set-up and build, then every test (unit, property, nbval, coverage, build)
 # Others: make outputs (re-execute chapters in place after a deliberate change, and export their
 # figures again), make lab (JupyterLab on the chapters), make figures

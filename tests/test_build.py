@@ -132,3 +132,20 @@ def test_drawn_math_needs_no_font():
     assert drawn
     for c in drawn:
         assert 'jax="SVG"' in c and ("<path" in c or "<use" in c) and "<text" not in c, c[:160]
+
+
+def test_the_build_executes_only_the_chapters_that_measure_this_machine():
+    """The others show their committed outputs, which strict nbval proves current."""
+    from pathlib import PurePosixPath
+    from types import SimpleNamespace
+
+    from inferlimits.book import measures_this_machine
+    from inferlimits.book.sphinxext import _execute_only_what_measures
+
+    config = SimpleNamespace(nb_execution_excludepatterns=["drafts/*"])
+    _execute_only_what_measures(None, config)
+    assert config.nb_execution_excludepatterns[0] == "drafts/*"
+    for nb in notebooks():
+        excluded = any(PurePosixPath(nb.as_posix()).match(p) for p in config.nb_execution_excludepatterns)
+        assert excluded != measures_this_machine(nb), nb.name
+    assert any(measures_this_machine(nb) for nb in notebooks())

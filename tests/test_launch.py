@@ -1,22 +1,20 @@
 """Launch buttons: configured for the repository the book is built from, left out for a local
-copy; Binder installs requirements.txt, which a fresh virtual environment built from it alone
-must be able to execute every chapter with."""
+copy. Binder installs requirements.txt alone: the tests run in an environment held to exactly
+that, so the strict nbval run that executes every chapter here shows Binder can too."""
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
-import venv
+from importlib import metadata
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
-from inferlimits.book import ROOT, measures_this_machine, notebooks
+from inferlimits.book import ROOT
 from inferlimits.book.sphinxext import launch_buttons, repository_url
 
 
@@ -45,51 +43,70 @@ def test_requirements_are_pinned():
     assert reqs and all("==" in r for r in reqs), [r for r in reqs if "==" not in r]
 
 
-def binder_env() -> Path:
-    """A virtual environment made from requirements.txt alone, as Binder makes one: built once per
-    checkout and version of the requirements (outside the repository, so the book's build never sees it) and
-    shared by the two tests below, which run in different phases of ``make test``."""
-    digest = hashlib.sha256(str(ROOT).encode() + (ROOT / "requirements.txt").read_bytes()  # it installs ROOT
-                            + (ROOT / "pyproject.toml").read_bytes())
-    env_dir = Path(tempfile.gettempdir()) / f"inferlimits-binder-{digest.hexdigest()[:12]}"
-    with open(f"{env_dir}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one builder at a time
-        if not (env_dir / "complete").exists():
-            shutil.rmtree(env_dir, ignore_errors=True)
-            venv.EnvBuilder(with_pip=True).create(env_dir)
-            subprocess.run([env_dir / "bin" / "python", "-m", "pip", "install", "--quiet", "-r", "requirements.txt"],
-                           cwd=ROOT, check=True, timeout=900)
-            (env_dir / "complete").touch()
-    return env_dir
+def _pins() -> dict[str, Requirement]:
+    pins = {}
+    for ln in (ROOT / "requirements.txt").read_text().splitlines():
+        ln = ln.split("#")[0].strip()
+        if ln and not ln.startswith("-"):
+            r = Requirement(ln)
+            pins[canonicalize_name(r.name)] = r
+    return pins
 
 
-def _execute_in_binder_env(chapters: list[Path], tmp_path: Path) -> None:
-    py = binder_env() / "bin" / "python"
-    assert sys.executable != str(py)
-    for nb in chapters:
-        shutil.copy(nb, tmp_path / nb.name)
-    run = subprocess.run([py, "-m", "inferlimits.book.execute", *(str(tmp_path / nb.name) for nb in chapters)],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=900)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+def _installed() -> dict[str, metadata.Distribution]:
+    return {canonicalize_name(d.metadata["Name"]): d for d in metadata.distributions()}
 
 
-QUIET = [nb for nb in notebooks() if not measures_this_machine(nb)]
-MEASURING = [nb for nb in notebooks() if measures_this_machine(nb)]
-BINDER = pytest.mark.skipif(os.environ.get("SKIP_BINDER_TEST") == "1", reason="SKIP_BINDER_TEST=1")
+def _closure(wanted: list[Requirement], installed: dict[str, metadata.Distribution]) -> tuple[set[str], list[str]]:
+    """What installing ``wanted`` brings in (each requirement's own requirements, with their
+    extras and markers, as installed here), and which of them are not installed."""
+    needed, missing, todo, seen = set(), [], list(wanted), set()
+    while todo:
+        r = todo.pop()
+        name, extras = canonicalize_name(r.name), frozenset(r.extras)
+        if (name, extras) in seen:
+            continue
+        seen.add((name, extras))
+        needed.add(name)
+        if name not in installed:
+            missing.append(str(r))
+            continue
+        for spec in installed[name].requires or []:
+            q = Requirement(spec)
+            if q.marker is None or any(q.marker.evaluate({"extra": e}) for e in (extras or {""})):
+                todo.append(q)
+    return needed, missing
 
 
-@BINDER
-def test_a_fresh_environment_from_requirements_alone_runs_every_chapter(tmp_path):
-    """The chapters that do not time the machine, beside other tests; the rest below, alone."""
-    assert QUIET and sorted(QUIET + MEASURING) == sorted(notebooks())
-    _execute_in_binder_env(QUIET, tmp_path)
+def test_the_tests_run_in_an_environment_of_the_requirements_alone():
+    """Binder builds its environment from requirements.txt alone. The tests run in one like it:
+    every pin installed at its version, and nothing installed that the pins (and the book's own
+    package, ``-e .``) do not bring in, beyond pip. So the strict nbval run, which executes every
+    chapter in this environment (``--nbval-current-env``), is also the proof that a Binder
+    environment runs every chapter; ``make setup`` builds the environment that way."""
+    pins, installed = _pins(), _installed()
+    wrong = {n: installed[n].version for n, r in pins.items() if n in installed and installed[n].version not in r.specifier}
+    assert not wrong, f"installed at other versions than requirements.txt pins: {wrong}"
+    needed, missing = _closure([*pins.values(), Requirement("inferlimits")], installed)
+    assert not missing, f"required but not installed: {missing}"
+    extra = sorted(set(installed) - needed - {"pip"})
+    assert not extra, (f"installed here but not brought in by requirements.txt (Binder would lack them): {extra}; "
+                       "remove them, or run the tests in a fresh `make setup`")
 
 
-@BINDER
-@pytest.mark.measures
-def test_the_same_environment_runs_the_chapters_that_time_the_machine(tmp_path):
-    assert MEASURING, "chapter 12 measures this machine"
-    _execute_in_binder_env(MEASURING, tmp_path)
+def test_the_closure_finds_a_package_nothing_requires():
+    """The test above can fail: a package beside the pins is found."""
+    installed = _installed()
+    needed, missing = _closure([Requirement("nbval")], installed)
+    assert {"nbval", "pytest", "ipykernel"} <= needed and not missing
+    assert "plotly" not in needed  # nbval does not bring plotly in
+    assert _closure([Requirement("no-such-package-here")], installed)[1] == ["no-such-package-here"]
+
+
+def test_make_setup_installs_the_requirements_alone():
+    makefile = (ROOT / "Makefile").read_text()
+    installs = [ln.strip() for ln in makefile.splitlines() if "pip install" in ln]
+    assert installs == ["$(PY) -m pip install --quiet --upgrade pip", "$(PY) -m pip install --quiet -r requirements.txt"], installs
 
 
 def test_binder_runs_python_3_11_with_jupyterlab_and_its_myst_renderer_pinned():
@@ -99,11 +116,10 @@ def test_binder_runs_python_3_11_with_jupyterlab_and_its_myst_renderer_pinned():
     assert {"jupyterlab", "jupyterlab-myst", "ipywidgets", "anywidget"} <= set(pins)
 
 
-@BINDER
-def test_the_fresh_environment_renders_myst_in_jupyterlab(tmp_path):
-    """jupyterlab-myst must be enabled and compatible with the JupyterLab that Binder installs
-    (an incompatible pair is listed but not loaded)."""
-    run = subprocess.run([binder_env() / "bin" / "jupyter", "labextension", "list"], capture_output=True,
+def test_jupyterlab_renders_myst(tmp_path):
+    """jupyterlab-myst must be enabled and compatible with the JupyterLab the requirements pin (an
+    incompatible pair is listed but not loaded)."""
+    run = subprocess.run([Path(sys.executable).parent / "jupyter", "labextension", "list"], capture_output=True,
                          text=True, timeout=120, env={**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path)})
     listing = run.stdout + run.stderr
     myst = [ln for ln in listing.splitlines() if "jupyterlab-myst" in ln]

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from pathlib import Path
 
 import nbrun
 import pytest
 
 from inferlimits.book import measures_this_machine, notebooks
-from inferlimits.checks.numerals import coverage_problems, quantity_spans, read_notebook
+from inferlimits.checks.numerals import (NotebookNumbers, coverage_problems, quantity_spans, read_after_digit_change,
+                                         read_notebook, read_prose)
 
 NOTEBOOKS = notebooks()
 
@@ -21,21 +23,57 @@ def _bump(digit: str) -> str:
     return "8" if digit == "9" else str(int(digit) + 1)
 
 
+def _prose_digits(nb):
+    """Every digit of every quantity in a page's prose, as (position, the digit it is bumped to)."""
+    return [(i, _bump(nb.markdown[i])) for start, end in quantity_spans(nb.markdown)
+            for i in range(start, end) if nb.markdown[i].isdigit()]
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_every_digit_of_every_number_in_the_prose_is_guarded(path):
     nb = read_notebook(path)
-    assert coverage_problems(nb) == [], "the committed chapter must pass before mutating it"
-    spans = quantity_spans(nb.markdown)
-    if not spans:
+    reading = read_prose(nb)
+    assert coverage_problems(nb, reading) == [], "the committed chapter must pass before mutating it"
+    digits = _prose_digits(nb)
+    if not digits:
         pytest.skip("no numbers in this page's prose")
     unguarded = []
-    for start, end in spans:
-        for i in range(start, end):
-            if nb.markdown[i].isdigit():
-                mutated = dataclasses.replace(nb, markdown=nb.markdown[:i] + _bump(nb.markdown[i]) + nb.markdown[i + 1:])
-                if not coverage_problems(mutated):
-                    unguarded.append(nb.markdown[max(0, start - 30):end + 30])
+    for i, digit in digits:
+        mutated = dataclasses.replace(nb, markdown=nb.markdown[:i] + digit + nb.markdown[i + 1:])
+        if not coverage_problems(mutated, read_after_digit_change(nb, reading, i, digit)):
+            unguarded.append(nb.markdown[max(0, i - 30):i + 30])
     assert not unguarded, f"digit changes the coverage test does not notice: {unguarded}"
+
+
+#: every how-many-th prose mutation is also read in full, to hold the quick reading to the full one
+SAMPLED = 7
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_quick_reading_of_a_changed_digit_is_the_full_reading(path):
+    nb = read_notebook(path)
+    reading = read_prose(nb)
+    digits = _prose_digits(nb)
+    for i, digit in digits[::SAMPLED] + digits[-1:]:
+        mutated = dataclasses.replace(nb, markdown=nb.markdown[:i] + digit + nb.markdown[i + 1:])
+        assert read_after_digit_change(nb, reading, i, digit) == read_prose(mutated), (i, nb.markdown[i - 30:i + 30])
+
+
+def test_the_quick_reading_handles_a_digit_beside_a_name_and_a_digit_that_makes_one():
+    """Beside a name the page is read in full; a changed digit can also make a name ("H100" from
+    "H000") or unmake one, which blanks or unblanks it."""
+    for text, stated in (("The H100 reads 3.35 TB/s, 80 GB.", ["3.35 TB/s", "80 GB"]),
+                         ("An H000 is no part; 5 of them.", ["5 of them"]),
+                         ("Costs 1,000 and 1.5x, then 10 or 100.", ["1,000", "1.5x", "10 or 100"])):
+        nb = NotebookNumbers(Path("page.ipynb"), text, stated=stated)
+        reading = read_prose(nb)
+        for i, ch in enumerate(text):
+            if ch.isdigit():
+                for digit in "0123456789":
+                    mutated = dataclasses.replace(nb, markdown=text[:i] + digit + text[i + 1:])
+                    assert read_after_digit_change(nb, reading, i, digit) == read_prose(mutated), (text, i, digit)
+    with pytest.raises(ValueError, match="digit"):
+        read_after_digit_change(nb, reading, 0, "1")
 
 
 def _check_cells(cells: list[dict]) -> list[int]:

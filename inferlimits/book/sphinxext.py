@@ -9,8 +9,12 @@
 - Navigation on every width: pydata-sphinx-theme's header (a second search box, and a second pair
   of sidebar toggles, which both themes' scripts take for the only one, so the visible toggles
   of sphinx-book-theme did nothing) is left empty (``navbar_persistent = []``).
-- Re-execute every chapter when the package or its data change: jupyter-cache and Sphinx only
-  notice changes to a notebook itself, and a chapter's numbers come from the package.
+- Execute only the chapters that measure the machine building the book (chapter 12): every other
+  chapter is shown with its committed outputs, which the strict nbval run of ``make test``
+  proves are what the code computes now (``make outputs`` refreshes them after a change), so a
+  chapter is executed once per test run, not once for the build and again for nbval. The
+  measuring chapters are re-executed when the package or its data change: jupyter-cache and
+  Sphinx only notice changes to a notebook itself.
 - Tidy what upstream packages put in every page: sphinx-thebe adds its inline settings script
   twice (a "THEBE_JS_URL has already been declared" console error), and pydata-sphinx-theme logs
   an error when no default colour mode is set.
@@ -29,7 +33,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from inferlimits.book import icons, mathsvg, sitepages
+from inferlimits.book import ROOT, icons, mathsvg, measures_this_machine, notebooks, sitepages
 
 PACKAGE = Path(__file__).resolve().parents[1]  # inferlimits/
 SITE = Path(__file__).resolve().parent / "site"
@@ -117,6 +121,11 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree) -> None:
     context["script_files"][:] = unique
 
 
+def _execute_only_what_measures(app, config) -> None:
+    committed = [nb.relative_to(ROOT).as_posix() for nb in notebooks() if not measures_this_machine(nb)]
+    config.nb_execution_excludepatterns = [*config.nb_execution_excludepatterns, *committed]
+
+
 def _theme_defaults(app, config) -> None:
     config.html_context.setdefault("default_mode", "light")
     config.html_theme_options.setdefault("navbar_persistent", [])
@@ -157,6 +166,7 @@ def _launch(app, config) -> None:
 
 def setup(app):
     app.connect("config-inited", _theme_defaults)
+    app.connect("config-inited", _execute_only_what_measures)
     app.connect("config-inited", _launch)
     app.connect("html-page-context", _dedupe_scripts, priority=100)
     app.add_config_value("inferlimits_mathjax_dir", ".venv/npm/node_modules/mathjax/es5", "html")

@@ -8,10 +8,12 @@ from importlib import resources
 _CACHED: list = []
 
 
-def cached(fn):
-    """``functools.cache`` for a loader built on these files; ``clear_caches`` forgets them all
-    (the tests that change a data file use it)."""
-    fn = functools.cache(fn)
+def cached(fn=None, *, maxsize: int | None = None):
+    """``functools.cache`` (or, with ``maxsize``, an LRU cache of that size) for anything built on
+    these files; ``clear_caches`` forgets them all (the tests that change a data file use it)."""
+    if fn is None:
+        return lambda f: cached(f, maxsize=maxsize)
+    fn = functools.lru_cache(maxsize=maxsize)(fn)
     _CACHED.append(fn)
     return fn
 

@@ -346,6 +346,11 @@ def weights_touching(c: Config, experts_per_moe_layer: float) -> Weights:
     D = positive("experts_per_moe_layer", experts_per_moe_layer)
     if not c.is_moe:
         return multiplied_weights(c)
+    return _touching(c, D)
+
+
+@datafiles.cached(maxsize=4096)  # summed again for every batch a search tries, so remembered
+def _touching(c: Config, D: float) -> Weights:
     return _weights(c, lambda i: D) + Weights(vocabulary=-(0 if c.tie_word_embeddings else embedding_params(c)))
 
 
