@@ -22,3 +22,20 @@ def browser():
 
     with chromium() as b:
         yield b
+
+
+#: test files whose tests are independent of one another and costly enough to spread over both
+#: cores one by one; every other file (and each chapter's nbval cells, which share one kernel in
+#: order) stays whole on one worker, as ``--dist loadfile`` would keep it
+SPREAD = {"test_browser.py", "test_mutations.py"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """For ``pytest -n 2 --dist loadgroup`` (make test): group every test by its file, except the
+    tests of the ``SPREAD`` files, which any worker may take."""
+    if config.getoption("dist", "no") != "loadgroup":
+        return
+    for item in items:
+        name = item.path.name
+        if name not in SPREAD:
+            item.add_marker(pytest.mark.xdist_group(name))
