@@ -30,10 +30,12 @@ book: $(STAMP)
 	@echo
 	@echo "The book is built. Open $(CURDIR)/_build/html/index.html, or run 'make serve'."
 
+# The parallel phase keeps each test file on one worker, except the browser and mutation tests,
+# which tests/conftest.py spreads one by one over both.
 # Tests marked 'measures' time this machine (chapter 12 and the tests that execute it): they run
 # alone, after the parallel run, so that other tests do not disturb the relations they check.
 test: book chromium
-	$(PY) -m pytest -n $(JOBS) --dist loadgroup -m "not measures" tests chapters --nbval --nbval-current-env
+	$(PY) -m pytest -n $(JOBS) --dist loadfile -m "not measures" tests chapters --nbval --nbval-current-env
 	$(PY) -m pytest -p no:xdist -m measures tests chapters --nbval --nbval-current-env
 
 # Debian's chromium for the browser tests and the figure exports (as root, as on CI); playwright

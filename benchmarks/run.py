@@ -4,6 +4,7 @@ and gzip), notebook sizes. Reports, never asserts; writes benchmarks/results.jso
 
     .venv/bin/python benchmarks/run.py            # all
     .venv/bin/python benchmarks/run.py --no-build # skip the two timed builds
+    .venv/bin/python benchmarks/run.py --fresh-clone  # only `make test` on a fresh clone (minutes)
 """
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+import xml.etree.ElementTree as ET
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,7 +113,45 @@ def notebook_sizes_kb() -> dict[str, float]:
     return {p.name: p.stat().st_size / 1000 for p in sorted((ROOT / "chapters").glob("*.ipynb"))}
 
 
+FRESH = "make test from a fresh clone, s (budget 300)"
+
+
+def _timed(command: list[str], cwd: Path) -> float:
+    t = time.perf_counter()
+    subprocess.run(command, cwd=cwd, check=True, capture_output=True)
+    return round(time.perf_counter() - t, 1)
+
+
+def fresh_clone_test() -> dict:
+    """``make test`` on a fresh clone of this checkout's last commit, phase by phase: the same
+    Makefile targets in the order ``make test`` runs them, its two pytest commands as ``make -n``
+    prints them, and where the test time goes (seconds of one core, summed over the workers)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        clone = Path(tmp) / "book"
+        subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+        start, out, files = time.perf_counter(), {}, Counter()
+        for phase, target in (("set-up (venv, pip, npm)", "setup"), ("build", "book"), ("chromium", "chromium")):
+            out[phase] = _timed(["make", target], clone)
+        dry = subprocess.run(["make", "-n", "test"], cwd=clone, check=True, capture_output=True, text=True).stdout
+        for i, line in enumerate(ln for ln in dry.splitlines() if " -m pytest " in ln):
+            junit = Path(tmp) / f"junit-{i}.xml"
+            out["tests on both cores" if i == 0 else "tests that time the machine, alone"] = \
+                _timed(["bash", "-c", f"{line} --junitxml={junit}"], clone)
+            for case in ET.parse(junit).iter("testcase"):
+                where = case.get("classname")
+                files["nbval, every chapter" if where.startswith("chapters.") else where] += float(case.get("time"))
+        out["total"] = round(time.perf_counter() - start, 1)
+        out["test time by file, core-seconds"] = {k: round(v, 1) for k, v in files.most_common(12)}
+        return out
+
+
 def main() -> None:
+    if "--fresh-clone" in sys.argv:   # minutes: measured alone, the other results kept
+        results = json.loads((ROOT / "benchmarks" / "results.json").read_text())
+        results[FRESH] = {"date": time.strftime("%Y-%m-%d"), **fresh_clone_test()}
+        (ROOT / "benchmarks" / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+        print(json.dumps(results[FRESH], indent=2))
+        return
     results = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
                           f"Python {platform.python_version()}", "date": time.strftime("%Y-%m-%d")}
     builds = ("clean build s (budget 90)", "rebuild, nothing changed, s (budget 10)")
@@ -125,6 +167,9 @@ def main() -> None:
     results["page kB (budget 1,500 per chapter page)"] = {k: round(v, 1) for k, v in page_weights_kb().items()}
     results["first visit, empty cache (budget 2,000 kB)"] = first_visit_kb()
     results["notebook kB (budget 300)"] = {k: round(v, 1) for k, v in notebook_sizes_kb().items()}
+    last = json.loads((ROOT / "benchmarks" / "results.json").read_text())
+    if FRESH in last:   # measured by --fresh-clone, kept
+        results[FRESH] = last[FRESH]
     (ROOT / "benchmarks" / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     print(json.dumps(results, indent=2))
 
