@@ -7,6 +7,7 @@ import ast
 import contextlib
 import io
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 COMPARED = ("text/markdown", "text/html")
@@ -41,15 +42,61 @@ def _bundle(value) -> dict:
     return {k: v for k, v in (b or {}).items() if k in COMPARED}
 
 
-def run_cell(source: str, ns: dict) -> tuple[str, list[dict]]:
-    """Execute one cell; return what it printed and what it displayed (its last expression)."""
+def run_cell(source: str, ns: dict, start: int = 0) -> tuple[str, list[dict]]:
+    """Execute one cell (from its top-level statement ``start`` on, when given: ``ns`` is then the
+    namespace before that statement); return what it printed and what it displayed (its last
+    expression)."""
     tree = ast.parse(source)
+    del tree.body[:start]
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(compile(tree, "<cell>", "exec"), ns)
         value = eval(compile(ast.Expression(last.value), "<cell>", "eval"), ns) if last else None
     return out.getvalue(), ([_bundle(value)] if value is not None else [])
+
+
+@dataclass
+class Resumable:
+    """One cell run a statement at a time: before each top-level statement, a shallow copy of the
+    namespace and what the cell had printed so far. Resuming at a statement is exact when it
+    gives the cell's committed outputs again (a statement that changes an object in place, which
+    the copies share, would not); ``exact`` finds out the first time it is asked."""
+    cell: dict
+    lines: list[tuple[int, int]]        # each statement's first and last line
+    states: list[tuple[dict, str]]
+    _exact: dict[int, bool] = field(default_factory=dict)
+
+    def statement_at(self, line: int) -> int | None:
+        return next((i for i, (a, b) in enumerate(self.lines) if a <= line <= b), None)
+
+    def exact(self, s: int) -> bool:
+        if s not in self._exact:
+            try:
+                self._exact[s] = _differs(self.cell, *_resume(self.cell["source"], s, self.states[s])) is None
+            except Exception:
+                self._exact[s] = False
+        return self._exact[s]
+
+
+def resumable(cell: dict, ns: dict) -> Resumable:
+    """``cell`` (from ``load_cells``) run from ``ns``, the namespace before it, statement by statement."""
+    body = ast.parse(cell["source"]).body
+    ns, states, printed = dict(ns), [], ""
+    for i, node in enumerate(body):
+        states.append((dict(ns), printed))
+        if i < len(body) - 1 or not isinstance(node, ast.Expr):
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                exec(compile(ast.Module([node], []), "<cell>", "exec"), ns)
+            printed += out.getvalue()
+    return Resumable(cell, [(n.lineno, n.end_lineno) for n in body], states)
+
+
+def _resume(source: str, start: int, state: tuple[dict, str], ns: dict | None = None) -> tuple[str, list[dict]]:
+    before, printed = state
+    stdout, shown = run_cell(source, dict(before) if ns is None else ns, start)
+    return printed + stdout, shown
 
 
 def namespaces(cells: list[dict]) -> list[dict]:
@@ -60,6 +107,16 @@ def namespaces(cells: list[dict]) -> list[dict]:
         before.append(dict(ns))
         run_cell(cell["source"], ns)
     return before
+
+
+def _differs(cell: dict, stdout: str, shown: list[dict]) -> str | None:
+    if cell.get("ignore_output"):
+        return None
+    if stdout != cell["stdout"]:
+        return "prints something else"
+    if [s for s in shown if s] != [s for s in cell["shown"] if s]:
+        return "displays something else"
+    return None
 
 
 def divergence(cells: list[dict], replaced: dict[int, str] | None = None, start: int = 0,
@@ -74,11 +131,21 @@ def divergence(cells: list[dict], replaced: dict[int, str] | None = None, start:
             stdout, shown = run_cell(replaced.get(i, cell["source"]), ns)
         except Exception as e:  # a failing check, or any error: nbval would fail too
             return f"cell {i} raises {type(e).__name__}: {e}"
-        if cell.get("ignore_output"):
-            continue
-        if stdout != cell["stdout"]:
-            return f"cell {i} prints something else"
-        expected = [s for s in cell["shown"] if s]
-        if [s for s in shown if s] != expected:
-            return f"cell {i} displays something else"
+        if (found := _differs(cell, stdout, shown)):
+            return f"cell {i} {found}"
     return None
+
+
+def divergence_after_change(cells: list[dict], i: int, source: str, line: int, run: Resumable, ns: dict) -> str | None:
+    """``divergence(cells, {i: source}, start=i, ns=ns)`` for a ``source`` of cell ``i`` that
+    differs from the committed one on ``line`` alone (``run`` is ``resumable(cells[i], ns)``):
+    the statements before that line are not run again where resuming after them is exact."""
+    s = run.statement_at(line)
+    if s is None or not run.exact(s):
+        return divergence(cells, {i: source}, start=i, ns=dict(ns))
+    after = dict(run.states[s][0])
+    try:
+        found = _differs(cells[i], *_resume(source, s, run.states[s], after))
+    except Exception as e:
+        return f"cell {i} raises {type(e).__name__}: {e}"
+    return f"cell {i} {found}" if found else divergence(cells, start=i + 1, ns=after)

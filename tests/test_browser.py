@@ -215,6 +215,15 @@ def _drawn(fig) -> str:
     return fig.locator(".cartesianlayer").inner_html()
 
 
+def _changes(fig, before: str, within_ms: int = 1000) -> bool:
+    """Whether the plot is drawn otherwise than ``before`` within ``within_ms`` (asked every 25 ms)."""
+    for _ in range(within_ms // 25):
+        if _drawn(fig) != before:
+            return True
+        fig.page.wait_for_timeout(25)
+    return _drawn(fig) != before
+
+
 def _keyboard_changes_the_plot(v: Visit, fig, i: int) -> None:
     figure = fig.locator("xpath=ancestor::figure[1]")
     for control in figure.locator(".il-controls select, .il-controls input[type=range]").all():
@@ -225,8 +234,7 @@ def _keyboard_changes_the_plot(v: Visit, fig, i: int) -> None:
                                   ": +c.value === +c.max")
         v.page.keyboard.press(("ArrowUp" if kind == "SELECT" else "ArrowLeft") if at_end
                               else ("ArrowDown" if kind == "SELECT" else "ArrowRight"))
-        v.page.wait_for_timeout(200)
-        assert _drawn(fig) != before, f"figure {i}: the {kind.lower()} did not change the plot from the keyboard"
+        assert _changes(fig, before), f"figure {i}: the {kind.lower()} did not change the plot from the keyboard"
 
 
 def _plotly_controls_hidden(fig, i: int) -> None:

@@ -89,10 +89,26 @@ def test_every_digit_in_the_checks_is_load_bearing(path):
     unnoticed = []
     for i in _check_cells(cells):
         src = cells[i]["source"]
+        run = nbrun.resumable(cells[i], before[i])
         for j, ch in enumerate(src):
             if ch.isdigit():
                 mutated = src[:j] + _bump(ch) + src[j + 1:]
-                if nbrun.divergence(cells, {i: mutated}, start=i, ns=dict(before[i])) is None:
-                    line = src[:j].count("\n")
+                line = src[:j].count("\n")
+                if nbrun.divergence_after_change(cells, i, mutated, line + 1, run, before[i]) is None:
                     unnoticed.append(f"cell {i}, line {line + 1}: {src.splitlines()[line]!r} (digit {j})")
     assert not unnoticed, "digits in check cells whose change goes unnoticed:\n" + "\n".join(unnoticed)
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if not measures_this_machine(p)], ids=lambda p: p.stem)
+def test_resuming_inside_a_cell_notices_what_running_the_whole_cell_notices(path):
+    """``nbrun.divergence_after_change`` skips the statements before a changed line; on every
+    how-many-th digit of the check cells it must agree with running the changed cell whole."""
+    cells = nbrun.load_cells(path)
+    before = nbrun.namespaces(cells)
+    for i in _check_cells(cells):
+        src, run = cells[i]["source"], nbrun.resumable(cells[i], before[i])
+        for j in [j for j, ch in enumerate(src) if ch.isdigit()][::SAMPLED * 3]:
+            mutated = src[:j] + _bump(src[j]) + src[j + 1:]
+            quick = nbrun.divergence_after_change(cells, i, mutated, src[:j].count("\n") + 1, run, before[i])
+            whole = nbrun.divergence(cells, {i: mutated}, start=i, ns=dict(before[i]))
+            assert (quick is None) == (whole is None), (i, src.splitlines()[src[:j].count("\n")], quick, whole)
