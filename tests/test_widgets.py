@@ -33,6 +33,8 @@ KV_MODELS = BATCH_MODELS + ["Llama-3.1-70B"]
 
 PANELS = {
     "roofline": lambda: roofline.panel(NAMES, "B200 (HGX)", 1.0, div_id="fig-test"),
+    "balance-by-year": lambda: roofline.balance_by_year_panel([n for n in NAMES if hardware.accelerator(n).datacenter],
+                                                              div_id="fig-test"),
     "decode-ceiling": lambda: decode.ceiling_panel(DECODE_NAMES, DENSE_MODELS, "BF16", 1.0, div_id="fig-test"),
     "decode-roofline": lambda: decode.roofline_panel(NAMES, "B200 (HGX)", DENSE_MODELS, "Llama-3.1-8B", 1.0,
                                                      div_id="fig-test"),
@@ -135,3 +137,19 @@ def test_panels_carry_the_static_figure_for_pages_without_a_kernel(name):
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert 'id="fig-test"' in bundle["text/html"] and "Plotly.newPlot" in bundle["text/html"]
     assert "<script src=" not in bundle["text/html"], "plotly.js is served once by the site, not per figure"
+
+
+def test_the_balance_points_by_year_are_each_part_at_its_year_and_ridge():
+    datacenter = [n for n in NAMES if hardware.accelerator(n).datacenter]
+    for precision in hardware.MATH_PRECISIONS:
+        spec = roofline.balance_by_year_spec(datacenter, precision)
+        drawn = {(name, x, y) for t in spec["data"] for name, x, y in zip(t["text"], t["x"], t["y"])}
+        parts = [hardware.accelerator(n) for n in datacenter]
+        expected = {(a.name, a.year, a.math_flops_per_s(precision) / a.bandwidth_bytes_per_s)
+                    for a in parts if a.supports(precision)}
+        assert drawn == expected, precision
+        lacking = sum(not a.supports(precision) for a in parts)
+        assert (f"{lacking} of {len(parts)} parts have no {precision} mode" in spec["layout"]["title"]["text"]) == (lacking > 0)
+        assert [t["name"] for t in spec["data"]] == ["AMD", "NVIDIA"]   # the same traces whatever the precision
+    with pytest.raises(ValueError, match="names"):
+        roofline.balance_by_year_spec([])

@@ -1,13 +1,14 @@
-"""The roofline figure: every accelerator's roof in grey, one in colour with a roof for each
-precision its tensor cores multiply in, and a marker where a workload of a given intensity lands
-on the roof of the chosen precision."""
+"""Chapter 1's figures. The roofline: every accelerator's roof in grey, one in colour with a roof
+for each precision its tensor cores multiply in, and a marker where a workload of a given
+intensity lands on the roof of the chosen precision. And the balance points of the datacenter
+parts against their launch year, at a chosen math precision."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from inferlimits.data.hardware import MATH_PRECISIONS, accelerator
 from inferlimits.figures.interactive import Control, panel as _panel, preferred_stops
-from inferlimits.arithmetic.roofline import attainable_flop_per_s, bound
+from inferlimits.arithmetic.roofline import attainable_flop_per_s, balance_point_flop_per_byte, bound
 from inferlimits.data.units import TERA
 from inferlimits.figures import ACCENT, FAINT, INK, PALETTE, base_layout
 
@@ -104,3 +105,44 @@ def panel(names: Sequence[str], accelerator_name: str, intensity_flop_per_byte: 
                   math_precision=math_precision)
     return _panel(spec, values, controls, div_id, static_dropdown="accelerator_name",
                   static_slider="intensity_flop_per_byte")
+
+
+#: balance points the year figure's fixed y axis spans, FLOP per byte (B300's INT8 is about 19, its FP4 about 1,800)
+RIDGE_RANGE = (10.0, 3000.0)
+SYMBOLS = ("circle", "diamond", "square", "triangle-up")
+
+
+def balance_by_year_spec(names: Sequence[str], math_precision: str = "BF16") -> dict:
+    """Each part of ``names`` at its launch year and its balance point P / BW with dense math at
+    ``math_precision``, one trace per vendor; a part with no such mode is left out, and the title
+    says how many are."""
+    parts = [accelerator(n) for n in names]
+    if not parts:
+        raise ValueError("names must name at least one accelerator")
+    vendors = sorted({a.vendor for a in parts})
+    if len(vendors) > len(SYMBOLS):
+        raise ValueError(f"names may span at most {len(SYMBOLS)} vendors; got {vendors}")
+    data = []
+    for i, vendor in enumerate(vendors):
+        own = [a for a in parts if a.vendor == vendor and a.supports(math_precision)]
+        data.append(dict(type="scatter", mode="markers", name=vendor, x=[a.year for a in own],
+                         y=[balance_point_flop_per_byte(a.math_flops_per_s(math_precision), a.bandwidth_bytes_per_s)
+                            for a in own],
+                         text=[a.name for a in own], marker=dict(size=11, color=PALETTE[i], symbol=SYMBOLS[i]),
+                         hovertemplate="%{text}, %{x}: %{y:.0f} FLOP per byte<extra></extra>"))
+    lacking = sum(not a.supports(math_precision) for a in parts)
+    title = f"Balance point by launch year, dense {math_precision}"
+    if lacking:
+        title += f"<br>{lacking} of {len(parts)} parts have no {math_precision} mode"
+    years = [a.year for a in parts]
+    layout = base_layout(title, "launch year", "balance point (FLOP per byte)", y_log=True,
+                         x_range=(min(years) - 0.5, max(years) + 0.5), y_range=RIDGE_RANGE, legend=True)
+    layout["xaxis"]["dtick"] = 1
+    return {"data": data, "layout": layout}
+
+
+def balance_by_year_panel(names: Sequence[str], math_precision: str = "BF16", div_id: str = "fig-balance-by-year"):
+    """A math-precision dropdown over the balance points by year, live and on a page without a kernel."""
+    values = dict(names=list(names), math_precision=math_precision)
+    return _panel(balance_by_year_spec, values, [Control("math_precision", "math", MATH_PRECISIONS)], div_id,
+                  static_dropdown="math_precision")
