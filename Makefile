@@ -30,7 +30,7 @@ book: $(STAMP)
 	@echo
 	@echo "The book is built. Open $(CURDIR)/_build/html/index.html, or run 'make serve'."
 
-# The parallel phase keeps each test file on one worker, except the browser, mutation, PDF and export tests,
+# The parallel phase keeps each test file on one worker, except the browser and mutation tests,
 # which tests/conftest.py spreads one by one over both.
 # Tests marked 'measures' time this machine (chapter 12 and the tests that execute it): they run
 # alone, after the parallel run, so that other tests do not disturb the relations they check.

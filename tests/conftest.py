@@ -27,7 +27,7 @@ def browser():
 #: test files whose tests are independent of one another and costly enough to spread over both
 #: cores one by one; every other file (and each chapter's nbval cells, which share one kernel in
 #: order) stays whole on one worker
-SPREAD = {"test_browser.py", "test_mutations.py", "test_pdf_and_figures.py"}
+SPREAD = {"test_browser.py", "test_mutations.py"}
 
 
 @pytest.hookimpl(optionalhook=True)   # the hook exists only where xdist runs

@@ -113,7 +113,7 @@ _MEASURED = ("Measured when chapter 12 was last executed; drawn from the figure 
 #: name -> slide; every chapter has at least one (a test checks).
 SLIDES: dict[str, Slide] = {
     "01_roofline": Slide("01_two_speeds", "fig-roofline"),
-    "01_balance_by_year": Slide("01_two_speeds", "fig-balance-by-year"),
+    "a1_balance_by_year": Slide("a1_accelerators", "fig-balance-by-year"),
     "02_decode_ceiling": Slide("02_decode", "fig-decode-ceiling"),
     "03_prefill": Slide("03_prefill", "fig-prefill"),
     "04_batch_throughput": Slide("04_batching", "fig-batch-throughput"),
