@@ -73,7 +73,8 @@ class Resumable:
     def exact(self, s: int) -> bool:
         if s not in self._exact:
             try:
-                self._exact[s] = _differs(self.cell, *_resume(self.cell["source"], s, self.states[s])) is None
+                state = self.states[s]
+                self._exact[s] = _differs(self.cell, *_resume(self.cell["source"], s, state, dict(state[0]))) is None
             except Exception:
                 self._exact[s] = False
         return self._exact[s]
@@ -93,10 +94,11 @@ def resumable(cell: dict, ns: dict) -> Resumable:
     return Resumable(cell, [(n.lineno, n.end_lineno) for n in body], states)
 
 
-def _resume(source: str, start: int, state: tuple[dict, str], ns: dict | None = None) -> tuple[str, list[dict]]:
-    before, printed = state
-    stdout, shown = run_cell(source, dict(before) if ns is None else ns, start)
-    return printed + stdout, shown
+def _resume(source: str, start: int, state: tuple[dict, str], ns: dict) -> tuple[str, list[dict]]:
+    """The cell's outputs when ``source`` is run from statement ``start`` in ``ns`` (a copy of
+    ``state``'s namespace, left as the run leaves it), after what ``state`` had printed."""
+    stdout, shown = run_cell(source, ns, start)
+    return state[1] + stdout, shown
 
 
 def namespaces(cells: list[dict]) -> list[dict]:

@@ -149,3 +149,16 @@ def test_the_build_executes_only_the_chapters_that_measure_this_machine():
         excluded = any(PurePosixPath(nb.as_posix()).match(p) for p in config.nb_execution_excludepatterns)
         assert excluded != measures_this_machine(nb), nb.name
     assert any(measures_this_machine(nb) for nb in notebooks())
+
+
+def test_a_package_change_reads_again_only_the_chapters_the_build_executes():
+    from types import SimpleNamespace
+
+    from inferlimits.book import measures_this_machine
+    from inferlimits.book.sphinxext import _outdated
+
+    docs = {nb.relative_to(ROOT).with_suffix("").as_posix(): nb for nb in notebooks()}
+    env = SimpleNamespace(found_docs=set(docs) | {"intro"})
+    assert _outdated(SimpleNamespace(inferlimits_stale=False), env, set(), set(), set()) == []
+    again = _outdated(SimpleNamespace(inferlimits_stale=True), env, set(), set(), set())
+    assert again and set(again) == {d for d, nb in docs.items() if measures_this_machine(nb)}

@@ -97,9 +97,12 @@ def _invalidate_if_package_changed(app) -> None:
 
 
 def _outdated(app, env, added, changed, removed):
-    if getattr(app, "inferlimits_stale", False):
-        return [d for d in env.found_docs if d not in added and d not in changed]
-    return []
+    """After a change to the package, the chapters the build executes (the others show their
+    committed outputs, which the package does not change)."""
+    if not getattr(app, "inferlimits_stale", False):
+        return []
+    executed = {nb.relative_to(ROOT).with_suffix("").as_posix() for nb in notebooks() if measures_this_machine(nb)}
+    return [d for d in env.found_docs if d in executed and d not in added and d not in changed]
 
 
 def _drop_widget_state(app, doctree) -> None:
