@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from inferlimits.book import ROOT, jupyterlab_collapsed, notebooks, toc_pages
+from inferlimits.book import EXERCISE_KINDS, EXERCISE_LEVELS, ROOT, jupyterlab_collapsed, notebooks, toc_pages
 from inferlimits.checks.numerals import coverage_problems, read_notebook
 
 PAGES = toc_pages()
@@ -61,9 +61,59 @@ def test_cells_the_book_hides_open_collapsed_in_jupyterlab(path):
     assert any(cell["metadata"].get("jupyter", {}).get("source_hidden") for cell in cells)
 
 
+def _markdown(path) -> str:
+    return "\n".join(_src(c) for c in _cells(path) if c["cell_type"] == "markdown")
+
+
+#: an exercise's title: its kind (with an optional subject after a colon), a middle dot, its level
+TITLE = re.compile(rf"^({'|'.join(EXERCISE_KINDS)})(: [^·]+)? · ({'|'.join(EXERCISE_LEVELS)})$")
+EXERCISE = re.compile(r"^```\{exercise\} (.*)\n:label: (\S+)\n", re.M)
+SOLUTION = re.compile(r"^```\{solution\} (\S+)\n:class: dropdown\n", re.M)
+
+
+def exercises(path) -> list[tuple[str, str]]:
+    """A chapter's exercises as (label, title), in order."""
+    return [(label, title) for title, label in EXERCISE.findall(_markdown(path))]
+
+
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
-def test_chapters_end_with_at_least_three_exercises_with_answers(path):
-    md = "\n".join(_src(c) for c in _cells(path) if c["cell_type"] == "markdown")
-    exercises = re.findall(r"\*\*Exercise \d+", md)
-    answers = re.findall(r"```\{admonition\} Answer\n:class: dropdown", md)
-    assert len(exercises) >= 3 and len(answers) >= len(exercises), (len(exercises), len(answers))
+def test_every_chapter_sets_five_varied_exercises_each_with_one_collapsed_solution(path):
+    md = _markdown(path)
+    found = exercises(path)
+    assert len(found) >= 5, f"{path.name}: {len(found)} exercises, at least 5 wanted"
+    kinds = set()
+    for label, title in found:
+        m = TITLE.match(title)
+        assert m, f"{path.name}: exercise {label!r} is titled {title!r}, not 'kind · level' ({TITLE.pattern})"
+        kinds.add(m.group(1))
+    assert {"derive", "find the error"} <= kinds, f"{path.name}: kinds {sorted(kinds)} lack a derivation or an error to find"
+    solutions = SOLUTION.findall(md)
+    assert sorted(solutions) == sorted(label for label, _ in found), (path.name, solutions)
+    assert md.count("```{solution}") == len(solutions), f"{path.name}: a solution is not a collapsed dropdown"
+    assert "```{admonition} Answer" not in md, f"{path.name}: an answer is still a hand-written admonition"
+    for label, _ in found:  # each solution follows its exercise
+        assert md.index(f"```{{solution}} {label}\n") > md.index(f":label: {label}\n"), (path.name, label)
+
+
+def test_exercise_labels_are_unique_in_the_book():
+    labels = [label for path in NOTEBOOKS for label, _ in exercises(path)]
+    assert len(labels) == len(set(labels)), sorted(l for l in labels if labels.count(l) > 1)
+
+
+OBJECTIVES = re.compile(r"^```\{admonition\} After this chapter you can\n:class: objectives\n((?:- .+\n)+)```", re.M)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_every_chapter_opens_with_objectives_and_closes_with_takeaways(path):
+    md = _markdown(path)
+    objectives = OBJECTIVES.findall(md)
+    assert len(objectives) == 1, f"{path.name}: wants one objectives box, {len(objectives)} found"
+    assert 3 <= objectives[0].count("\n") <= 5, f"{path.name}: {objectives[0].count(chr(10))} objectives, 3 to 5 wanted"
+    sections = re.findall(r"^## (.+)$", md, re.M)
+    assert md.index("```{admonition} After this chapter you can") < md.index("\n## "), \
+        f"{path.name}: the objectives come before the first section"
+    assert sections[-2:] == ["Key takeaways", "Exercises"], f"{path.name}: the last sections are {sections[-2:]}"
+    takeaways = md[md.index("## Key takeaways"):md.index("## Exercises")]
+    assert 3 <= len(re.findall(r"^- ", takeaways, re.M)) <= 7, f"{path.name}: the takeaways are 3 to 7 bullets"
+
+

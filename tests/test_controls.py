@@ -85,7 +85,7 @@ def exercise_text(chapter: str) -> str:
     """The chapter's exercises and their answers: the Markdown from its first exercise on."""
     nb = json.loads(CHAPTERS[chapter].read_text(encoding="utf-8"))
     text = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
-    start = text.find("**Exercise 1")
+    start = text.find("```{exercise}")
     assert start >= 0, f"{chapter} has no exercises"
     return text[start:]
 

@@ -71,3 +71,18 @@ def collapse_for_jupyterlab(nb) -> None:
         meta.pop("jupyter", None)
         if collapsed:
             meta["jupyter"] = collapsed
+
+
+#: the kinds of exercise the book sets, as an exercise's title names them, and what each asks of a
+#: student (the instructor's page lists them; tests/test_chapters.py holds the titles to them)
+EXERCISE_KINDS = {
+    "compute": "carry the chapter's formulas through to a number, from the data the exercise gives",
+    "derive": "show with symbols, before any number, a relation the chapter uses",
+    "decide": "choose between set-ups by the chapter's criteria, and say which limit decides",
+    "compare": "set two designs or two regimes side by side and explain where they differ",
+    "explore": "read an answer off the chapter's interactive figures by moving their controls",
+    "extend": "carry the chapter's model one step past what the text covers",
+    "find the error": "find what is wrong in a plausible claim, and put the right number in its place",
+}
+#: how much an exercise asks: one step from the text, several steps, or a small project of its own
+EXERCISE_LEVELS = ("basic", "intermediate", "advanced")
