@@ -1,7 +1,9 @@
 # Two commands do everything on a fresh machine:
 #   make book   create .venv, install the pinned requirements, write the HTML (chapters show their
 #               committed outputs; chapter 12, which measures this machine, is executed)
-#   make test   the same set-up and build, then every test (unit, property, nbval, coverage, build)
+#   make student  the student edition, every solution left out: its site in _build/student/_build/html
+#               and its PDF in _build/student/book.pdf
+#   make test   the same set-up and both builds, then every test (unit, property, nbval, coverage, build)
 # Others: make outputs (re-execute chapters in place after a deliberate change, and export their
 # figures again), make lab (JupyterLab on the chapters), make figures
 # (slide-ready SVG/PNG exports into figures/), make pdf (the whole book as one PDF), make serve,
@@ -13,7 +15,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat requirements.txt pyproject.toml package-requirements.txt | cksum | cut -d' ' -f1)
 JOBS   ?= 2
 
-.PHONY: setup book test chromium outputs figures pdf serve lab bench clean
+.PHONY: setup book student test chromium outputs figures pdf serve lab bench clean
 
 setup: $(STAMP)
 
@@ -30,11 +32,19 @@ book: $(STAMP)
 	@echo
 	@echo "The book is built. Open $(CURDIR)/_build/html/index.html, or run 'make serve'."
 
+STUDENT := _build/student
+student: $(STAMP) chromium
+	rm -rf $(STUDENT)/_build/html/_sources   # what an earlier build of another edition may have left
+	INFERLIMITS_EDITION=student $(VENV)/bin/jupyter-book build . --path-output $(STUDENT) -W -n --keep-going
+	$(PY) -m inferlimits.book.pdf --html $(STUDENT)/_build/html --out $(STUDENT)/book.pdf
+	@echo
+	@echo "The student edition is built: $(CURDIR)/$(STUDENT)/_build/html/index.html and $(CURDIR)/$(STUDENT)/book.pdf"
+
 # The parallel phase keeps each test file on one worker, except the browser and mutation tests,
 # which tests/conftest.py spreads one by one over both.
 # Tests marked 'measures' time this machine (chapter 12 and the tests that execute it): they run
 # alone, after the parallel run, so that other tests do not disturb the relations they check.
-test: book chromium
+test: book student chromium
 	$(PY) -m pytest -n $(JOBS) --dist loadfile -m "not measures" tests chapters --nbval --nbval-current-env
 	$(PY) -m pytest -p no:xdist -m measures tests chapters --nbval --nbval-current-env
 

@@ -22,6 +22,10 @@
   from: ``BOOK_REPOSITORY_URL``, else GitHub Actions' ``GITHUB_REPOSITORY``, else the git remote
   ``origin``; with none of them (a local copy) the buttons are left out rather than pointing
   nowhere. Only these buttons reach the network, and only when clicked.
+- Two editions: the full book, and with ``INFERLIMITS_EDITION=student`` (``make student``) the
+  student edition, which leaves out every exercise's solution (sphinx-exercise's
+  ``hide_solutions``) and the check cells tagged ``solution`` that print the answers' numbers,
+  with no notebook sources and no launch or download buttons (the notebooks hold the solutions).
 - Drop the ipywidgets state that execution records: the hosted book has no kernel, shows each
   control panel's static figure instead, and would otherwise embed megabytes of widget code.
 """
@@ -39,6 +43,11 @@ PACKAGE = Path(__file__).resolve().parents[1]  # inferlimits/
 SITE = Path(__file__).resolve().parent / "site"
 SITE_FILES = ("figures.js", "book.css")
 #: modules only the Sphinx build runs: no chapter's output depends on them
+#: selects the edition the build writes: "full" (the default) or "student" (no solutions)
+EDITION_ENV = "INFERLIMITS_EDITION"
+EDITIONS = ("full", "student")
+#: the tag of the check cells that state an exercise's answers
+SOLUTION_TAG = "solution"
 BUILD_ONLY = ("sphinxext.py", "sitepages.py", "mathsvg.py", "icons.py", "plotlyhtml.py")
 
 
@@ -129,6 +138,33 @@ def _execute_only_what_measures(app, config) -> None:
     config.nb_execution_excludepatterns = [*config.nb_execution_excludepatterns, *committed]
 
 
+def edition(env: dict | None = None) -> str:
+    """The edition ``INFERLIMITS_EDITION`` asks for: "full" unless it says "student"."""
+    value = (os.environ if env is None else env).get(EDITION_ENV) or EDITIONS[0]
+    if value not in EDITIONS:
+        raise ValueError(f"{EDITION_ENV} must be one of {EDITIONS}, not {value!r}")
+    return value
+
+
+def _edition(app, config) -> None:
+    """The student edition: no solutions, and neither the notebooks' sources nor the buttons that
+    open them (they hold the solutions)."""
+    if edition() == "student":
+        config.hide_solutions = True
+        config.html_title = f"{config.html_title} (student edition)"
+        config.html_copy_source = False
+        config.html_theme_options.update(use_download_button=False)
+
+
+def _drop_solution_cells(app, doctree) -> None:
+    if not app.config.hide_solutions:
+        return
+    from docutils import nodes
+
+    for node in [n for n in doctree.findall(nodes.Element) if f"tag_{SOLUTION_TAG}" in n.get("classes", ())]:
+        node.parent.remove(node)
+
+
 def _theme_defaults(app, config) -> None:
     config.html_context.setdefault("default_mode", "light")
     config.html_theme_options.setdefault("navbar_persistent", [])
@@ -164,11 +200,14 @@ def launch_buttons(config, url: str | None, branch: str = "main") -> None:
 
 
 def _launch(app, config) -> None:
+    if edition() == "student":
+        return
     launch_buttons(config, repository_url(cwd=Path(app.srcdir)), os.environ.get("BOOK_REPOSITORY_BRANCH", "main"))
 
 
 def setup(app):
     app.connect("config-inited", _theme_defaults)
+    app.connect("config-inited", _edition)
     app.connect("config-inited", _execute_only_what_measures)
     app.connect("config-inited", _launch)
     app.connect("html-page-context", _dedupe_scripts, priority=100)
@@ -182,5 +221,6 @@ def setup(app):
     app.add_css_file("book.css")
     app.connect("html-page-context", sitepages.page_assets)
     app.connect("doctree-read", _drop_widget_state)
+    app.connect("doctree-read", _drop_solution_cells)
     app.connect("build-finished", _copy_assets)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
