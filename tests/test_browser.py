@@ -360,3 +360,51 @@ def test_first_visit_of_chapter_one_is_light(site, browser):
     total = weight["total"]["bytes"]
     assert total <= FIRST_VISIT_BUDGET, f"first visit of chapter 1: {total:,} bytes, over {FIRST_VISIT_BUDGET:,}: " \
                                         + json.dumps(weight["by_type"])
+
+
+def _pixels_differ(browser, a: bytes, b: bytes) -> int:
+    """How many pixels of two PNG screenshots of one size differ (compared in a canvas)."""
+    import base64
+
+    page = browser.new_page()
+    try:
+        return page.evaluate("""async ([a, b]) => {
+          const load = s => new Promise(r => { const i = new Image(); i.onload = () => r(i); i.src = 'data:image/png;base64,' + s; });
+          const [A, B] = [await load(a), await load(b)];
+          if (A.width !== B.width || A.height !== B.height) return -1;
+          const c = document.createElement('canvas'); c.width = A.width; c.height = A.height;
+          const g = c.getContext('2d', {willReadFrequently: true});
+          g.drawImage(A, 0, 0); const da = g.getImageData(0, 0, A.width, A.height).data;
+          g.drawImage(B, 0, 0); const db = g.getImageData(0, 0, A.width, A.height).data;
+          let n = 0; for (let i = 0; i < da.length; i += 4) n += (da[i] !== db[i] || da[i+1] !== db[i+1] || da[i+2] !== db[i+2]);
+          return n; }""", [base64.b64encode(a).decode(), base64.b64encode(b).decode()])
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_pages_look_the_same_with_the_theme_stylesheet_whole(site, browser, viewport):
+    """The cut theme stylesheet (inferlimits/book/purgecss.py) against the theme's own: a chapter
+    with exercises and figures, the search page and the bibliography, with a solution and a check
+    cell opened, drawn pixel for pixel the same."""
+    from test_build import _theme_css
+
+    whole = _theme_css()
+    shots = []
+    for swap in (False, True):
+        page = browser.new_page(viewport=viewport)
+        if swap:
+            page.route("**/pydata-sphinx-theme.css*", lambda r: r.fulfill(body=whole, content_type="text/css"))
+        for path in ("chapters/02_decode.html", "search.html?q=roofline", "chapters/references.html"):
+            page.goto(f"{site}/{path}", wait_until="networkidle")
+            page.wait_for_timeout(500)
+            if path.startswith("chapters/02"):
+                for opener in (".solution.dropdown .admonition-title", "details.hide summary"):
+                    page.locator(opener).first.scroll_into_view_if_needed()
+                    page.locator(opener).first.click()
+                page.wait_for_timeout(500)
+            shots.append(page.screenshot())
+        page.close()
+    half = len(shots) // 2
+    for i, (cut, own) in enumerate(zip(shots[:half], shots[half:])):
+        assert _pixels_differ(browser, cut, own) == 0, f"view {i} looks different with the cut stylesheet"

@@ -10,7 +10,7 @@ from importlib import resources
 
 import pytest
 
-from inferlimits.book import icons
+from inferlimits.book import icons, purgecss
 from inferlimits.book import ROOT, notebooks, toc_pages
 from inferlimits.figures.plotlyhtml import plot_calls
 
@@ -162,3 +162,26 @@ def test_a_package_change_reads_again_only_the_chapters_the_build_executes():
     assert _outdated(SimpleNamespace(inferlimits_stale=False), env, set(), set(), set()) == []
     again = _outdated(SimpleNamespace(inferlimits_stale=True), env, set(), set(), set())
     assert again and set(again) == {d for d, nb in docs.items() if measures_this_machine(nb)}
+
+
+def test_the_theme_stylesheet_is_cut_to_less_than_half():
+    """Bootstrap's components no page uses are gone (tests/test_browser.py shows that the pages
+    look the same with the theme's whole stylesheet)."""
+    built = (HTML / purgecss.THEME_CSS).read_text(encoding="utf-8")
+    assert len(built) < len(_theme_css()) / 2 and ".bd-sidebar-primary" in built
+
+
+def _theme_css() -> str:
+    import pydata_sphinx_theme
+
+    return resources.files(pydata_sphinx_theme).joinpath("theme", "pydata_sphinx_theme", "static", "styles",
+                                                         "pydata-sphinx-theme.css").read_text(encoding="utf-8")
+
+
+def test_purging_keeps_what_can_match_and_drops_the_rest():
+    css = ("/*! licence */.a{x:1}.b,.c .d{x:2}.e:not(.z){x:3}@media (min-width:1px){.a{y:1}.b{y:2}}"
+           "@media print{.b{z:1}}@font-face{font-family:F}@keyframes k{from{o:0}to{o:1}}p{m:0}/* note */")
+    out = purgecss.purge(css, {"a", "c", "d", "e"})
+    assert out == ("/*! licence */.a{x:1}.b,.c .d{x:2}.e:not(.z){x:3}@media (min-width:1px){.a{y:1}}"
+                   "@font-face{font-family:F}@keyframes k{from{o:0}to{o:1}}p{m:0}")
+    assert purgecss.purge('.q{content:"}"}.a{x:1}', {"a"}) == ".a{x:1}"

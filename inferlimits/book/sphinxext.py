@@ -5,7 +5,7 @@
   ``figures.js`` and ``book.css`` (``inferlimits/book/site``); which page loads what is decided in
   ``sitepages``. Math is drawn as SVG when the book is built (``mathsvg``), by the npm package
   ``mathjax`` (``inferlimits_mathjax_dir``); the theme's icon font is cut to the icons in use
-  (``icons``). ``make setup`` installs the npm packages into ``.venv/npm``.
+  (``icons``), and its stylesheet to the rules the pages can use (``purgecss``). ``make setup`` installs the npm packages into ``.venv/npm``.
 - Navigation on every width: pydata-sphinx-theme's header (a second search box, and a second pair
   of sidebar toggles, which both themes' scripts take for the only one, so the visible toggles
   of sphinx-book-theme did nothing) is left empty (``navbar_persistent = []``).
@@ -37,7 +37,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from inferlimits.book import ROOT, icons, mathsvg, measures_this_machine, notebooks, sitepages
+from inferlimits.book import ROOT, icons, mathsvg, measures_this_machine, notebooks, purgecss, sitepages
 
 PACKAGE = Path(__file__).resolve().parents[1]  # inferlimits/
 SITE = Path(__file__).resolve().parent / "site"
@@ -48,7 +48,7 @@ EDITION_ENV = "INFERLIMITS_EDITION"
 EDITIONS = ("full", "student")
 #: the tag of the check cells that state an exercise's answers
 SOLUTION_TAG = "solution"
-BUILD_ONLY = ("sphinxext.py", "sitepages.py", "mathsvg.py", "icons.py", "plotlyhtml.py")
+BUILD_ONLY = ("sphinxext.py", "sitepages.py", "mathsvg.py", "icons.py", "purgecss.py", "plotlyhtml.py")
 
 
 def _npm_file(app, value: str, what: str) -> Path:
@@ -84,6 +84,7 @@ def _copy_assets(app, exception) -> None:
             shutil.copyfile(SITE / name, static / name)
         sitepages.tidy_theme(Path(app.outdir))
         icons.subset_site(Path(app.outdir))
+        purgecss.purge_site(Path(app.outdir))
 
 
 def package_digest() -> str:
