@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from inferlimits.book import EXERCISE_KINDS, EXERCISE_LEVELS, ROOT, jupyterlab_collapsed, notebooks, toc_pages
+from inferlimits.book import ROOT, jupyterlab_collapsed, notebooks, toc_pages
+from inferlimits.book.course import TITLE, exercises
 from inferlimits.checks.numerals import coverage_problems, read_notebook
 
 PAGES = toc_pages()
@@ -65,15 +66,7 @@ def _markdown(path) -> str:
     return "\n".join(_src(c) for c in _cells(path) if c["cell_type"] == "markdown")
 
 
-#: an exercise's title: its kind (with an optional subject after a colon), a middle dot, its level
-TITLE = re.compile(rf"^({'|'.join(EXERCISE_KINDS)})(: [^·]+)? · ({'|'.join(EXERCISE_LEVELS)})$")
-EXERCISE = re.compile(r"^```\{exercise\} (.*)\n:label: (\S+)\n", re.M)
 SOLUTION = re.compile(r"^```\{solution\} (\S+)\n:class: dropdown\n", re.M)
-
-
-def exercises(path) -> list[tuple[str, str]]:
-    """A chapter's exercises as (label, title), in order."""
-    return [(label, title) for title, label in EXERCISE.findall(_markdown(path))]
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
@@ -81,22 +74,20 @@ def test_every_chapter_sets_five_varied_exercises_each_with_one_collapsed_soluti
     md = _markdown(path)
     found = exercises(path)
     assert len(found) >= 5, f"{path.name}: {len(found)} exercises, at least 5 wanted"
-    kinds = set()
-    for label, title in found:
-        m = TITLE.match(title)
-        assert m, f"{path.name}: exercise {label!r} is titled {title!r}, not 'kind · level' ({TITLE.pattern})"
-        kinds.add(m.group(1))
+    for ex in found:
+        assert ex.kind, f"{path.name}: exercise {ex.label!r} is titled {ex.title!r}, not 'kind · level' ({TITLE.pattern})"
+    kinds = {ex.kind for ex in found}
     assert {"derive", "find the error"} <= kinds, f"{path.name}: kinds {sorted(kinds)} lack a derivation or an error to find"
     solutions = SOLUTION.findall(md)
-    assert sorted(solutions) == sorted(label for label, _ in found), (path.name, solutions)
+    assert sorted(solutions) == sorted(ex.label for ex in found), (path.name, solutions)
     assert md.count("```{solution}") == len(solutions), f"{path.name}: a solution is not a collapsed dropdown"
     assert "```{admonition} Answer" not in md, f"{path.name}: an answer is still a hand-written admonition"
-    for label, _ in found:  # each solution follows its exercise
-        assert md.index(f"```{{solution}} {label}\n") > md.index(f":label: {label}\n"), (path.name, label)
+    for ex in found:  # each solution follows its exercise
+        assert md.index(f"```{{solution}} {ex.label}\n") > md.index(f":label: {ex.label}\n"), (path.name, ex.label)
 
 
 def test_exercise_labels_are_unique_in_the_book():
-    labels = [label for path in NOTEBOOKS for label, _ in exercises(path)]
+    labels = [ex.label for path in NOTEBOOKS for ex in exercises(path)]
     assert len(labels) == len(set(labels)), sorted(l for l in labels if labels.count(l) > 1)
 
 
