@@ -28,6 +28,7 @@ BUILT = [name for name, nb in CHAPTERS.items()
 #: the words that ask for it)]. The words must be in the chapter's exercises, and the value must be
 #: a stop of that control (with a kernel, and on the hosted page when the control is the page's slider).
 NAMED = {
+    "primer": [("context_tokens", 32_768, "At 32,768 tokens: the"), ("model_name", "Llama-3.1-70B", "choose Llama-3.1-70B")],
     "01_two_speeds": [("intensity_flop_per_byte", 100, "100 gives"), ("intensity_flop_per_byte", 150, "150 already")],
     "02_decode": [("efficiency", 0.5, "0.5 puts"), ("efficiency", 0.6, "0.6 above"),
                   ("weight_precision", "INT4", "choose INT4")],
