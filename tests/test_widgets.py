@@ -17,6 +17,7 @@ from inferlimits.figures import worked_example as workedfig
 from inferlimits.figures import machine as machinefig
 from inferlimits.figures import moe as moefig
 from inferlimits.figures import precision as precisionfig
+from inferlimits.figures import primer as primerfig
 from inferlimits.figures import serving as servingfig
 from inferlimits.data.models import models
 
@@ -32,6 +33,9 @@ KV_NAMES = BATCH_NAMES + ["L40S"]
 KV_MODELS = BATCH_MODELS + ["Llama-3.1-70B"]
 
 PANELS = {
+    # the primer (its defaults are the ones it draws)
+    "primer-decoder": lambda: primerfig.diagram_panel(div_id="fig-test"),
+    "primer-bytes": lambda: primerfig.bytes_panel(div_id="fig-test"),
     "roofline": lambda: roofline.panel(NAMES, "B200 (HGX)", 1.0, div_id="fig-test"),
     "balance-by-year": lambda: roofline.balance_by_year_panel([n for n in NAMES if hardware.accelerator(n).datacenter],
                                                               div_id="fig-test"),
@@ -40,6 +44,8 @@ PANELS = {
                                                      div_id="fig-test"),
     "prefill": lambda: prefill.panel(DECODE_NAMES, "B200 (HGX)", DENSE_MODELS[:4], "Llama-3.1-8B", "BF16", 2048,
                                      div_id="fig-test"),
+    "request-timeline": lambda: prefill.timeline_panel(["H100 SXM", "H200 SXM", "B200 (HGX)", "MI300X"], "H100 SXM",
+                                                       "Llama-3.1-8B", "BF16", 2048, div_id="fig-test"),
     # chapters 4 and 5 (the lists the chapters pass)
     "batch-throughput": lambda: batching.throughput_panel(BATCH_MODELS, BATCH_NAMES, "Llama-3.1-8B", "B200 (HGX)", 64,
                                                           div_id="fig-test"),

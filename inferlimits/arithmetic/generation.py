@@ -28,7 +28,7 @@ from inferlimits.arithmetic.kvcache import sequence_bytes_per_step
 from inferlimits.data.models import (Config, Weights, cached_tokens, embedding_params, multiplied_params_per_token,
                                      multiplied_weights, weights_bytes, weights_touching)
 from inferlimits.arithmetic.roofline import COMPUTE_BOUND, MEMORY_BOUND, step_time_s
-from inferlimits.data.units import bytes_per_element, fraction, non_negative, positive
+from inferlimits.data.units import bytes_per_element, fraction, non_negative, positive, whole
 
 #: Below half the lower ceiling the book says only where the rate is: the cause (host overhead, or
 #: kernels that reach neither wall) takes a profile to tell.
@@ -406,6 +406,45 @@ def decode_point(c: Config, peak_flop_per_s: float, bandwidth_bytes_per_s: float
                        math_ceiling_tokens_per_s(peak_flop_per_s, f))
 
 
+#: the parts of one decode step's bytes, in the order ``decode_step_bytes_by_part`` gives them
+STEP_PARTS = ("embedding rows", "attention projections", "MLP", "norms and biases", "LM head", "KV cache",
+              "other activations")
+
+
+def decode_step_bytes_by_part(c: Config, batch: float = 1, context_tokens: float = 0.0,
+                              weight_precision: str = "BF16", kv_precision: str = "BF16",
+                              activation_precision: str = "BF16") -> dict[str, float]:
+    """Where the bytes of one decode step go: W + B x (K x L + A), split into ``STEP_PARTS``.
+
+    W, the weights the step reads (``weights_read_per_step``), splits by what they are: the
+    attention projections (layers x one attention block's matrices), the MLP (the other matrices,
+    with the experts and the router an MoE step touches), the norm vectors and biases, and the LM
+    head (the output head, vocab x hidden; the tied table where there is one), each at its format
+    (``models.component_formats``). B x K x L is the cache (L capped by a sliding window), and
+    B x A the activations, of which the embedding rows, the row each token copies out of the
+    input table (2 x hidden numbers read and written), are shown apart. The values, in bytes,
+    sum to ``decode_point(...).bytes``."""
+    from inferlimits.arithmetic.activations import outer_kernels  # noqa: PLC0415
+    from inferlimits.data.models import _attention_weights, kv_bytes_per_token  # noqa: PLC0415
+
+    B = positive("batch", batch)
+    kept = cached_tokens(c, context_tokens)
+    read = weights_read_per_step(c, B)
+    attention = c.num_hidden_layers * _attention_weights(c).matrices
+    weights = {"attention projections": Weights(matrices=attention),
+               "MLP": Weights(matrices=read.matrices - attention, experts=read.experts, router=read.router),
+               "norms and biases": Weights(vectors=read.vectors),
+               "LM head": Weights(vocabulary=read.vocabulary)}
+    a = activation_bytes_per_token(c, "decode", activation_precision)
+    lookup = next(k for k in outer_kernels(c, "decode") if k.name == "embedding lookup")
+    row = lookup.numbers * bytes_per_element(activation_precision, "activation_precision")
+    parts = {"embedding rows": B * row,
+             **{name: weights_bytes(w, weight_precision) for name, w in weights.items()},
+             "KV cache": B * kv_bytes_per_token(c, kv_precision) * kept,
+             "other activations": B * (a - row)}
+    return {name: parts[name] for name in STEP_PARTS}
+
+
 @dataclass(frozen=True)
 class PrefillPoint:
     """A prefill of S prompt tokens in one pass: its FLOPs, its bytes by kind, and its ideal time."""
@@ -442,6 +481,68 @@ def prefill_point(c: Config, peak_flop_per_s: float, bandwidth_bytes_per_s: floa
     t = time_to_first_token_s(c, S, peak_flop_per_s, bandwidth_bytes_per_s, w, k, a)
     wall = COMPUTE_BOUND if flops / peak_flop_per_s >= (w + S * (k + a)) / bandwidth_bytes_per_s else MEMORY_BOUND
     return PrefillPoint(S, flops, prefill_attention_flops(c, S), w, S * k, S * a, t, wall)
+
+
+@dataclass(frozen=True)
+class RequestTimeline:
+    """One request alone on the device: its prefill, then its decode steps one after another."""
+
+    prompt_tokens: float
+    prefill_s: float                    # the one-pass prefill; its last position gives token 1
+    decode_steps_s: tuple[float, ...]   # step j (j = 1 .. n - 1) gives token j + 1
+
+    @property
+    def output_tokens(self) -> int:
+        return len(self.decode_steps_s) + 1
+
+    @property
+    def time_to_first_token_s(self) -> float:
+        return self.prefill_s
+
+    @property
+    def end_to_end_s(self) -> float:
+        return self.prefill_s + sum(self.decode_steps_s)
+
+    @property
+    def time_per_output_token_s(self) -> float:
+        """TPOT = (end-to-end - TTFT) / (n - 1), the mean decode step."""
+        return (self.end_to_end_s - self.time_to_first_token_s) / len(self.decode_steps_s)
+
+    @property
+    def token_times_s(self) -> tuple[float, ...]:
+        """When each of the n output tokens appears, counted from the request's arrival."""
+        times, t = [self.prefill_s], self.prefill_s
+        for step in self.decode_steps_s:
+            t += step
+            times.append(t)
+        return tuple(times)
+
+
+def request_timeline(c: Config, peak_flop_per_s: float, bandwidth_bytes_per_s: float, prompt_tokens: float,
+                     output_tokens: int, weight_precision: str = "BF16", kv_precision: str = "BF16",
+                     activation_precision: str = "BF16") -> RequestTimeline:
+    """One request of S prompt tokens and n output tokens, alone on the device (batch 1, no
+    queueing, no network, no host time): the prefill (``prefill_point``), whose last position
+    gives the first token, then n - 1 decode steps (``decode_point`` at batch 1), step j reading
+    the cache of L_j = S + j - 1 tokens:
+
+        TTFT = max(prefill FLOPs / P, (W + S x (K + A)) / BW),
+        step j = max(F(L_j) / P, (W + K x L_j + A) / BW),
+        TPOT = (step 1 + ... + step n-1) / (n - 1) = (end-to-end - TTFT) / (n - 1).
+
+    Each step reads one token of cache more than the one before, K / BW seconds more while memory
+    binds. ``output_tokens`` must be at least 2 (TPOT needs a decode step), and the request must
+    fit the model's positions (``max_position_embeddings``) where the config gives them."""
+    S = positive("prompt_tokens", prompt_tokens)
+    n = whole("output_tokens", output_tokens, 2)
+    if c.max_position_embeddings is not None and S + n - 1 > c.max_position_embeddings:
+        raise ValueError(f"output_tokens ({n}) after {S:g} prompt tokens go beyond the model's "
+                         f"{c.max_position_embeddings:,} positions")
+    prefill = prefill_point(c, peak_flop_per_s, bandwidth_bytes_per_s, S, weight_precision, kv_precision,
+                            activation_precision)
+    steps = tuple(1.0 / decode_point(c, peak_flop_per_s, bandwidth_bytes_per_s, 1, S + j - 1, weight_precision,
+                                     kv_precision, activation_precision).ceiling for j in range(1, n))
+    return RequestTimeline(S, prefill.time_s, steps)
 
 
 def _first_crossing(below, lo: float = 1.0, hi: float = 1e9) -> float:

@@ -1,13 +1,17 @@
-"""The prefill figure: on the left, the prefill point walking along the roofline as the prompt
-grows; on the right, the time to first token against prompt length, split into its math,
+"""The prefill figures. The first: above, the prefill point walking along the roofline as the
+prompt grows; below, the time to first token against prompt length, split into its math,
 attention and memory parts, with the crossover prompt length and the length at which attention
-takes a tenth of the math."""
+takes a tenth of the math. The second: one request along a time axis, the prefill of its prompt as
+one block and then its decode steps one after another, with the time to first token and the time
+per output token marked."""
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import cache
 
-from inferlimits.arithmetic.generation import prefill_crossover_tokens, prefill_point, prompt_tokens_at_attention_share
+from inferlimits.arithmetic.generation import (prefill_crossover_tokens, prefill_point, prompt_tokens_at_attention_share,
+                                               request_timeline)
 from inferlimits.data.hardware import accelerator
 from inferlimits.figures.interactive import Control, panel as _panel
 from inferlimits.arithmetic.kvcache import fit
@@ -139,3 +143,101 @@ def panel(names: Sequence[str], accelerator_name: str, model_names: Sequence[str
     values = dict(names=list(names), accelerator_name=accelerator_name, model_name=model_name,
                   weight_precision=weight_precision, prompt_tokens=prompt_tokens)
     return _panel(spec, values, controls, div_id, static_dropdown="accelerator_name", static_slider="prompt_tokens")
+
+
+# ---- one request along a time axis ------------------------------------------------------------
+
+TIMELINE_PROMPTS = tuple(2 ** k for k in range(7, 15))   # 128 .. 16,384 tokens: the timeline's slider
+OUTPUT_TOKENS = 32                                        # the answer the timeline draws: 31 decode steps
+TIME_STEP_MS = 50                                         # the time axis ends on a multiple of this
+DIGITS = 3                                                # the drawn times, in ms, to a µs
+_ROW = 1.6                                                # the blocks' height on the hidden y axis
+_TTFT_Y, _TICKS_Y, _TPOT_Y = 1, -1, -2                    # where the marks sit, above and below the blocks
+
+
+def _request(accelerator_name: str, model_name: str, weight_precision: str, prompt_length: float,
+             output_tokens: int):
+    """The request's timeline, or None where it does not fit: beyond the model's context, or the
+    weights and the request's cache beyond the usable memory."""
+    a, m = accelerator(accelerator_name), model(model_name)
+    tokens = prompt_length + output_tokens - 1
+    if tokens > m.context_length or not fit(a.capacity_bytes, weight_bytes(m.config, weight_precision),
+                                            kv_bytes_per_token(m.config), 1, tokens).fits:
+        return None
+    return request_timeline(m.config, a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s, prompt_length,
+                            output_tokens, weight_precision)
+
+
+@cache
+def timeline_range_ms(names: tuple[str, ...], model_name: str, output_tokens: int = OUTPUT_TOKENS) -> float:
+    """The time axis's end, the same for every control value: the slowest request the figure can
+    show (its longest prompt, on any of its accelerators, with any weight precision), rounded up."""
+    ends = [r.end_to_end_s for n in names for p in PRECISIONS
+            if (r := _request(n, model_name, p, max(TIMELINE_PROMPTS), output_tokens)) is not None]
+    return TIME_STEP_MS * math.ceil(max(ends, default=TIME_STEP_MS / 1e3) * 1e3 / TIME_STEP_MS)
+
+
+def timeline_spec(names: Sequence[str], accelerator_name: str, model_name: str, weight_precision: str,
+                  prompt_length: float, output_tokens: int = OUTPUT_TOKENS) -> dict:
+    """One request along a time axis (``generation.request_timeline``): the prefill of its prompt
+    as one block, then its decode steps end to end, one thin block each, with the time to first
+    token (TTFT) and the time per output token (TPOT) marked. Times in ms; the axis is the same
+    for every control value (``timeline_range_ms``)."""
+    end = timeline_range_ms(tuple(names), model_name, output_tokens)
+    r = _request(accelerator_name, model_name, weight_precision, prompt_length, output_tokens)
+    steps = output_tokens - 1
+    prefill_x, step_x, ticks = [], [], []
+    ttft_x, ttft_text, tpot_x, tpot_text = [0.0], ["does not fit in memory"], [], []
+    if r is not None:
+        ttft, tpot = r.time_to_first_token_s * 1e3, r.time_per_output_token_s * 1e3
+        prefill_x = [round(ttft, DIGITS)]
+        step_x = [round(t * 1e3, DIGITS) for t in r.decode_steps_s]
+        ticks = [round(t * 1e3, DIGITS) for t in r.token_times_s]
+        ttft_x, ttft_text = [0.0, ttft], [f"time to first token {_seconds(r.time_to_first_token_s)}", ""]
+        label = f"time per output token {tpot:,.2f} ms"
+        # the label runs right from the decode steps' start, or left from their end, whichever
+        # keeps it inside the axis
+        tpot_x, tpot_text = [ttft, ticks[-1]], ([label, ""] if ttft < end / 2 else ["", label])
+    bar = dict(type="bar", orientation="h", width=_ROW, marker_line=dict(color="white", width=0.5))
+    data = [
+        dict(bar, x=prefill_x, y=[0] * len(prefill_x), marker_color=ACCENT, name="prefill, the prompt in one pass",
+             hovertemplate="prefill: %{x:,.1f} ms<extra></extra>"),
+        dict(bar, x=step_x, y=[0] * len(step_x),
+             marker_color=[INK if j % 2 else PALETTE[6] for j in range(1, output_tokens)],
+             name=f"{steps} decode steps, a token each",
+             hovertemplate="decode step: %{x:.3f} ms<extra></extra>"),
+        dict(type="scatter", x=ticks, y=[_TICKS_Y] * len(ticks),
+             mode="markers", marker=dict(symbol="line-ns-open", size=9, color=INK, line=dict(width=1.5, color=INK)),
+             hovertemplate="a token appears at %{x:,.1f} ms<extra></extra>",
+             name="a new token appears"),
+        dict(type="scatter", x=ttft_x, y=[_TTFT_Y] * len(ttft_x), mode="lines+markers+text", text=ttft_text,
+             textposition=["top right", "top left"], cliponaxis=False, hoverinfo="skip",
+             marker=dict(symbol="line-ns-open", size=12, color=ACCENT, line=dict(width=2, color=ACCENT)),
+             line=dict(color=ACCENT, width=2), name="time to first token (TTFT)", showlegend=False),
+        dict(type="scatter", x=tpot_x, y=[_TPOT_Y] * len(tpot_x), mode="lines+markers+text", text=tpot_text,
+             textposition=["bottom right", "bottom left"], cliponaxis=False, hoverinfo="skip",
+             marker=dict(symbol="line-ns-open", size=12, color=INK, line=dict(width=2, color=INK)),
+             line=dict(color=INK, width=2), name="time per output token (TPOT)", showlegend=False),
+    ]
+    layout = base_layout(f"One request to {model_name} on the {accelerator_name}",
+                         "time since the request arrived (ms)", "", x_range=(0.0, end),
+                         y_range=(_TPOT_Y - 0.9, _TTFT_Y + 0.9), legend=True)
+    layout.update(height=380, barmode="stack", margin=dict(l=30, r=30, t=80, b=60),
+                  legend=dict(orientation="h", x=0.0, y=-0.3, xanchor="left", yanchor="top",
+                              traceorder="normal"))
+    layout["yaxis"].update(visible=False)
+    layout["xaxis"].update(zeroline=False)
+    return {"data": data, "layout": layout}
+
+
+def timeline_panel(names: Sequence[str], accelerator_name: str, model_name: str, weight_precision: str = "BF16",
+                   prompt_length: float = 2048, div_id: str = "fig-request-timeline"):
+    """Accelerator dropdown and prompt-length slider (and, with a kernel, a weight-precision
+    dropdown) over one request's timeline."""
+    controls = [Control("accelerator_name", "accelerator", list(names)),
+                Control("weight_precision", "weight precision", PRECISIONS),
+                Control("prompt_length", "prompt tokens", TIMELINE_PROMPTS, kind="slider")]
+    values = dict(names=list(names), accelerator_name=accelerator_name, model_name=model_name,
+                  weight_precision=weight_precision, prompt_length=prompt_length)
+    return _panel(timeline_spec, values, controls, div_id, static_dropdown="accelerator_name",
+                  static_slider="prompt_length")
