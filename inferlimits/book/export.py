@@ -112,10 +112,12 @@ _MEASURED = ("Measured when chapter 12 was last executed; drawn from the figure 
 
 #: name -> slide; every chapter has at least one (a test checks).
 SLIDES: dict[str, Slide] = {
+    "primer_decoder": Slide("primer", "fig-primer-decoder"),
     "01_roofline": Slide("01_two_speeds", "fig-roofline"),
     "a1_balance_by_year": Slide("a1_accelerators", "fig-balance-by-year"),
     "02_decode_ceiling": Slide("02_decode", "fig-decode-ceiling"),
     "03_prefill": Slide("03_prefill", "fig-prefill"),
+    "03_request_timeline": Slide("03_prefill", "fig-request-timeline"),
     "04_batch_throughput": Slide("04_batching", "fig-batch-throughput"),
     "05_kv_memory": Slide("05_kv_cache", "fig-kv-memory"),
     "06_third_wall": Slide("06_overhead", "fig-third-wall"),
