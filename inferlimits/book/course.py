@@ -77,7 +77,11 @@ def chapter_path(stem: str, root: Path = ROOT) -> Path:
 
 
 def _refs(exs: list[Exercise]) -> str:
-    return ", ".join(f"{{numref}}`{e.label}`" for e in exs) or "none"
+    """References to ``exs``; those of an unnumbered page (the primer) are named for it, since
+    Sphinx numbers them 1, 2, ... without a chapter number."""
+    def ref(e: Exercise) -> str:
+        return f"{{numref}}`{e.label}`" if e.chapter[:2].isdigit() else f"{{numref}}`{e.chapter.capitalize()} %s <{e.label}>`"
+    return ", ".join(map(ref, exs)) or "none"
 
 
 def plan_markdown(sessions: tuple[Session, ...] = SESSIONS, root: Path = ROOT) -> str:

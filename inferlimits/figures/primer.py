@@ -183,7 +183,7 @@ def diagram_spec(model_name: str) -> dict:
                    textposition="bottom left", textfont=dict(size=12, color="#566573"), hoverinfo="skip")
     ends = dict(type="scatter", mode="text", name="ends", x=[47, 47], y=[119, -5],
                 text=[f"a token: one of {c.vocab_size:,} vocabulary entries",
-                      f"sample the next token · {_n(param_count(c))} weights stored, "
+                      f"sample the next token<br>{_n(param_count(c))} weights stored, "
                       f"{_n(multiplied_params_per_token(c))} multiplied per token"],
                 textposition="middle right", textfont=dict(size=12, color="#566573"), hoverinfo="skip")
     shapes = [dict(type="rect", x0=x0, y0=y0, x1=x1, y1=y1, line=dict(color=FAINT, width=1, dash="dash"),
@@ -192,8 +192,6 @@ def diagram_spec(model_name: str) -> dict:
                     fillcolor=translucent(col, 0.12), layer="below") for a, b, d, e, col in BOXES.values()]
     arrows = [dict(x=tx, y=ty, ax=fx, ay=fy, xref="x", yref="y", axref="x", ayref="y", text="", showarrow=True,
                    arrowhead=2, arrowsize=1, arrowwidth=1.5, arrowcolor="#566573") for fx, fy, tx, ty in ARROWS]
-    arrows.append(dict(x=84, y=85, xref="x", yref="y", text="K, V", showarrow=False, font=dict(size=11, color="#566573"),
-                       xanchor="center", yanchor="bottom"))
     arrows += [dict(x=67, y=y, xref="x", yref="y", text="+ added to the vector (residual)", showarrow=False,
                     font=dict(size=11, color="#566573"), xanchor="left") for y in (62.5, 26.5)]
     hidden = dict(visible=False, range=None, fixedrange=True)
