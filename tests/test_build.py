@@ -185,3 +185,19 @@ def test_purging_keeps_what_can_match_and_drops_the_rest():
     assert out == ("/*! licence */.a{x:1}.b,.c .d{x:2}.e:not(.z){x:3}@media (min-width:1px){.a{y:1}}"
                    "@font-face{font-family:F}@keyframes k{from{o:0}to{o:1}}p{m:0}")
     assert purgecss.purge('.q{content:"}"}.a{x:1}', {"a"}) == ".a{x:1}"
+
+
+def test_the_icon_font_holds_the_icons_extension_stylesheets_draw():
+    """sphinx-exercise's stylesheet puts a pencil before each exercise by its character alone."""
+    from fontTools.ttLib import TTFont
+
+    drawn = icons.extension_icons(p.read_text(encoding="utf-8") for p in (HTML / "_static").glob("*.css"))
+    assert 0xF303 in drawn
+    font = set(TTFont(HTML / icons.FONTS / "fa-solid-900.woff2").getBestCmap())
+    assert drawn <= font, sorted(hex(c) for c in drawn - font)
+
+
+@pytest.mark.parametrize("page", toc_pages(), ids=lambda p: p.stem)
+def test_no_id_is_given_twice_on_a_page(page):
+    ids = re.findall(r'\sid="([^"]+)"', _page(page).read_text(encoding="utf-8"))
+    assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})

@@ -41,6 +41,16 @@ def codepoints(css: str, names: set[str]) -> set[int]:
     return chars
 
 
+#: ``content: "\\f303"``: an icon an extension's stylesheet draws by its character (sphinx-exercise's pencil)
+_ICON_CONTENT = re.compile(r'content:\s*"(\\[eEfF][0-9a-fA-F]{3})"')
+
+
+def extension_icons(stylesheets: Iterable[str]) -> set[int]:
+    """The icon characters (Unicode's private use area, where Font Awesome puts its glyphs) that
+    other stylesheets draw directly, without an ``fa-*`` class."""
+    return {_char(v) for css in stylesheets for v in _ICON_CONTENT.findall(css)}
+
+
 def purge_rules(css: str, names: set[str]) -> str:
     """``css`` without the rules of icons no page uses."""
     return ICON_RULE.sub(lambda m: m.group(0) if names & set(_NAME.findall(m.group(1))) else "", css)
@@ -65,7 +75,7 @@ def subset_site(outdir: Path) -> set[int]:
     css_path = outdir / THEME_CSS
     css = css_path.read_text(encoding="utf-8")
     names = used_icons(p.read_text(encoding="utf-8") for p in outdir.rglob("*.html"))
-    chars = codepoints(css, names)
+    chars = codepoints(css, names) | extension_icons(p.read_text(encoding="utf-8") for p in (outdir / "_static").glob("*.css"))
     css_path.write_text(purge_rules(css, names), encoding="utf-8")
     for font in sorted((outdir / FONTS).glob("*")):
         if font.suffix in (".woff2", ".ttf"):

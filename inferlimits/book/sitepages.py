@@ -42,7 +42,10 @@ _DESIGN_USED = re.compile(r'class="(?:[^"]* )?sd-')
 BODY_FIXES = (('<summary aria-label="Toggle hidden content">', "<summary>"),   # myst-nb
               # docutils: a citation in a role="list" must be a list item for assistive technology
               ('class="citation" id="', 'role="listitem" class="citation" id="'),
-              ('" role="doc-biblioentry">', '">'))
+              ('" role="doc-biblioentry">', '">'),
+              # sphinx-exercise gives every exercise's and solution's body the same id
+              ('<section id="exercise-content">', '<section class="exercise-content">'),
+              ('<section id="solution-content">', '<section class="solution-content">'))
 
 
 def _json(value) -> str:
