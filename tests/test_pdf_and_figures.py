@@ -2,18 +2,21 @@
 (deterministic, and committed up to date)."""
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import re
 import shutil
 import struct
+import unicodedata
 from pathlib import Path
 
 import pytest
+import yaml
 from browsers import needs_chromium
 
-from inferlimits.book import export
-from inferlimits.book import toc_pages
+from inferlimits.book import ROOT, export, pdf, toc_pages
+from inferlimits.book.serve import serve
 
 
 @needs_chromium
@@ -105,18 +108,281 @@ def test_a_figure_missing_from_the_outputs_is_an_error_not_a_guess(tmp_path):
         export.committed_figure(nb, "fig-machine-roofline")
 
 
-@pytest.mark.skipif(not (shutil.which("chromium") or Path("/usr/bin/chromium").exists()),
-                    reason="Debian chromium is not installed (make test installs it)")
-def test_the_whole_book_prints_to_one_pdf(tmp_path):
+# ---- the printed book (inferlimits.book.pdf): printed once, read by every test below ------------
+
+SITE = ROOT / "_build" / "html"
+PT_PER_MM = 72 / 25.4
+
+
+def _norm(text: str) -> str:
+    """Text as the pages and the PDF show it, for comparing: ligatures split (the PDF's "ﬁ"),
+    quotes straightened, spaces collapsed."""
+    text = unicodedata.normalize("NFKC", text).translate(str.maketrans("’‘“”", "''\"\""))
+    return " ".join(text.split())
+
+
+def _site() -> Path:
+    if not (SITE / "index.html").exists():
+        pytest.fail(f"{SITE} is not built: run `make book` (make test does it first)")
+    return SITE
+
+
+def _h1(page: Path) -> str:
+    """A page's title as its article heads it, without the chapter number."""
+    built = _site() / page.relative_to(ROOT).with_suffix(".html")
+    found = re.search(r'<h1>(?:<span class="section-number">[^<]*</span>)?((?:(?!</h1>).)*?)<a class="headerlink"',
+                      built.read_text(encoding="utf-8"), re.S)
+    assert found, f"{built}: no heading"
+    return _norm(html.unescape(re.sub(r"<[^>]+>", "", found.group(1))))
+
+
+def _sections(page: Path) -> set[str]:
+    """A page's section headings as its article writes them, numbers included."""
+    built = _site() / page.relative_to(ROOT).with_suffix(".html")
+    found = re.findall(r'<h([2-6])>((?:(?!</h\1>).)*?)<a class="headerlink"', built.read_text(encoding="utf-8"), re.S)
+    return {_norm(html.unescape(re.sub(r"<[^>]+>", "", text))) for _, text in found}
+
+
+def _numbered_toc() -> list[tuple[Path, str | None, int | None]]:
+    """Every page of _toc.yml: its file, its part's caption, and its chapter number where its part
+    is numbered (counted here from _toc.yml, independently of the site's numbering)."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    pages = iter(toc_pages())
+    out = [(next(pages), None, None)]
+    n = 0
+    for part in toc.get("parts", []):
+        for _ in part.get("chapters", []):
+            n += 1 if part.get("numbered") else 0
+            out.append((next(pages), part.get("caption"), n if part.get("numbered") else None))
+    return out
+
+
+def _expected_title(page: Path, number: int | None) -> str:
+    return f"{number}. {_h1(page)}" if number is not None else _h1(page)
+
+
+@dataclasses.dataclass
+class PrintedBook:
+    path: Path
+    texts: list[str]                   # each page's text
+    footers: list[tuple[str, str]]     # each page's footer: its left half, its right half
+    outline: list                      # [(title, page index, children)]
+    metadata: dict
+
+    def text(self) -> str:
+        return _norm(" ".join(self.texts))
+
+
+def _read_pdf(path: Path) -> PrintedBook:
     from pypdf import PdfReader
 
-    from inferlimits.book.pdf import build_pdf
+    reader = PdfReader(path)
+    bottom = pdf.MARGIN_MM["bottom"] * PT_PER_MM
+    texts, footers = [], []
+    for page in reader.pages:
+        mid = float(page.mediabox.width) / 2
+        left, right = [], []
 
-    pdf = PdfReader(build_pdf(tmp_path / "book.pdf"))
+        def visit(text, cm, tm, font, size, left=left, right=right, mid=mid):
+            if not text.strip():
+                return
+            x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
+            y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
+            if y < bottom:
+                (left if x < mid else right).append(text)
+
+        texts.append(page.extract_text(visitor_text=visit))
+        footers.append((_norm(" ".join(left)), _norm(" ".join(right))))
+
+    def walk(items) -> list:
+        out = []
+        for item in items:
+            if isinstance(item, list):
+                out[-1][2].extend(walk(item))
+            else:
+                out.append((_norm(item.title), reader.get_destination_page_number(item), []))
+        return out
+
+    return PrintedBook(path, texts, footers, walk(reader.outline), dict(reader.metadata or {}))
+
+
+@pytest.fixture(scope="module")
+def book(tmp_path_factory) -> PrintedBook:
+    """The whole book, printed once by ``build_pdf`` into a folder of the tests' own."""
+    out = pdf.build_pdf(html=_site(), out=tmp_path_factory.mktemp("pdf") / "book.pdf")
+    return _read_pdf(out)
+
+
+#: run in each page opened as it prints: what lies right of the printed width, how many figures,
+#: tables and code blocks were measured, which controls can be seen, and the text of the check
+#: cells (hidden on screen) and of everything else
+_MEASURE = """(width) => {
+  const seen = (el) => { const r = el.getBoundingClientRect();
+                         return r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== "hidden"; };
+  const name = (el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "")
+    + [...el.classList].slice(0, 3).map((c) => "." + c).join("");
+  const over = [];
+  for (const el of document.body.querySelectorAll("*")) {
+    if (!seen(el)) continue;
+    const r = el.getBoundingClientRect();
+    if (r.right <= 0) continue;        // parked off the page on purpose (plotly's text measurer)
+    if (el.closest(".draglayer")) continue;   // plotly's transparent drag handles, never painted
+    if (r.right > width + 0.5) over.push(el);
+  }
+  // the innermost of them, named with their text: what a reader would see cut off
+  const wide = over.filter((el) => !over.some((o) => o !== el && el.contains(o)))
+    .map((el) => `${name(el)} "${el.textContent.trim().slice(0, 60)}" reaches ${Math.round(el.getBoundingClientRect().right)} px`);
+  const count = (sel) => [...document.querySelectorAll(sel)].filter(seen).length;
+  const controls = [...document.querySelectorAll(
+      ".updatemenu-container, .slider-container, .modebar-container, .il-controls, details.il-data, "
+      + "select, input, button, summary")].filter(seen).map(name);
+  const checks = [], summaries = [];
+  for (const cell of document.querySelectorAll(".cell.tag_hide-cell")) {
+    for (const p of cell.querySelectorAll("summary .collapsed")) summaries.push(p.textContent.trim());
+    for (const pre of cell.querySelectorAll(".cell_output pre"))
+      checks.push(...pre.textContent.split("\\n").filter((ln) => ln.trim().startsWith("\\u2713")));
+  }
+  const specs = [...document.querySelectorAll("script.il-figure-data")].map((s) => JSON.parse(s.textContent).layout);
+  for (const el of document.querySelectorAll(".cell.tag_hide-cell, .il-controls, .updatemenu-container, "
+                                             + ".slider-container, details.il-data")) el.remove();
+  const figureText = [...document.querySelectorAll("svg.main-svg")].map((s) => s.textContent).join(" ");
+  return {wide, controls, checks, summaries, specs, rest: document.body.innerText + " " + figureText,
+          measured: {figures: count(".plotly-graph-div"), tables: count("table"), pre: count("pre")}};
+}"""
+
+
+@pytest.fixture(scope="module")
+def layout(browser) -> dict[str, dict]:
+    """Every page of the site opened as the PDF prints it (print media at the printed width), and
+    measured: page title -> what ``_MEASURE`` found."""
+    found = {}
+    with serve(_site()) as base:
+        page = browser.new_page()
+        page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(base) else r.abort())
+        _, toc = pdf.site_contents(page, _site(), base)
+        for entry in toc:
+            pdf.open_for_print(page, entry.url)
+            found[entry.title] = page.evaluate(_MEASURE, pdf.content_width_px())
+        page.close()
+    return found
+
+
+@needs_chromium
+def test_the_whole_book_prints_to_one_pdf(book):
     pages = toc_pages()
-    assert len(pdf.pages) >= len(pages)
-    text = "\n".join(p.extract_text() for p in pdf.pages)
+    assert len(book.texts) >= len(pages)
+    text = book.text()
     for page in pages:
-        first = next(ln for ln in page.read_text(encoding="utf-8").splitlines() if '"# ' in ln or ln.startswith("# "))
-        title = first.split("# ", 1)[1].split('\\n')[0].strip().strip('",')
-        assert title.split(":")[0] in text, f"{page.name}: {title!r} not in the PDF"
+        assert _h1(page) in text, f"{page.name}: its title {_h1(page)!r} is not in the PDF"
+
+
+@needs_chromium
+def test_nothing_is_printed_wider_than_the_page(layout):
+    """Every element that prints (figures, tables, code and its output included) ends inside the
+    printed width, on every page."""
+    wide = {title: found["wide"][:5] for title, found in layout.items() if found["wide"]}
+    assert not wide, f"wider than the printed {pdf.content_width_px():.0f} px: {wide}"
+    measured = {kind: sum(found["measured"][kind] for found in layout.values()) for kind in ("figures", "tables", "pre")}
+    assert all(n > 0 for n in measured.values()), f"nothing of some kind was measured: {measured}"
+
+
+@needs_chromium
+def test_every_page_is_numbered_on_through_the_book(book):
+    """Each page's footer: the title of the page of the site it belongs to, and its number in the
+    whole book (not in its chapter)."""
+    starts = sorted((page, title) for title, page, _ in _page_entries(book))
+    for i, (left, right) in enumerate(book.footers):
+        assert right == str(i + 1), f"page {i + 1}: its footer says {right!r}"
+        title = [t for p, t in starts if p <= i][-1]
+        assert left and title.startswith(left.removesuffix(_norm("\u2026"))), f"page {i + 1}: footer {left!r} in {title!r}"
+
+
+def _page_entries(book: PrintedBook) -> list[tuple[str, int, list]]:
+    """The outline's entries for the pages of the table of contents: the front page, then the
+    pages under their parts."""
+    captions = {caption for _, caption, _ in _numbered_toc() if caption}
+    out = []
+    for entry in book.outline:
+        out += entry[2] if entry[0] in captions else [entry]
+    return out
+
+
+@needs_chromium
+def test_the_outline_has_every_page_with_its_number(book):
+    """One bookmark for each page of the table of contents, in its order and under its part, with
+    the number Sphinx gives its chapter (counted here from _toc.yml), pointing at the page that
+    prints its numbered title; a numbered chapter's sections hang below it, numbered too."""
+    toc = _numbered_toc()
+    entries = _page_entries(book)
+    assert [title for title, _, _ in entries] == [_expected_title(p, n) for p, _, n in toc]
+    parts = [caption for _, caption, _ in toc if caption]
+    assert [t for t, _, _ in book.outline if t in parts] == list(dict.fromkeys(parts))
+    assert [p for _, p, _ in entries] == sorted(p for _, p, _ in entries)
+    for (page, _, number), (title, at, sections) in zip(toc, entries):
+        assert title in _norm(book.texts[at]), f"{page.name}: page {at + 1} does not print {title!r}"
+        if number is not None:
+            assert sections, f"{page.name}: no bookmarks for its sections"
+            assert all(t.startswith(f"{number}.") for t, _, _ in sections), (page.name, sections[:3])
+            wrong = [t for t, _, _ in sections if t not in _sections(page)]
+            assert not wrong, f"{page.name}: bookmarks that are none of its headings: {wrong}"
+    assert sum(n is not None for _, _, n in toc) >= 9
+
+
+@needs_chromium
+def test_the_pdf_has_the_books_title_and_author(book):
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    assert book.metadata.get("/Title") == config["title"]
+    assert book.metadata.get("/Author") == config["author"]
+
+
+@needs_chromium
+def test_the_check_cells_are_not_printed(book, layout):
+    """The cells that state how each number is computed are collapsed on screen and left out of
+    print: neither their "Show how these numbers are computed" nor their ✓ lines are in the PDF."""
+    summaries = {s for found in layout.values() for s in found["summaries"]}
+    assert "Show how these numbers are computed" in summaries
+    lines = {ln for text in book.texts for ln in (_norm(x) for x in text.splitlines())}
+    assert not summaries & lines, summaries & lines
+    checks = {_norm(c) for found in layout.values() for c in found["checks"]}
+    assert len(checks) > 20, "the site's check cells print no ✓ lines: is the hide-cell tag still used?"
+    shown = _norm(" ".join(found["rest"] for found in layout.values()))
+    text = book.text()
+    printed = [c for c in checks if c[:60] not in shown and c[:60] in text]
+    assert not printed, f"check lines in the PDF: {printed[:5]}"
+
+
+def _control_labels(spec: dict) -> set[str]:
+    """What a figure's controls show: plotly's slider label ("batch: 8") and the site's controls
+    (their name beside the chosen value)."""
+    out = set()
+    for menu in spec.get("updatemenus", []):
+        out.add(f"{menu.get('name', '')} {menu['buttons'][menu.get('active', 0)]['label']}")
+    for slider in spec.get("sliders", []):
+        step = slider["steps"][slider.get("active", 0)]["label"]
+        prefix = (slider.get("currentvalue") or {}).get("prefix", "")
+        out |= {f"{prefix}{step}", f"{slider.get('name') or prefix.rstrip(': ')} {step}"}
+    return {_norm(html.unescape(re.sub(r"<[^>]+>", "", s))) for s in out}
+
+
+@needs_chromium
+def test_no_control_is_printed(book, layout):
+    """Plotly's own controls (dropdowns, sliders, mode bar), the site's HTML controls and the
+    figures' data tables do nothing on paper: none shows in print, and the PDF holds none of
+    their labels."""
+    shown = {title: found["controls"] for title, found in layout.items() if found["controls"]}
+    assert not shown, f"controls in print: {shown}"
+    starts = sorted((page, title) for title, page, _ in _page_entries(book))
+    ends = [p for p, _ in starts[1:]] + [len(book.texts)]
+    labels = 0
+    for (first, title), end in zip(starts, ends):
+        found = layout[title] if title in layout else next(f for t, f in layout.items() if _norm(t) == title)
+        text = _norm(" ".join(book.texts[first:end]))
+        rest = _norm(found["rest"])
+        for spec in found["specs"]:
+            for label in _control_labels(spec) - {""}:
+                if label in rest:
+                    continue      # the text or the figure itself says it too
+                labels += 1
+                assert label not in text, f"{title}: the control label {label!r} is printed"
+    assert labels > 10, labels
+    assert "Data of this figure" not in book.text()

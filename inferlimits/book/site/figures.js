@@ -433,5 +433,29 @@
     }
   });
 
+  // On paper a figure is at most as wide as the printed text. A browser's print lays the page out
+  // anew for the paper, but plotly's drawing keeps the width it was drawn at: before printing, a
+  // figure wider than PRINT_WIDTH is drawn again at that width (A4 and US Letter are wider, with
+  // the browsers' default margins), and after printing as before. (The book's PDF,
+  // inferlimits/book/pdf.py, opens each page in print media at the printed width: its figures are
+  // drawn for the paper from the start.)
+  const PRINT_WIDTH = 680;  // px
+  window.addEventListener("beforeprint", () => {
+    for (const fig of figures) {
+      const box = fig.gd.parentElement;
+      if (fig.gd.dataset.ready !== "true" || box.clientWidth <= PRINT_WIDTH) continue;
+      fig.printing = true;
+      box.style.width = `${PRINT_WIDTH}px`;
+      Plotly.relayout(fig.gd, { width: PRINT_WIDTH });   // drawn at once, before the page is laid out
+    }
+  });
+  window.addEventListener("afterprint", () => {
+    for (const fig of figures.filter((f) => f.printing)) {
+      fig.printing = false;
+      fig.gd.parentElement.style.width = "100%";
+      draw(fig);
+    }
+  });
+
   document.querySelectorAll("script.il-figure-data").forEach(setup);
 })();
