@@ -14,8 +14,8 @@ from pathlib import Path
 
 from inferlimits.book import EXERCISE_KINDS, EXERCISE_LEVELS, ROOT
 
-#: an exercise's opening lines: the directive with its title, then its label
-_DIRECTIVE = re.compile(r"^```\{exercise\} (.*)\n:label: (\S+)\n", re.M)
+#: an exercise: the directive with its title, its label, then its text up to the closing fence
+_DIRECTIVE = re.compile(r"^```\{exercise\} ([^\n]*)\n:label: (\S+)\n(.*?)^```", re.M | re.S)
 #: a title: its kind (with an optional subject after a colon), a middle dot, its level
 TITLE = re.compile(rf"^({'|'.join(EXERCISE_KINDS)})(?:: ([^·]+))? · ({'|'.join(EXERCISE_LEVELS)})$")
 
@@ -27,6 +27,7 @@ class Exercise:
     title: str          # as the directive writes it
     kind: str | None    # None where the title does not follow the form
     level: str | None
+    text: str = ""      # what the exercise asks, as the chapter writes it
 
 
 def exercises(path: Path) -> list[Exercise]:
@@ -34,9 +35,9 @@ def exercises(path: Path) -> list[Exercise]:
     cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
     md = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
     out = []
-    for title, label in _DIRECTIVE.findall(md):
+    for title, label, text in _DIRECTIVE.findall(md):
         m = TITLE.match(title)
-        out.append(Exercise(Path(path).stem, label, title, m and m.group(1), m and m.group(3)))
+        out.append(Exercise(Path(path).stem, label, title, m and m.group(1), m and m.group(3), text.strip()))
     return out
 
 
@@ -47,25 +48,64 @@ def in_class(ex: Exercise) -> bool:
     return ex.kind == "explore" or ex.level == "basic"
 
 
+#: the words an exercise uses for a part that only a running notebook can do: a control the hosted
+#: page's figure does not carry, or a measurement of the reader's own machine
+LIVE = "live Jupyter kernel"
+
+
+def needs_kernel(ex: Exercise) -> bool:
+    """Whether some part of the exercise needs the notebook running (Jupyter, Binder): the
+    exercise says so in its own text, in the words ``LIVE``. The hosted book and the student
+    edition (which has no Binder buttons) can answer the rest."""
+    return LIVE in ex.text
+
+
 @dataclass(frozen=True)
 class Session:
     topic: str
     chapters: tuple[str, ...]   # notebook stems
     lab: str = ""               # what students run themselves, if anything
+    notes: str = ""             # for the instructor: what to stress, what to prepare
 
 
 #: the plan: one session a week, about two hours each
 SESSIONS = (
-    Session("Two speeds and the roofline", ("primer", "01_two_speeds")),
-    Session("Decode and prefill", ("02_decode", "03_prefill")),
-    Session("Batching and the KV cache", ("04_batching", "05_kv_cache")),
+    Session("Two speeds and the roofline", ("primer", "01_two_speeds"),
+            notes="Start from the primer's diagram and its table of configuration fields, so that \"the weights a "
+                  "token multiplies\" is a list of matrices before it is a number. Then the roofline: have the "
+                  "room compute one chip's balance point from its datasheet, with the dense rate, before the "
+                  "figure shows it."),
+    Session("Decode", ("02_decode",),
+            notes="The chapter's one idea is that a decode step reads every weight for one token: work the "
+                  "running example's ceiling on the board before the figures. Keep the two weight counts apart: "
+                  "what memory must hold (for the fit, checked first) and what a step reads (for the speed)."),
+    Session("Prefill and the request", ("03_prefill",),
+            notes="Prefill reads the same weights as decode and lands on the other side of the ridge. Let the "
+                  "room place a short and a long prompt on the roofline figure before computing the crossover, "
+                  "then spend time on the activation traffic, the chapter's least familiar quantity, and on why "
+                  "it pushes the crossover beyond the balance point. Close with the request timeline: the time "
+                  "to first token answers to math, the time per output token to bandwidth."),
+    Session("Batching and the KV cache", ("04_batching", "05_kv_cache"),
+            notes="Batching shares the weights' read among the conversations; the caches are what it cannot "
+                  "share. Ask how large a batch should be before showing the knee, and check the fit in memory "
+                  "before any rate."),
     Session("The third wall, measured", ("06_overhead", "12_measure"),
-            lab="run chapter 12 on a laptop and in Binder, and compare the two machines' roofs"),
-    Session("Low precision", ("07_low_precision",)),
-    Session("Mixtures of experts", ("08_moe",)),
+            lab="run chapter 12 on a laptop and in Binder, and compare the two machines' roofs",
+            notes="Chapter 12 measures the machine it runs on, so the hosted book's figures show the machine "
+                  "that built the book; students get their own machine's numbers only with the notebook running, "
+                  "which is the point of the lab."),
+    Session("Low precision", ("07_low_precision",),
+            notes="Keep the precision the weights are stored in apart from the precision the math runs in: "
+                  "weight-only formats help decode, and only narrower math helps a compute-bound step."),
+    Session("Mixtures of experts", ("08_moe",),
+            notes="An MoE step reads the experts its batch touches: few at a batch of one, nearly all of them "
+                  "once the batch is large, which is why its math binds only at a far larger batch than a dense "
+                  "model's. Read the figure's MoE curve against its dense twin's before the formula."),
     Session("Serving at scale", ("09_serving_at_scale",),
             lab="in Binder, find a set-up on chapter 9's frontier that meets a stated speed per user"),
-    Session("The index card and a worked example", ("10_index_card", "11_worked_example")),
+    Session("The index card and a worked example", ("10_index_card", "11_worked_example"),
+            notes="The worked example checks a published post claim by claim and makes a good final "
+                  "assignment: let students fill in the index card for it first."),
 )
 
 
@@ -80,13 +120,15 @@ def _refs(exs: list[Exercise]) -> str:
     """References to ``exs``; those of an unnumbered page (the primer) are named for it, since
     Sphinx numbers them 1, 2, ... without a chapter number."""
     def ref(e: Exercise) -> str:
-        return f"{{numref}}`{e.label}`" if e.chapter[:2].isdigit() else f"{{numref}}`{e.chapter.capitalize()} %s <{e.label}>`"
+        r = f"{{numref}}`{e.label}`" if e.chapter[:2].isdigit() else f"{{numref}}`{e.chapter.capitalize()} %s <{e.label}>`"
+        return r + " (live kernel)" if needs_kernel(e) else r
     return ", ".join(map(ref, exs)) or "none"
 
 
 def plan_markdown(sessions: tuple[Session, ...] = SESSIONS, root: Path = ROOT) -> str:
     """The course plan as a Markdown table: each session's chapters, its exercises for class and
-    for homework (as references, so that their numbers are Sphinx's), and its lab."""
+    for homework (as references, so that their numbers are Sphinx's; "(live kernel)" after one
+    that ``needs_kernel``), and its lab."""
     rows = ["| Session | Chapters | In class | Homework | Lab |", "|---|---|---|---|---|"]
     for i, s in enumerate(sessions, start=1):
         exs = [e for c in s.chapters for e in exercises(chapter_path(c, root))]
@@ -94,6 +136,11 @@ def plan_markdown(sessions: tuple[Session, ...] = SESSIONS, root: Path = ROOT) -
         rows.append(f"| {i}. {s.topic} | {chapters} | {_refs([e for e in exs if in_class(e)])} "
                     f"| {_refs([e for e in exs if not in_class(e)])} | {s.lab or '–'} |")
     return "\n".join(rows)
+
+
+def notes_markdown(sessions: tuple[Session, ...] = SESSIONS) -> str:
+    """The instructor's notes, one paragraph for each session that has them, numbered as the plan."""
+    return "\n\n".join(f"**{i}. {s.topic}.** {s.notes}" for i, s in enumerate(sessions, start=1) if s.notes)
 
 
 def kinds_markdown(paths: list[Path]) -> str:

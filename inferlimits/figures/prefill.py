@@ -219,8 +219,8 @@ def timeline_spec(names: Sequence[str], accelerator_name: str, model_name: str, 
              marker=dict(symbol="line-ns-open", size=12, color=INK, line=dict(width=2, color=INK)),
              line=dict(color=INK, width=2), name="time per output token (TPOT)", showlegend=False),
     ]
-    layout = base_layout(f"One request to {model_name} on the {accelerator_name}",
-                         "time since the request arrived (ms)", "", x_range=(0.0, end),
+    layout = base_layout(f"One request to {model_name} on the {accelerator_name}, alone: ideal times",
+                         "time since its prefill began (ms)", "", x_range=(0.0, end),
                          y_range=(_TPOT_Y - 0.9, _TTFT_Y + 0.9), legend=True)
     layout.update(height=380, barmode="stack", margin=dict(l=30, r=30, t=80, b=60),
                   legend=dict(orientation="h", x=0.0, y=-0.3, xanchor="left", yanchor="top",

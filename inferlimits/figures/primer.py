@@ -148,8 +148,9 @@ def _box_text(c: Config, precision: str = "BF16") -> dict[str, tuple[str, str]]:
         "q": matrix("q", "Q"), "k": matrix("k", "K"), "v": matrix("v", "V"),
         "attention": (f"<b>attention</b>: {c.num_attention_heads} query heads, {c.num_key_value_heads} key-value heads"
                       f" of {c.head_dim_qk}",
-                      "each query head scores the keys of every token so far, its own included, and sums their values; "
-                      "no weights of its own" + _extras(c)),
+                      "each query head scores its query against the keys of every token so far, its own included<br>"
+                      "(both first rotated by position, RoPE), and sums their values weighted by the softmax of the "
+                      "scores; no weights of its own" + _extras(c)),
         "o": matrix("o", "O"),
         "gate": matrix("gate", "gate"), "up": matrix("up", "up"),
         "silu": ("SiLU(gate) × up", "elementwise: no weights"),
@@ -269,6 +270,29 @@ def bytes_panel(model_names: Sequence[str] = MODELS, model_name: str = "Llama-3.
 
 
 # ---- the matrices as a table -----------------------------------------------------------------
+
+def config_table(model_name: str):
+    """The ``config.json`` fields that set every matrix shape of ``model_name``, with the values
+    the book's data holds (written as the file writes them, without thousands separators), the symbol the book writes for each and which shapes it sets. A config
+    without ``head_dim`` implies hidden_size / num_attention_heads; the table says so."""
+    from inferlimits.figures.tables import _table  # noqa: PLC0415
+
+    c = model(model_name).config
+    head_dim = str(c.head_dim) if c.head_dim else f"absent (hidden_size / num_attention_heads = {c.head_dim_qk})"
+    rows = [
+        ("hidden_size", str(c.hidden_size), "$h$",
+         "the vector between layers: the inputs of Q, K, V, gate and up, the outputs of O and down, "
+         "a row of the embedding table"),
+        ("num_attention_heads", str(c.num_attention_heads), "$n_q$", "query heads: Q has $n_q d$ outputs, O as many inputs"),
+        ("num_key_value_heads", str(c.num_key_value_heads), "$n_{kv}$", "key-value heads: K and V have $n_{kv} d$ outputs each"),
+        ("head_dim", head_dim, "$d$", "the numbers of one head, query, key or value"),
+        ("intermediate_size", str(c.intermediate_size), "$f$", "the MLP's inner width: the outputs of gate and up, the inputs of down"),
+        ("vocab_size", str(c.vocab_size), "$V$", "the rows of the embedding table, the outputs of the LM head"),
+        ("num_hidden_layers", str(c.num_hidden_layers), "$n_\\text{layers}$", "how many times the layer repeats"),
+        ("tie_word_embeddings", str(c.tie_word_embeddings).lower(), "–", "whether the LM head is the embedding table itself"),
+    ]
+    return _table(["`config.json` field", "value", "symbol", "what it sets"], [(f"`{k}`", *r) for k, *r in rows], "lrcl")
+
 
 def matrix_table(model_name: str, precision: str = "BF16"):
     """Every weight matrix of ``model_name`` (``decoder_matrices``): its shape, how many the model
