@@ -319,7 +319,8 @@ def test_crossover_grows_with_the_balance_point(name, p, bw):
     if math.isinf(before):  # a sliding window that never turns compute-bound stays so with a higher ridge
         assert c.windowed_layers and math.isinf(after)
         return
-    assert before < after
+    # a ridge so low that the first token is already compute-bound gives one token, and so may twice
+    assert before < after or before == after == 1.0
 
 
 def test_crossover_stays_positive_when_the_bytes_per_token_outweigh_everything():

@@ -23,10 +23,11 @@ import math
 from dataclasses import dataclass
 from functools import cache
 
-from inferlimits.arithmetic.activations import PRODUCT, Kernel, activation_bytes_per_token
+from inferlimits.arithmetic.activations import PRODUCT, Kernel, activation_bytes_per_token, outer_kernels
 from inferlimits.arithmetic.kvcache import sequence_bytes_per_step
-from inferlimits.data.models import (Config, Weights, cached_tokens, embedding_params, multiplied_params_per_token,
-                                     multiplied_weights, weights_bytes, weights_touching)
+from inferlimits.data.models import (Config, Weights, _attention_weights, cached_tokens, embedding_params,
+                                     kv_bytes_per_token, multiplied_params_per_token, multiplied_weights, weights_bytes,
+                                     weights_touching)
 from inferlimits.arithmetic.roofline import COMPUTE_BOUND, MEMORY_BOUND, step_time_s
 from inferlimits.data.units import bytes_per_element, fraction, non_negative, positive, whole
 
@@ -299,7 +300,8 @@ def prefill_crossover_prompt_tokens(c: Config, peak_flop_per_s: float, bandwidth
     room = R * W - 2.0 * h
     if room <= 0:  # even the shortest prompt does more math per byte than the ridge
         return 1.0
-    return _positive_root(a, 2.0 * (n - h) + a - R * per_token, room)
+    # a root below one token means the same: a prompt has at least one, and it is compute-bound
+    return max(1.0, _positive_root(a, 2.0 * (n - h) + a - R * per_token, room))
 
 
 def _dense_product(kernel: Kernel) -> tuple[int, int]:
@@ -424,9 +426,6 @@ def decode_step_bytes_by_part(c: Config, batch: float = 1, context_tokens: float
     B x A the activations, of which the embedding rows, the row each token copies out of the
     input table (2 x hidden numbers read and written), are shown apart. The values, in bytes,
     sum to ``decode_point(...).bytes``."""
-    from inferlimits.arithmetic.activations import outer_kernels  # noqa: PLC0415
-    from inferlimits.data.models import _attention_weights, kv_bytes_per_token  # noqa: PLC0415
-
     B = positive("batch", batch)
     kept = cached_tokens(c, context_tokens)
     read = weights_read_per_step(c, B)
