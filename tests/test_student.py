@@ -88,8 +88,8 @@ def answers(nb) -> dict[str, list[str]]:
     for cell in cells:
         if cell["cell_type"] == "code" and SOLUTION_TAG in cell["metadata"].get("tags", []):
             _read_code(_src(cell), stated)
-    out[CHECK_CELLS] = [s for s in stated.stated if not re.search(r"[$`*{]", s)
-                                         and _plain(s) not in outside]
+    out[CHECK_CELLS] = [_plain(s) for s in stated.stated if not re.search(r"[$`*{]", s)
+                        and _plain(s) not in outside]
     return out
 
 

@@ -129,12 +129,13 @@ def _box_text(c: Config, precision: str = "BF16") -> dict[str, tuple[str, str]]:
     m = {x.key: x for x in decoder_matrices(c)}
     h, L = c.hidden_size, c.num_hidden_layers
 
-    def matrix(key: str, label: str) -> tuple[str, str]:
+    def matrix(key: str, label: str, stacked: bool = False) -> tuple[str, str]:
+        """A box's label (name and shape, on two lines in the narrow boxes) and its hover text."""
         x = m[key]
         where = f", in each of {L} layers" if x.per_layer else ""
         does = ("a token copies its own row: no arithmetic" if x.looked_up
                 else f"one token: a matrix-vector product, {_n(x.flops_per_token())} FLOPs")
-        return (f"<b>{label}</b>  {x.shape}",
+        return (f"<b>{label}</b>{'<br>' if stacked else '  '}{x.shape}",
                 f"{x.name}{where}: {x.shape} = {_n(x.weights)} weights, "
                 f"{weights_bytes(Weights(matrices=x.weights), precision) / MB:,.1f} MB in {precision}<br>{does}")
 
@@ -145,7 +146,7 @@ def _box_text(c: Config, precision: str = "BF16") -> dict[str, tuple[str, str]]:
         "embedding": (f"<b>embedding table</b>  {m['embedding'].shape}<br>lookup: copies one row of {h:,}",
                       matrix("embedding", "")[1]),
         "norm1": norm, "norm2": norm,
-        "q": matrix("q", "Q"), "k": matrix("k", "K"), "v": matrix("v", "V"),
+        "q": matrix("q", "Q", True), "k": matrix("k", "K", True), "v": matrix("v", "V", True),
         "attention": (f"<b>attention</b>: {c.num_attention_heads} query heads, {c.num_key_value_heads} key-value heads"
                       f" of {c.head_dim_qk}",
                       "each query head scores its query against the keys of every token so far, its own included<br>"
@@ -158,8 +159,8 @@ def _box_text(c: Config, precision: str = "BF16") -> dict[str, tuple[str, str]]:
         "final": (f"final RMSNorm  ({h:,} weights)", norm[1]),
         "head": (f"<b>{m['head'].name}</b>  {m['head'].shape}<br>one score (logit) per vocabulary entry",
                  matrix("head", "")[1]),
-        "cache": (f"<b>KV cache</b><br>each token adds<br>{kv_layer:,} numbers a layer<br>"
-                  f"({k_token / KIB:,.0f} KiB over {L} layers<br>in {precision});<br>every step reads it all",
+        "cache": (f"<b>KV cache</b><br>each token adds<br>{kv_layer:,} numbers<br>a layer ({k_token / KIB:,.0f} KiB<br>"
+                  f"over {L} layers<br>in {precision});<br>every step<br>reads it all",
                   f"keys and values of every earlier token: {c.num_key_value_heads} key-value heads × "
                   f"{c.head_dim_qk} numbers, for K and for V, in each of {L} layers"),
     }

@@ -77,7 +77,10 @@
       t: 24 + titleLines * 17, b: Math.min((L.margin || {}).b ?? 80, 60),
     });
     if (L.legend || L.showlegend) {
-      L.legend = Object.assign({}, L.legend, { orientation: "h", x: 0, xanchor: "left", y: -0.12,
+      // under the plot, or where the figure already puts it when that is lower (below an axis title)
+      const own = (L.legend || {}).y;
+      L.legend = Object.assign({}, L.legend, { orientation: "h", x: 0, xanchor: "left",
+                                               y: typeof own === "number" && own < -0.12 ? own : -0.12,
                                                yanchor: "top", font: { size: NARROW_FONT - 1 } });
     }
     for (const a of L.annotations || []) {
