@@ -84,7 +84,8 @@ SESSIONS = (
                   "room place a short and a long prompt on the roofline figure before computing the crossover, "
                   "then spend time on the activation traffic, the chapter's least familiar quantity, and on why "
                   "it pushes the crossover beyond the balance point. Close with the request timeline: the time "
-                  "to first token answers to math, the time per output token to bandwidth."),
+                  "to first token answers to math once the prompt is past the crossover, the time per output "
+                  "token to bandwidth."),
     Session("Batching and the KV cache", ("04_batching", "05_kv_cache"),
             notes="Batching shares the weights' read among the conversations; the caches are what it cannot "
                   "share. Ask how large a batch should be before showing the knee, and check the fit in memory "
