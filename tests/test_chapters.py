@@ -8,7 +8,7 @@ import re
 import pytest
 
 from inferlimits.book import ROOT, jupyterlab_collapsed, notebooks, toc_pages
-from inferlimits.book.course import TITLE, exercises
+from inferlimits.book.course import TITLE, exercises, markdown as _markdown
 from inferlimits.checks.numerals import coverage_problems, read_notebook
 
 PAGES = toc_pages()
@@ -60,10 +60,6 @@ def test_cells_the_book_hides_open_collapsed_in_jupyterlab(path):
         assert cell["metadata"].get("jupyter", {}) == jupyterlab_collapsed(tags), \
             f"JupyterLab metadata does not follow the tags {tags} (run `make outputs`): {_src(cell)[:80]}"
     assert any(cell["metadata"].get("jupyter", {}).get("source_hidden") for cell in cells)
-
-
-def _markdown(path) -> str:
-    return "\n".join(_src(c) for c in _cells(path) if c["cell_type"] == "markdown")
 
 
 SOLUTION = re.compile(r"^```\{solution\} (\S+)\n:class: dropdown\n", re.M)

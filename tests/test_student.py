@@ -13,6 +13,7 @@ from functools import cache
 import pytest
 
 from inferlimits.book import ROOT, notebooks
+from inferlimits.book.course import exercises, markdown, solutions
 from inferlimits.book.sphinxext import SOLUTION_TAG, edition
 from inferlimits.checks.numerals import NotebookNumbers, _read_code
 
@@ -20,9 +21,6 @@ FULL = ROOT / "_build" / "html"
 STUDENT = ROOT / "_build" / "student" / "_build" / "html"
 STUDENT_PDF = ROOT / "_build" / "student" / "book.pdf"
 WITH_EXERCISES = [nb for nb in notebooks() if "```{exercise}" in nb.read_text(encoding="utf-8")]
-SOLUTION = re.compile(r"^```\{solution\} (\S+)\n(?::[\w-]+:[^\n]*\n)*(.*?)^```", re.M | re.S)
-EXERCISE = re.compile(r"^```\{exercise\}.*\n:label: (\S+)\n", re.M)
-EXERCISE_BODY = re.compile(r"^```\{exercise\}[^\n]*\n(?::[\w-]+:[^\n]*\n)*(.*?)^```", re.M | re.S)
 #: roles, math and emphasis, which the pages show otherwise than the source writes them
 _UNPLAIN = re.compile(r"\{[\w:-]+\}`[^`]*`|\$[^$]*\$|\*+")
 #: the key of ``answers`` under which the snippets of the solution check cells are listed
@@ -69,19 +67,17 @@ def _shown(cell) -> str:
     return re.sub(r"<[^>]+>", " ", "\n".join(parts))
 
 
-def _markdown(nb) -> str:
-    return "\n".join(_src(c) for c in _cells(nb) if c["cell_type"] == "markdown")
-
-
 def answers(nb) -> dict[str, list[str]]:
     """For each solution, the runs of its text that the chapter shows nowhere else (so a student
     must not see them); and the same for the snippets its check cells state."""
     cells = _cells(nb)
-    md = "\n".join(_src(c) for c in cells if c["cell_type"] == "markdown")
-    outside = _plain(SOLUTION.sub("", md) + "\n".join(_shown(c) for c in cells
+    found, md = solutions(nb), markdown(nb)
+    for body in found.values():
+        md = md.replace(body, "")
+    outside = _plain(md + "\n".join(_shown(c) for c in cells
                                                        if SOLUTION_TAG not in c["metadata"].get("tags", [])))
     out = {}
-    for label, body in SOLUTION.findall(md):
+    for label, body in found.items():
         runs = [_plain(r).strip() for r in PLAIN.findall(_UNPLAIN.sub("|", body))]
         out[label] = [r for r in runs if r not in outside]
     stated = NotebookNumbers(nb, "")
@@ -102,7 +98,7 @@ def test_every_solution_has_text_of_its_own(nb):
 @pytest.mark.parametrize("nb", WITH_EXERCISES, ids=lambda p: p.stem)
 def test_the_full_book_shows_every_exercise_and_solution(nb):
     page = (FULL / nb.relative_to(ROOT).with_suffix(".html")).read_text(encoding="utf-8")
-    labels = EXERCISE.findall("\n".join(_src(c) for c in _cells(nb) if c["cell_type"] == "markdown"))
+    labels = [ex.label for ex in exercises(nb)]
     assert page.count('class="exercise admonition"') == len(labels)
     assert page.count('class="solution dropdown admonition"') == len(labels)
     text = _page_text(FULL, nb)
@@ -137,8 +133,8 @@ def test_the_student_pdf_has_every_exercise_and_no_solution():
     text = _plain(" ".join(p.extract_text() for p in PdfReader(STUDENT_PDF).pages))
     assert "Exercise 2.1" in text
     # the text is read well enough to find runs of prose: most of the exercises' own are found
-    asked = [_plain(r).strip() for nb in WITH_EXERCISES for body in EXERCISE_BODY.findall(_markdown(nb))
-             for r in PLAIN.findall(_UNPLAIN.sub("|", body))]
+    asked = [_plain(r).strip() for nb in WITH_EXERCISES for ex in exercises(nb)
+             for r in PLAIN.findall(_UNPLAIN.sub("|", ex.text))]
     assert sum(r in text for r in asked) > 0.8 * len(asked) > 0, "the PDF's text does not read as its pages"
     # the solutions' own text (the short snippets their checks state may stand in another chapter)
     leaked = [(nb.name, run) for nb in WITH_EXERCISES for label, runs in answers(nb).items()

@@ -30,12 +30,25 @@ class Exercise:
     text: str = ""      # what the exercise asks, as the chapter writes it
 
 
+#: a solution: the directive with the label of its exercise, its options, then its text
+_SOLUTION = re.compile(r"^```\{solution\} (\S+)\n(?::[\w-]+:[^\n]*\n)*(.*?)^```", re.M | re.S)
+
+
+def markdown(path: Path) -> str:
+    """A notebook's Markdown cells, joined."""
+    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+
+
+def solutions(path: Path) -> dict[str, str]:
+    """A notebook's solutions: the label of each one's exercise -> its text, in order."""
+    return dict(_SOLUTION.findall(markdown(path)))
+
+
 def exercises(path: Path) -> list[Exercise]:
     """A notebook's exercises, in order."""
-    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
-    md = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
     out = []
-    for title, label, text in _DIRECTIVE.findall(md):
+    for title, label, text in _DIRECTIVE.findall(markdown(path)):
         m = TITLE.match(title)
         out.append(Exercise(Path(path).stem, label, title, m and m.group(1), m and m.group(3), text.strip()))
     return out
