@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import kaleido
+import kaleido.errors
 import plotly
 
 from inferlimits.figures.plotlyhtml import figure_spec
@@ -134,11 +135,23 @@ SLIDES: dict[str, Slide] = {
 }
 
 
+async def _calc(k: kaleido.Kaleido, fig: dict, ext: str) -> bytes:
+    """One export. Kaleido 1.5 opens its tab by asking for the page's script context right after
+    navigating; on a loaded machine it can be handed the blank page's context instead, and its
+    first export then fails with "kaleido_scopes is not defined". The tab reloads after every
+    export (which finds the right context), so that one failure is tried once more."""
+    try:
+        return await k.calc_fig(fig, opts=_options(fig, ext))
+    except kaleido.errors.JavascriptError as e:
+        if "kaleido_scopes is not defined" not in str(e):
+            raise
+        return await k.calc_fig(fig, opts=_options(fig, ext))
+
+
 async def _render(figures: dict[str, dict]) -> dict[str, dict[str, bytes]]:
     page = kaleido.PageGenerator(plotly=PLOTLY_JS, mathjax=False, others=[SEEDED_RANDOM])
     async with kaleido.Kaleido(page_generator=page, path=CHROMIUM, proxy_server=NO_NETWORK) as k:
-        return {name: {ext: await k.calc_fig(fig, opts=_options(fig, ext)) for ext in FORMATS}
-                for name, fig in figures.items()}
+        return {name: {ext: await _calc(k, fig, ext) for ext in FORMATS} for name, fig in figures.items()}
 
 
 def render(figures: dict[str, dict]) -> dict[str, dict[str, bytes]]:

@@ -141,13 +141,6 @@ def prepare_for_print(page) -> None:
     page.emulate_media(media="print")
 
 
-def open_for_print(page, url: str) -> None:
-    """Open ``url`` as it prints: print media at the printed width, every figure drawn for it."""
-    prepare_for_print(page)
-    page.goto(url, wait_until="load")
-    page.wait_for_function(_READY, timeout=30_000)
-
-
 def _outline(reader, titles: list[str]) -> list[tuple[str, int, float | None, list]]:
     """The outline Chromium wrote from the printed headings, (title, page index, top, children),
     with ``titles`` (the headings as the page has them, in order) for its titles."""
@@ -185,9 +178,10 @@ class Printed:
     headings: list[str]   # its headings as they print, in order
 
 
-def _print_pages(html: Path) -> tuple[str, list[Printed]]:
+def _print_pages(html: Path, after_print=None) -> tuple[str, list[Printed]]:
     """The site's title, and each page of its table of contents printed on its own, numbered on
-    from the page before."""
+    from the page before; ``after_print(tab, toc_page)``, where given, is called on each page
+    once it has printed."""
     from playwright.sync_api import sync_playwright
     from pypdf import PdfReader
 
@@ -214,24 +208,28 @@ def _print_pages(html: Path) -> tuple[str, list[Printed]]:
             reader = PdfReader(io.BytesIO(tab.pdf(prefer_css_page_size=True, print_background=True,
                                                   outline=True, tagged=True)))
             printed.append(Printed(entry, reader, first, headings))
+            if after_print is not None:
+                after_print(tab, entry)
             first += len(reader.pages)
         browser.close()
     return site_title, printed
 
 
 def build_pdf(html: Path = HTML, out: Path = OUT, *, title: str | None = None,
-              author: str | None = None) -> Path:
+              author: str | None = None, after_print=None) -> Path:
     """Print every page of the built site ``html`` into the PDF ``out``; return ``out``.
 
     ``title`` and ``author`` (the PDF's metadata) default to the site's own title and to the
-    author in ``_config.yml``."""
+    author in ``_config.yml``. ``after_print(tab, toc_page)``, where given, is called with the
+    playwright page of each page of the table of contents once it has printed (the tests measure
+    the pages there as they printed)."""
     from pypdf import PdfWriter
     from pypdf.generic import Fit
 
     html, out = Path(html), Path(out)
     if not (html / "index.html").exists():
         raise FileNotFoundError(f"no built site in {html}: run `make book` first")
-    site_title, printed = _print_pages(html)
+    site_title, printed = _print_pages(html, after_print)
     writer = PdfWriter()
     for part in printed:
         writer.append(part.reader, import_outline=False)
