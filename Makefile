@@ -35,6 +35,10 @@ book: $(STAMP)
 STUDENT := _build/student
 student: $(STAMP) chromium
 	rm -rf $(STUDENT)/_build/html/_sources   # what an earlier build of another edition may have left
+	@# the full book's execution of the measuring chapter, where there is one: both editions show
+	@# one measurement of this machine, and the chapter runs once
+	@if [ -d _build/.jupyter_cache ]; then mkdir -p $(STUDENT)/_build && rm -rf $(STUDENT)/_build/.jupyter_cache \
+	  && cp -r _build/.jupyter_cache _build/.inferlimits-digest $(STUDENT)/_build/; fi
 	INFERLIMITS_EDITION=student $(VENV)/bin/jupyter-book build . --path-output $(STUDENT) -W -n --keep-going
 	$(PY) -m inferlimits.book.pdf --html $(STUDENT)/_build/html --out $(STUDENT)/book.pdf
 	@echo
