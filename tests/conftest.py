@@ -25,9 +25,10 @@ def browser():
 
 
 #: test files whose tests are independent of one another and costly enough to spread over both
-#: cores one by one; every other file (and each chapter's nbval cells, which share one kernel in
+#: cores: test_browser's one by one, test_mutations' one chapter at a time (a chapter's tests share
+#: one run of it); every other file (and each chapter's nbval cells, which share one kernel in
 #: order) stays whole on one worker
-SPREAD = {"test_browser.py", "test_mutations.py"}
+SPREAD = {"test_browser.py": False, "test_mutations.py": True}
 
 
 @pytest.hookimpl(optionalhook=True)   # the hook exists only where xdist runs
@@ -41,6 +42,9 @@ def pytest_xdist_make_scheduler(config, log):
     class SpreadSome(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
-            return nodeid if Path(path).name in SPREAD else path
+            if Path(path).name not in SPREAD:
+                return path
+            by_chapter = SPREAD[Path(path).name] and nodeid.endswith("]")
+            return path + "[" + nodeid.rsplit("[", 1)[1] if by_chapter else nodeid
 
     return SpreadSome(config, log)

@@ -6,6 +6,7 @@ chapter in-process and comparing with its committed outputs (``nbrun``), as stri
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from pathlib import Path
 
@@ -76,6 +77,14 @@ def test_the_quick_reading_handles_a_digit_beside_a_name_and_a_digit_that_makes_
         read_after_digit_change(nb, reading, 0, "1")
 
 
+@functools.cache
+def _committed_run(path: Path) -> tuple[list[dict], list[dict]]:
+    """A chapter's code cells and the namespace before each, from one run that gives its committed
+    outputs (the two tests below share it: conftest.py keeps a chapter's tests on one worker)."""
+    cells = nbrun.load_cells(path)
+    return cells, nbrun.namespaces(cells, compare=True)
+
+
 def _check_cells(cells: list[dict]) -> list[int]:
     return [i for i, c in enumerate(cells) if re.search(r"\b(check|check_range|allow)\(", c["source"])]
 
@@ -83,9 +92,7 @@ def _check_cells(cells: list[dict]) -> list[int]:
 @pytest.mark.parametrize("path", [pytest.param(p, marks=[pytest.mark.measures] * measures_this_machine(p))
                                   for p in NOTEBOOKS], ids=lambda p: p.stem)
 def test_every_digit_in_the_checks_is_load_bearing(path):
-    cells = nbrun.load_cells(path)
-    assert nbrun.divergence(cells) is None, "the committed outputs must match before mutating"
-    before = nbrun.namespaces(cells)
+    cells, before = _committed_run(path)
     unnoticed = []
     for i in _check_cells(cells):
         src = cells[i]["source"]
@@ -103,8 +110,7 @@ def test_every_digit_in_the_checks_is_load_bearing(path):
 def test_resuming_inside_a_cell_notices_what_running_the_whole_cell_notices(path):
     """``nbrun.divergence_after_change`` skips the statements before a changed line; on every
     how-many-th digit of the check cells it must agree with running the changed cell whole."""
-    cells = nbrun.load_cells(path)
-    before = nbrun.namespaces(cells)
+    cells, before = _committed_run(path)
     for i in _check_cells(cells):
         src, run = cells[i]["source"], nbrun.resumable(cells[i], before[i])
         for j in [j for j, ch in enumerate(src) if ch.isdigit()][::SAMPLED * 3]:
