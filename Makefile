@@ -15,7 +15,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat requirements.txt pyproject.toml package-requirements.txt | cksum | cut -d' ' -f1)
 JOBS   ?= 2
 
-.PHONY: setup book student test chromium outputs figures pdf serve lab bench clean
+.PHONY: setup ready book student test chromium outputs figures pdf serve lab bench clean
 
 setup: $(STAMP)
 
@@ -48,14 +48,21 @@ student: $(STAMP) chromium
 # which tests/conftest.py spreads one by one over both.
 # Tests marked 'measures' time this machine (chapter 12 and the tests that execute it): they run
 # alone, after the parallel run, so that other tests do not disturb the relations they check.
-test: book student chromium
+test: ready
+	@$(MAKE) --no-print-directory book student
 	$(PY) -m pytest -n $(JOBS) --dist loadfile -m "not measures" tests chapters --nbval --nbval-current-env
 	$(PY) -m pytest -p no:xdist -m measures tests chapters --nbval --nbval-current-env
 
 # Debian's chromium for the browser tests and the figure exports (as root, as on CI); playwright
-# and kaleido never download one.
+# and kaleido never download one. apt's account of its work is kept in a file, shown only when it fails.
 chromium:
-	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	@command -v chromium >/dev/null || { echo "installing Debian's chromium (apt-get, about half a minute)"; \
+	  log=$$(mktemp); { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
+	  >$$log 2>&1 || { cat $$log; rm -f $$log; exit 1; }; rm -f $$log; }
+
+# the set-up and chromium side by side: both wait mostly on downloads and the disk
+ready:
+	@$(MAKE) --no-print-directory -j2 setup chromium
 
 outputs: $(STAMP) chromium
 	$(PY) -m inferlimits.book.execute chapters/*.ipynb
