@@ -45,7 +45,7 @@ student: $(STAMP) chromium
 	@echo "The student edition is built: $(CURDIR)/$(STUDENT)/_build/html/index.html and $(CURDIR)/$(STUDENT)/book.pdf"
 
 # The parallel phase keeps each test file on one worker, except the browser and mutation tests,
-# which tests/conftest.py spreads one by one over both.
+# which tests/conftest.py spreads over both (the browser tests one by one, the mutation tests a chapter at a time).
 # Tests marked 'measures' time this machine (chapter 12 and the tests that execute it): they run
 # alone, after the parallel run, so that other tests do not disturb the relations they check.
 test: ready
