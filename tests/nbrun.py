@@ -101,15 +101,15 @@ def _resume(source: str, start: int, state: tuple[dict, str], ns: dict) -> tuple
     return state[1] + stdout, shown
 
 
-def namespaces(cells: list[dict], compare: bool = False) -> list[dict]:
-    """Shallow copies of the namespace before each cell, from one unmutated run (which must give
-    the committed outputs, when ``compare``: an AssertionError names the first cell that does not)."""
+def namespaces(cells: list[dict]) -> list[dict]:
+    """Shallow copies of the namespace before each cell, from one unmutated run, which must give
+    the committed outputs (an AssertionError names the first cell that does not)."""
     ns: dict = {"__name__": "__chapter__"}
     before = []
     for i, cell in enumerate(cells):
         before.append(dict(ns))
         shown = run_cell(cell["source"], ns)
-        if compare and (found := _differs(cell, *shown)):
+        if found := _differs(cell, *shown):
             raise AssertionError(f"cell {i} {found} than its committed outputs")
     return before
 

@@ -82,7 +82,7 @@ def _committed_run(path: Path) -> tuple[list[dict], list[dict]]:
     """A chapter's code cells and the namespace before each, from one run that gives its committed
     outputs (the two tests below share it: conftest.py keeps a chapter's tests on one worker)."""
     cells = nbrun.load_cells(path)
-    return cells, nbrun.namespaces(cells, compare=True)
+    return cells, nbrun.namespaces(cells)
 
 
 def _check_cells(cells: list[dict]) -> list[int]:
