@@ -12,17 +12,18 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
+UV     := $(VENV)/uv/bin/uv
 STAMP  := $(VENV)/.installed-$(shell cat requirements.txt pyproject.toml package-requirements.txt | cksum | cut -d' ' -f1)
 JOBS   ?= 2
 
-.PHONY: setup ready book student test chromium outputs figures pdf serve lab bench clean
+.PHONY: setup ready book student test test-measures test-the-rest test-beside-the-build chromium outputs figures pdf serve lab bench clean
 
 setup: $(STAMP)
 
 $(STAMP): requirements.txt pyproject.toml package-requirements.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	@test -x $(UV) || $(PY) -m pip install --quiet --disable-pip-version-check --target $(VENV)/uv uv
+	$(UV) pip install --quiet --python $(PY) --compile-bytecode --upgrade pip -r requirements.txt
 	npm install --prefix $(VENV)/npm --no-audit --no-fund --silent $(shell cat package-requirements.txt)
 	@rm -f $(VENV)/.installed-*
 	@touch $@
@@ -44,14 +45,33 @@ student: $(STAMP) chromium
 	@echo
 	@echo "The student edition is built: $(CURDIR)/$(STUDENT)/_build/html/index.html and $(CURDIR)/$(STUDENT)/book.pdf"
 
-# The parallel phase keeps each test file on one worker, except the browser and mutation tests,
-# which tests/conftest.py spreads over both (the browser tests one by one, the mutation tests a chapter at a time).
-# Tests marked 'measures' time this machine (chapter 12 and the tests that execute it): they run
-# alone, after the parallel run, so that other tests do not disturb the relations they check.
+# make test: after the set-up, the full book (its run of chapter 12 times this machine), then the
+# tests marked 'measures' (chapter 12 under nbval and the tests that execute it), alone, since the
+# relations they check hold on a quiet machine; then, side by side, the tests marked
+# 'beside_the_build' (which need nothing built: see conftest.py) on one core and, on the other, the
+# student edition, after which the rest of the tests join them on both cores. That run keeps each
+# test file on one worker, except the browser and mutation tests, which tests/conftest.py spreads
+# over both (the browser tests one by one, the mutation tests a chapter at a time).
+PYTEST := $(PY) -m pytest tests chapters --nbval --nbval-current-env
+# REPORT=DIR: each pytest run also writes DIR/<target>.xml (JUnit), as benchmarks/run.py asks
+JUNIT   = $(if $(REPORT),--junitxml=$(abspath $(REPORT))/$@.xml)
+BESIDE := $(VENV)/beside-the-build.log
+
 test: ready
-	@$(MAKE) --no-print-directory book student
-	$(PY) -m pytest -n $(JOBS) --dist loadfile -m "not measures" tests chapters --nbval --nbval-current-env
-	$(PY) -m pytest -p no:xdist -m measures tests chapters --nbval --nbval-current-env
+	@$(MAKE) --no-print-directory book
+	@$(MAKE) --no-print-directory test-measures
+	@$(MAKE) --no-print-directory -k -j2 test-beside-the-build test-the-rest
+
+test-measures:
+	$(PYTEST) -p no:xdist -m measures $(JUNIT)
+
+test-the-rest: student
+	$(PYTEST) -n $(JOBS) --dist loadfile -m "not measures and not beside_the_build" $(JUNIT)
+
+# what it prints is shown when it ends, not among the other run's lines
+test-beside-the-build:
+	@echo "$(PYTEST) -p no:xdist -m 'beside_the_build and not measures'   (shown when it ends)"
+	@$(PYTEST) -p no:xdist -m "beside_the_build and not measures" $(JUNIT) >$(BESIDE) 2>&1; rc=$$?; cat $(BESIDE); exit $$rc
 
 # Debian's chromium for the browser tests and the figure exports (as root, as on CI); playwright
 # and kaleido never download one. apt's account of its work is kept in a file, shown only when it fails.

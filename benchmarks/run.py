@@ -116,32 +116,42 @@ def notebook_sizes_kb() -> dict[str, float]:
 FRESH = "make test from a fresh clone, s (budget 300)"
 
 
-def _timed(command: list[str], cwd: Path) -> float:
-    t = time.perf_counter()
-    subprocess.run(command, cwd=cwd, check=True, capture_output=True)
-    return round(time.perf_counter() - t, 1)
+#: where each phase of ``make test`` begins: the first line of its output that holds this text
+PHASES = (("build", "jupyter-book build . -W"), ("tests that time the machine, alone", "-m measures"),
+          ("student edition, beside the tests that need nothing built", "beside_the_build and not measures"),
+          ("the rest of the tests on both cores, then waiting for those beside the build", "--dist loadfile"))
 
 
 def fresh_clone_test() -> dict:
-    """``make test`` on a fresh clone of this checkout's last commit, phase by phase: the same
-    Makefile targets in the order ``make test`` runs them, its two pytest commands as ``make -n``
-    prints them, and where the test time goes (seconds of one core, summed over the workers)."""
+    """``make test`` on a fresh clone of this checkout's last commit (``.ci/run``'s command), with
+    when each phase began as seen in what it prints, and where the test time goes (seconds of one
+    core, summed over the workers, from the JUnit reports that ``REPORT=`` asks for)."""
     with tempfile.TemporaryDirectory() as tmp:
-        clone = Path(tmp) / "book"
+        clone, reports = Path(tmp) / "book", Path(tmp) / "reports"
         subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
-        start, out, files = time.perf_counter(), {}, Counter()
-        for phase, target in (("set-up (venv, pip, npm) beside chromium's", "ready"), ("build", "book"),
-                              ("student edition (HTML and PDF)", "student")):
-            out[phase] = _timed(["make", target], clone)
-        dry = subprocess.run(["make", "-n", "test"], cwd=clone, check=True, capture_output=True, text=True).stdout
-        for i, line in enumerate(ln for ln in dry.splitlines() if " -m pytest " in ln):
-            junit = Path(tmp) / f"junit-{i}.xml"
-            out["tests on both cores" if i == 0 else "tests that time the machine, alone"] = \
-                _timed(["bash", "-c", f"{line} --junitxml={junit}"], clone)
-            for case in ET.parse(junit).iter("testcase"):
+        reports.mkdir()
+        start, began = time.perf_counter(), {"set-up (venv, uv, npm) beside chromium's": 0.0}
+        run = subprocess.Popen(["make", "test", f"REPORT={reports}"], cwd=clone, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+        said = []
+        for line in run.stdout:
+            said.append(line)
+            for phase, text in PHASES:
+                if text in line and phase not in began:
+                    began[phase] = time.perf_counter() - start
+        if run.wait():
+            raise RuntimeError("make test failed on the fresh clone:\n" + "".join(said[-60:]))
+        total = time.perf_counter() - start
+        ends = [*list(began.values())[1:], total]
+        out = {phase: round(end - t, 1) for (phase, t), end in zip(began.items(), ends)}
+        files = Counter()
+        for report in sorted(reports.glob("*.xml")):
+            suite = next(ET.parse(report).iter("testsuite"))
+            out[f"pytest {report.stem}"] = round(float(suite.get("time")), 1)
+            for case in suite.iter("testcase"):
                 where = case.get("classname")
                 files["nbval, every chapter" if where.startswith("chapters.") else where] += float(case.get("time"))
-        out["total"] = round(time.perf_counter() - start, 1)
+        out["total"] = round(total, 1)
         out["test time by file, core-seconds"] = {k: round(v, 1) for k, v in files.most_common(12)}
         return out
 

@@ -106,7 +106,8 @@ def test_the_closure_finds_a_package_nothing_requires():
 def test_make_setup_installs_the_requirements_alone():
     makefile = (ROOT / "Makefile").read_text()
     installs = [ln.strip() for ln in makefile.splitlines() if "pip install" in ln]
-    assert installs == ["$(PY) -m pip install --quiet --upgrade pip", "$(PY) -m pip install --quiet -r requirements.txt"], installs
+    assert installs == ["@test -x $(UV) || $(PY) -m pip install --quiet --disable-pip-version-check --target $(VENV)/uv uv",
+                        "$(UV) pip install --quiet --python $(PY) --compile-bytecode --upgrade pip -r requirements.txt"], installs
 
 
 def test_binder_runs_python_3_11_with_jupyterlab_and_its_myst_renderer_pinned():
