@@ -3,7 +3,7 @@
 - ``measures``: tests that time this machine, the nbval run of a chapter that measures the machine
   it runs on (``inferlimits.book.measures_this_machine``) and the tests that execute such a
   chapter. Their checks compare measurements with each other, which holds on a quiet machine, so
-  ``make test`` runs them alone, before everything else.
+  ``make test`` runs them alone, after the full book and before the other tests.
 - ``beside_the_build``: the tests of ``BESIDE_THE_BUILD``, which need nothing built and take long
   on one core; ``make test`` runs them while it builds the student edition, and on beside the
   parallel run of the rest."""
