@@ -69,9 +69,10 @@ test-the-rest: student
 	$(PYTEST) -n $(JOBS) --dist loadfile -m "not measures and not beside_the_build" $(JUNIT)
 
 # what it prints is shown when it ends, not among the other run's lines
+test-beside-the-build: RUN = $(PYTEST) -p no:xdist -m "beside_the_build and not measures" $(JUNIT)
 test-beside-the-build:
-	@echo "$(PYTEST) -p no:xdist -m 'beside_the_build and not measures'   (shown when it ends)"
-	@$(PYTEST) -p no:xdist -m "beside_the_build and not measures" $(JUNIT) >$(BESIDE) 2>&1; rc=$$?; cat $(BESIDE); exit $$rc
+	@echo '$(RUN)   (shown when it ends)'
+	@$(RUN) >$(BESIDE) 2>&1; rc=$$?; cat $(BESIDE); exit $$rc
 
 # Debian's chromium for the browser tests and the figure exports (as root, as on CI); playwright
 # and kaleido never download one. apt's account of its work is kept in a file, shown only when it fails.
