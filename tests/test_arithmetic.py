@@ -593,9 +593,33 @@ def test_every_reported_hbm_capacity_lies_between_the_marketed_gb_and_its_gib():
 
 
 @pytest.mark.parametrize("precision,expected", [("BF16", 2.0), ("FP16", 2.0), ("FP8", 1.0),
-                                                ("INT8", 1.0), ("INT4", 0.5), ("FP32", 4.0)])
+                                                ("INT8", 1.0), ("INT4", (4 + 20 / 128) / 8), ("FP32", 4.0)])
 def test_bytes_per_element(precision, expected):
     assert units.bytes_per_element(precision) == expected
+
+
+def test_no_narrow_format_is_counted_without_its_scales():
+    # a format narrower than 8 bits cannot hold a tensor's range alone: real checkpoints store a
+    # scale per block or group (INT4's GPTQ/AWQ groups: an FP16 scale and a 4-bit zero point per
+    # 128 weights), and the book counts those bytes wherever it counts the format's
+    for f in units.formats().values():
+        if f.element_bits < 8:
+            assert f.block and f.scale_bits > 0, f.name
+            assert f.bytes_per_element > f.element_bits / 8, f.name
+    assert units.storage_format("INT4").block == 128
+
+
+def test_int4_weights_read_include_their_group_scales():
+    # the case the scales decide: Qwen2.5-32B in INT4 on an RTX 4090, 4 sequences of 4,096
+    # tokens, fits on bare 4-bit weights (about 23.0 of 23.2 GB) and not with GPTQ/AWQ's scales
+    from inferlimits.arithmetic.indexcard import DOES_NOT_FIT, read_card
+    from inferlimits.data.models import model
+    card = read_card("RTX 4090", "Qwen2.5-32B", "INT4", "BF16", batch=4, context_tokens=4096)
+    assert card.verdict == DOES_NOT_FIT
+    from inferlimits.data.models import stored_weights
+    scales = stored_weights(model("Qwen2.5-32B").config).matrices * 20 / 128 / 8
+    m = card.memory
+    assert m.needed_bytes - scales <= m.usable_bytes < m.needed_bytes
 
 
 @pytest.mark.parametrize("bad", ["FP7", "bf16", "", "INT3", None, 16])

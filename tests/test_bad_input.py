@@ -202,6 +202,8 @@ VALID: dict[str, dict[str, object]] = {
     "parallel.data_parallel_on": dict(a=H100, c=LLAMA, replicas=4, batch=32, context_tokens=4096, weight_precision="FP8",
                                       kv_precision="FP8", math_precision="FP8", activation_precision="BF16"),
     "speculative.expected_tokens_per_step": dict(acceptance=0.7, draft_tokens=4),
+    "speculative.draft_acceptance_rate": dict(acceptance=0.7, draft_tokens=4),
+    "speculative.acceptance_from_draft_rate": dict(draft_rate=0.44, draft_tokens=4),
     "speculative.verify_step_s": dict(a=H100, c=LLAMA_70B, batch=8, draft_tokens=4, context_tokens=2048,
                                       weight_precision="FP8", kv_precision="FP8", math_precision="FP8", gpus=2),
     "speculative.speculative_on": dict(a=H100, c=LLAMA_70B, draft=DRAFT, batch=8, acceptance=0.7, draft_tokens=4,
@@ -223,6 +225,7 @@ VALID: dict[str, dict[str, object]] = {
     "overhead.fit_call_overhead": dict(calls=[8.0, 1.0], elements=[64.0, 64.0], seconds=[9e-6, 2e-6]),
     "overhead.dispatch_sweep": dict(total_elements=64, elements_per_call=(1, 8), repeats=1),
     # indexcard (chapter 7)
+    "indexcard.memory_verdict": dict(weight_bytes=1e9, cache_bytes=2e9, activation_bytes=5e8),
     "indexcard.read_card": dict(accelerator_name="B200 (HGX)", model_name="Llama-3.1-8B", weight_precision="FP8",
                                 kv_precision="BF16", batch=8, context_tokens=8192, prompt_tokens=2048,
                                 measured_tokens_per_s=29.0, near=0.5, math_precision="FP8",
@@ -292,6 +295,8 @@ ZERO_ALLOWED: set[tuple[str, str]] = {
     ("parallel.data_parallel_on", "context_tokens"),
     ("speculative.expected_tokens_per_step", "acceptance"),
     ("speculative.expected_tokens_per_step", "draft_tokens"),
+    ("speculative.draft_acceptance_rate", "acceptance"),       # nothing accepted
+    ("speculative.acceptance_from_draft_rate", "draft_rate"),  # nothing accepted
     ("speculative.verify_step_s", "draft_tokens"),
     ("speculative.verify_step_s", "context_tokens"),
     ("speculative.speculative_on", "acceptance"),
@@ -332,6 +337,10 @@ ZERO_ALLOWED: set[tuple[str, str]] = {
     ("overhead.launches_per_step", "kernels_outside_layers"),
     ("indexcard.read_card", "context_tokens"),
     ("indexcard.read_card", "measured_tokens_per_s"),
+    # a step may read no cache (no context) and, in principle, no weights or activations
+    ("indexcard.memory_verdict", "weight_bytes"),
+    ("indexcard.memory_verdict", "cache_bytes"),
+    ("indexcard.memory_verdict", "activation_bytes"),
 }
 
 #: Where None is a real value, and the value it stands for: the book's own rule (the usable share

@@ -85,7 +85,10 @@ def test_the_book_counts_the_bytes_the_sources_report():
 
 
 def test_int4_groups_carry_their_scales():
-    assert bytes_per_weight("INT4", 32) == 0.5 + 4 / 32 and bytes_per_weight("INT4") == 0.5
+    # a row's own groups (gpt-fast's: a 16-bit scale and zero point per 32) replace the format's
+    # default (GPTQ/AWQ's 20 bits per 128), never add to them
+    assert bytes_per_weight("INT4", 32) == 0.5 + 4 / 32
+    assert bytes_per_weight("INT4") == (4 + 20 / 128) / 8
 
 
 def test_the_rule_names_the_wall_within_a_factor_of_two():

@@ -17,8 +17,9 @@ from inferlimits.book import ROOT
 from inferlimits.arithmetic.generation import decode_flops_per_token, math_ceiling_tokens_per_s, memory_ceiling_tokens_per_s
 from inferlimits.data.hardware import accelerator
 from inferlimits.figures.indexcard import spec as card_spec
-from inferlimits.arithmetic.indexcard import (ABOVE, CACHE_BOUND, COMMUNICATION, DOES_NOT_FIT, MATH_BOUND, OVERHEAD,
-                                              STEPS, WEIGHTS_BOUND, WORTH_IT, card_rows, read_card, summary_lines)
+from inferlimits.arithmetic.indexcard import (ABOVE, ACTIVATIONS_BOUND, CACHE_BOUND, COMMUNICATION, DOES_NOT_FIT,
+                                              MATH_BOUND, MEMORY_VERDICTS, OVERHEAD, STEPS, WEIGHTS_BOUND, WORTH_IT,
+                                              card_rows, memory_verdict, read_card, summary_lines)
 from inferlimits.arithmetic.parallel import COMMUNICATION_BOUND, tensor_parallel_on
 from inferlimits.data.measurements import measurement
 from inferlimits.data.models import model, weight_bytes
@@ -180,7 +181,8 @@ def test_the_card_answers_anywhere_the_panel_can_go(name, model_name, wp, kvp, b
     for mp in ("BF16", "FP8", "FP4"):  # the drawn card never fails, whatever pair of precisions is chosen
         drawn = card_spec(name, model_name, wp, kvp, batch, context, prompt, "none", mp)
         assert len(drawn["data"]) == 4
-    assert card.verdict in (DOES_NOT_FIT, WEIGHTS_BOUND, CACHE_BOUND, MATH_BOUND, OVERHEAD, ABOVE)
+    assert card.verdict in (DOES_NOT_FIT, WEIGHTS_BOUND, CACHE_BOUND, ACTIVATIONS_BOUND, MATH_BOUND, OVERHEAD, ABOVE)
+    _names_the_largest_part(card)
     assert len(card_rows(card)) == len(STEPS) and summary_lines(card)
     if card.fits:
         assert card.ceiling == min(card.memory_ceiling, card.math_ceiling) > 0
@@ -347,3 +349,37 @@ def test_every_assumed_value_is_used_and_checked(position, monkeypatch):
         monkeypatch.undo()
         launch_assumptions.cache_clear()
     assert found, f"changing {text[:position].splitlines()[-1]!r}… in overhead.toml changes nothing chapters 6-7 show"
+
+
+# ---- a memory-bound card names the wall it meets: the largest part of the bytes -----------------------
+
+def _names_the_largest_part(card):
+    if card.verdict not in MEMORY_VERDICTS.values():
+        return
+    parts = {WEIGHTS_BOUND: card.weights_time_s, CACHE_BOUND: card.cache_time_s,
+             ACTIVATIONS_BOUND: card.activation_time_s}
+    assert parts[card.verdict] == max(parts.values()), (card.verdict, parts)
+
+
+def test_the_card_names_the_activations_when_they_are_most_of_the_bytes():
+    # Llama-3.1-8B in MXFP4 with FP4 math at batch 512 on a B200, no context yet: the activations
+    # between kernels are more of the step's bytes than the weights, so the wall is theirs
+    card = read_card("B200 (HGX)", "Llama-3.1-8B", "MXFP4", "BF16", batch=512, math_precision="FP4")
+    assert card.activation_bytes > card.weight_bytes > card.cache_bytes == 0
+    assert card.verdict == ACTIVATIONS_BOUND
+    _names_the_largest_part(card)
+
+
+@given(w=st.floats(0, 1e12), k=st.floats(0, 1e12), a=st.floats(0, 1e12))
+def test_memory_verdict_names_the_largest_part(w, k, a):
+    verdict = memory_verdict(w, k, a)
+    largest = max(w, k, a)
+    assert {WEIGHTS_BOUND: w, CACHE_BOUND: k, ACTIVATIONS_BOUND: a}[verdict] == largest
+
+
+@pytest.mark.parametrize("field", ["weight_bytes", "cache_bytes", "activation_bytes"])
+def test_memory_verdict_rejects_negative_bytes(field):
+    args = dict(weight_bytes=1.0, cache_bytes=1.0, activation_bytes=1.0)
+    args[field] = -1.0
+    with pytest.raises(ValueError, match=field):
+        memory_verdict(**args)

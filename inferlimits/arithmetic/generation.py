@@ -231,8 +231,8 @@ def memory_ceiling_tokens_per_s(bandwidth_bytes_per_s: float, weight_bytes: floa
 
 
 def math_ceiling_tokens_per_s(peak_flop_per_s: float, flops_per_token: float) -> float:
-    """Aggregate tokens/s that math allows: P / F. It does not grow with batch: batching spends
-    idle math, it does not add any."""
+    """Aggregate tokens/s that math allows: P / F. The batch is not in it: a larger batch puts
+    more of the chip's fixed FLOP/s to work, and the FLOP/s themselves stay what they were."""
     return positive("peak_flop_per_s", peak_flop_per_s) / positive("flops_per_token", flops_per_token)
 
 

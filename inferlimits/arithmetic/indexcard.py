@@ -33,6 +33,9 @@ from inferlimits.data.units import GB, fraction, non_negative, positive
 DOES_NOT_FIT = "does not fit in memory"
 WEIGHTS_BOUND = "memory-bound: reading the weights"
 CACHE_BOUND = "memory-bound: reading the KV caches"
+ACTIVATIONS_BOUND = "memory-bound: moving the activations between kernels"
+#: a memory-bound verdict names the largest of the bytes a step moves (each GPU's share)
+MEMORY_VERDICTS = {"weights": WEIGHTS_BOUND, "cache": CACHE_BOUND, "activations": ACTIVATIONS_BOUND}
 MATH_BOUND = "compute-bound"
 COMMUNICATION = "communication-bound: the all-reduces between the GPUs"
 OVERHEAD = "far below both ceilings: host overhead or slow kernels"
@@ -221,7 +224,7 @@ def read_card(accelerator_name: str, model_name: str, weight_precision: str = "B
     elif mem > math_:
         verdict = MATH_BOUND
     else:
-        verdict = CACHE_BOUND if point.cache_bytes > point.weight_bytes else WEIGHTS_BOUND
+        verdict = memory_verdict(weights_b, cache_b, activation_b)
 
     def attainable(wp=weight_precision, kp=kv_precision, b=B, on=a, mp=math_precision, g=T):
         return tensor_parallel_on(on, c, g, b, L, wp, kp, mp).aggregate
@@ -230,6 +233,14 @@ def read_card(accelerator_name: str, model_name: str, weight_precision: str = "B
     return Card(**common, memory_ceiling=mem, math_ceiling=math_, weights_time_s=weights_b / BW,
                 cache_time_s=cache_b / BW, activation_time_s=activation_b / BW, math_time_s=step.math_s,
                 communication_time_s=comm, verdict=verdict, levers=tuple(levers))
+
+
+def memory_verdict(weight_bytes: float, cache_bytes: float, activation_bytes: float) -> str:
+    """A memory-bound step's verdict names the largest part of the bytes it moves: the weights,
+    the KV caches, or the activations between kernels (ties go to that order)."""
+    parts = {"weights": non_negative("weight_bytes", weight_bytes), "cache": non_negative("cache_bytes", cache_bytes),
+             "activations": non_negative("activation_bytes", activation_bytes)}
+    return MEMORY_VERDICTS[max(parts, key=parts.get)]
 
 
 def narrower_math(a: Accelerator, weight_precision: str, math_precision: str) -> tuple[str, str] | None:
@@ -297,7 +308,7 @@ def _levers(verdict, weight_precision, math_precision, kv_precision, c, a, B, L,
     lever applied over the rate now; it helps when that gain is at least ``WORTH_IT``, the lever's
     setup still fits, and nothing else is in charge."""
     now = step.aggregate
-    memory_bound = verdict in (WEIGHTS_BOUND, CACHE_BOUND)
+    memory_bound = verdict in MEMORY_VERDICTS.values()
     kept = cached_tokens(c, L)
     fits = lambda on=a, b=B, wp=weight_precision, g=T: tensor_parallel_fit(  # noqa: E731
         on, c, g, b, L, wp, kv_precision).fits
@@ -398,7 +409,7 @@ def _gpu_levers(lever, attainable, fits, now, T, step, verdict) -> None:
     fewer = [g for g in TENSOR_PARALLEL_DEGREES if g < T and fits(g=g)]
     up = max((attainable(g=g) / now, g) for g in more) if more else None
     down = max((attainable(g=g) / now, g) for g in fewer) if fewer else None
-    memory_bound = verdict in (WEIGHTS_BOUND, CACHE_BOUND)
+    memory_bound = verdict in MEMORY_VERDICTS.values()
     both = up and down and memory_bound and min(up[0], down[0]) >= WORTH_IT
     if up is None:
         lever("more GPUs", None, f"{T} is one server's; beyond it the GPUs talk over a network the card does not model",
@@ -464,8 +475,8 @@ STEPS: tuple[Step, ...] = (
          "(2 n + 1) t_allreduce(B h) + t_gather(B V)"),
     Step("the step and its rate", r"\dfrac{B}{\max(t_\text{math},\, t_\text{memory}) + C}", "parallel.ParallelStep",
          "max(math, memory) + communication"),
-    Step("prefill turns compute-bound", r"S^* \approx \dfrac{P}{BW} \cdot \dfrac{W}{2(N - H) - (P/BW)(K + A)}",
-         "generation.prefill_crossover_prompt_tokens", "S* is about R W / (2 (N - H))"),
+    Step("prefill turns compute-bound", r"S^*\!:\; F_\text{prefill}(S^*) = \tfrac{P}{BW}\,\bigl(W + S^*(K + A)\bigr)",
+         "generation.prefill_crossover_prompt_tokens", "prefill FLOPs / P = (W + S x (K + A)) / BW"),
     Step("time to first token",
          r"\max\!\left(\dfrac{F_\text{prefill}}{T P},\; \dfrac{W/T + S\,(s K + A_T)}{BW}\right) + C_S",
          "serving.mixed_step_s", "(W(D + Q) / T + s (D K L + Q K"),

@@ -41,7 +41,7 @@ from inferlimits.arithmetic.parallel import tensor_parallel_communication_s
 from inferlimits.data.models import (Config, cached_tokens, embedding_params, kept_precision, kv_bytes_per_token,
                                      model, multiplied_params_per_token, weight_bytes)
 from inferlimits.arithmetic.roofline import step_time_s
-from inferlimits.data.units import bytes_per_element
+from inferlimits.data.units import bytes_per_element, storage_format
 
 #: a measured rate at least this share of its ceiling is bound by that ceiling's wall (the book's
 #: rule, as in ``generation.regime``); below it, far below both ceilings
@@ -104,8 +104,12 @@ def cache_precision(m: Measurement) -> str:
 
 
 def bytes_per_weight(precision: str, group_size: int | None = None) -> float:
-    """Bytes a stored weight takes, with its share of its group's scales."""
-    return bytes_per_element(precision) + (GROUP_SCALE_BYTES / group_size if group_size else 0.0)
+    """Bytes a stored weight takes, with its share of its group's scales: the format's own
+    (``bytes_per_element``), or, where the row names its groups, element bits / 8 +
+    GROUP_SCALE_BYTES / group_size in place of the format's."""
+    if not group_size:
+        return bytes_per_element(precision)
+    return storage_format(precision).element_bits / 8 + GROUP_SCALE_BYTES / group_size
 
 
 def weights_read(m: Measurement, c: Config, tokens: float = 1) -> float:

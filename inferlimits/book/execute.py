@@ -18,12 +18,27 @@ from nbclient import NotebookClient
 from inferlimits.book import collapse_for_jupyterlab
 
 
+def coalesce_streams(outputs: list) -> list:
+    """Join consecutive outputs of one stream (stdout or stderr): how the kernel split a cell's
+    printing depends on timing, and nbval joins them before it compares."""
+    joined = []
+    for out in outputs:
+        if (out.get("output_type") == "stream" and joined and joined[-1].get("output_type") == "stream"
+                and joined[-1]["name"] == out["name"]):
+            joined[-1]["text"] += out["text"]
+        else:
+            joined.append(out)
+    return joined
+
+
 def execute(path: Path) -> None:
     nb = nbformat.read(path, as_version=4)
     NotebookClient(nb, timeout=300, kernel_name="python3", store_widget_state=False,
                    resources={"metadata": {"path": str(path.parent)}}).execute()
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":
+            cell.outputs = coalesce_streams(cell.outputs)
     nb.metadata.pop("widgets", None)
     collapse_for_jupyterlab(nb)
     nbformat.write(nb, path)
