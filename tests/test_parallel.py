@@ -273,3 +273,64 @@ def test_the_assumed_latency_is_no_slower_than_a_measured_general_all_reduce():
 def test_an_idle_math_unit_is_never_the_wall_of_a_small_tensor_parallel_step():
     assert tensor_parallel_on(H100, LLAMA_70B, 4, 1, 1024).wall != COMPUTE_BOUND
     assert math.isfinite(tensor_parallel_on(H100, LLAMA_70B, 4, 1, 1024).per_user)
+
+
+# ---- acceptance: the book's conditional rate against engines' accepted / drafted share ----------
+
+def test_draft_acceptance_rate_of_the_books_example():
+    """a = 0.7, k = 4: (0.7 + 0.49 + 0.343 + 0.2401) / 4 = 0.443, what vLLM logs as its draft
+    acceptance rate; its mean acceptance length is the book's tokens per round, 2.77."""
+    from inferlimits.arithmetic.speculative import draft_acceptance_rate
+    assert draft_acceptance_rate(0.7, 4) == pytest.approx((0.7 + 0.7**2 + 0.7**3 + 0.7**4) / 4, rel=1e-12)
+    assert draft_acceptance_rate(0.7, 4) == pytest.approx(0.443275, abs=1e-6)
+    assert 1 + 4 * draft_acceptance_rate(0.7, 4) == pytest.approx(expected_tokens_per_step(0.7, 4), rel=1e-12)
+
+
+@pytest.mark.parametrize("k", [1, 2, 4, 8])
+def test_draft_acceptance_rate_at_the_ends_and_for_one_token(k):
+    from inferlimits.arithmetic.speculative import draft_acceptance_rate
+    assert draft_acceptance_rate(0.0, k) == 0.0
+    assert draft_acceptance_rate(1.0, k) == 1.0
+    assert draft_acceptance_rate(0.63, 1) == pytest.approx(0.63, rel=1e-12)   # one draft token: the two agree
+
+
+@given(a=st.floats(0.0, 1.0), k=st.integers(1, 16))
+def test_accepted_over_drafted_never_exceeds_the_conditional_rate(a, k):
+    from inferlimits.arithmetic.speculative import draft_acceptance_rate
+    assert draft_acceptance_rate(a, k) <= a + 1e-12
+
+
+@given(a=st.floats(0.0, 1.0), k=st.integers(1, 16))
+def test_acceptance_from_draft_rate_inverts_draft_acceptance_rate(a, k):
+    from inferlimits.arithmetic.speculative import acceptance_from_draft_rate, draft_acceptance_rate
+    assert acceptance_from_draft_rate(draft_acceptance_rate(a, k), k) == pytest.approx(a, abs=1e-9)
+
+
+def test_acceptance_from_draft_rate_rejects_a_share_above_one():
+    from inferlimits.arithmetic.speculative import acceptance_from_draft_rate
+    with pytest.raises(ValueError, match="draft_rate"):
+        acceptance_from_draft_rate(1.2, 4)
+    with pytest.raises(ValueError, match="draft_tokens"):
+        acceptance_from_draft_rate(0.4, 0)
+
+
+# ---- one NVLink domain, whatever its size -------------------------------------------------------
+
+def test_link_domains():
+    from inferlimits.arithmetic.parallel import SERVER_GPUS, link_domain_gpus
+    assert link_domain_gpus(accelerator("B200 (GB200)")) == 72
+    assert all(link_domain_gpus(a) == SERVER_GPUS == 8 for n, a in accelerators().items() if n != "B200 (GB200)")
+    assert all(T <= SERVER_GPUS for T in (1, 2, 4, 8))
+
+
+def test_wider_expert_parallelism_in_an_nvl72_rack_reads_less_per_gpu():
+    """The same sequences per GPU, experts spread over 64 GPUs of a GB200 NVL72 rather than 8:
+    each GPU holds and reads fewer experts, so its step is shorter and it makes more tokens."""
+    gb200 = accelerator("B200 (GB200)")
+    narrow = expert_parallel_on(gb200, DEEPSEEK, 8, 8 * 32, 4096, "FP8", "BF16", "FP8")
+    wide = expert_parallel_on(gb200, DEEPSEEK, 64, 64 * 32, 4096, "FP8", "BF16", "FP8")
+    assert narrow.fits and wide.fits
+    assert wide.weight_bytes_per_gpu < narrow.weight_bytes_per_gpu
+    assert wide.cache_bytes_per_gpu == pytest.approx(narrow.cache_bytes_per_gpu, rel=1e-12)
+    assert wide.memory_s < narrow.memory_s and wide.per_gpu > narrow.per_gpu
+    assert wide.communication_s > narrow.communication_s   # each token goes to more GPUs

@@ -35,6 +35,13 @@ MICRO = 1e-6
 #: Tensor-parallel degrees within one server: beyond eight, the GPUs of most platforms talk over a
 #: network, which the book does not model.
 TENSOR_PARALLEL_DEGREES = (1, 2, 4, 8)
+#: GPUs one server joins over its own link (NVLink, Infinity Fabric or PCIe): eight in an HGX or
+#: DGX board and on AMD's platforms.
+SERVER_GPUS = 8
+#: Parts whose link joins more GPUs than one server: a GB200 NVL72 rack joins 72 GPUs, on 18 trays,
+#: through NVLink switch trays, each at the part's full link rate (jax-ml/scaling-book gpus.md,
+#: commit 1a55377a: "72 GPUs in a single NVLink domain with full 900GB/s of GPU to GPU bandwidth").
+NVLINK_DOMAIN_GPUS = {"B200 (GB200)": 72}
 
 
 @datafiles.cached
@@ -57,6 +64,13 @@ def collective_latency_s(link_kind: str, gpus: int = 2) -> float:
             raise ValueError(f"gpus: the book has no {link_kind} latency for more than {counts[-1]} GPUs; got {G}")
         value = value[str(holds[0])]
     return value * MICRO
+
+
+def link_domain_gpus(a: Accelerator) -> int:
+    """The most GPUs that reach one another over ``a``'s own link rather than a network: its
+    NVLink domain, 72 for the GB200 in an NVL72 rack (``NVLINK_DOMAIN_GPUS``), one server's eight
+    otherwise (``SERVER_GPUS``). Tensor and expert parallelism at the link's rate stay inside it."""
+    return NVLINK_DOMAIN_GPUS.get(a.name, SERVER_GPUS)
 
 
 def all_reduce_time_s(message_bytes: float, gpus: int, link_bytes_per_s: float, latency_s: float) -> float:
@@ -351,13 +365,13 @@ def expert_parallel_on(a: Accelerator, c: Config, gpus: int, batch: float = 1, c
 def data_parallel_on(a: Accelerator, c: Config, replicas: int, batch: float = 1, context_tokens: float = 0.0,
                      weight_precision: str = "BF16", kv_precision: str = "BF16", math_precision: str = "BF16",
                      activation_precision: str = "BF16") -> ParallelStep:
-    """R whole copies of the model, one per GPU, each decoding B / R of the sequences: no
-    communication, each user as fast as on one GPU with B / R sequences, R times the tokens."""
-    R = whole("replicas", replicas)
+    """G whole copies of the model, one per GPU, each decoding B / G of the sequences: no
+    communication, each user as fast as on one GPU with B / G sequences, G times the tokens."""
+    G = whole("replicas", replicas)
     B = positive("batch", batch)
-    point = decode_on(a, c, B / R, context_tokens, weight_precision, kv_precision, math_precision,
+    point = decode_on(a, c, B / G, context_tokens, weight_precision, kv_precision, math_precision,
                       activation_precision=activation_precision)
     stored = weight_bytes(c, weight_precision)
-    cache = B / R * kv_bytes_per_token(c, kv_precision) * cached_tokens(c, context_tokens)
-    return ParallelStep("data", R, B, point.batch / point.math_ceiling, point.bytes / a.bandwidth_bytes_per_s, 0.0,
+    cache = B / G * kv_bytes_per_token(c, kv_precision) * cached_tokens(c, context_tokens)
+    return ParallelStep("data", G, B, point.batch / point.math_ceiling, point.bytes / a.bandwidth_bytes_per_s, 0.0,
                         stored, cache, _fits(a, stored, cache))

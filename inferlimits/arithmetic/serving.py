@@ -24,8 +24,13 @@ from inferlimits.arithmetic.parallel import cache_share, tensor_parallel_communi
 from inferlimits.arithmetic.precision import decode_math_rate, prefill_math_rate
 from inferlimits.data.units import non_negative, positive, whole
 
-#: a user reading as the text arrives: a common target for each user's speed, in tokens/s
+#: the book's line for each user's speed, in tokens/s: between MLPerf's bounds for Llama-2-70B below
 READING_TOKENS_PER_S = 20
+#: MLPerf Inference's bounds on the time per output token (TPOT: the mean interval between a
+#: request's output tokens), in seconds, for Llama-2-70B in its interactive and conversational
+#: categories (mlcommons/inference_policies inference_rules.adoc, commit ac93e89c: "Conversational
+#: category: TTFT/TPOT: 2000 ms/200 ms. Interactive category: TTFT/TPOT: 450 ms/40 ms")
+MLPERF_LLAMA2_70B_TPOT_S = {"interactive": 0.040, "conversational": 0.200}
 #: C, the tokens one step may carry: vLLM's default ``max_num_batched_tokens`` for its API server on
 #: GPUs of 70 GiB or more other than the A100 (vllm/engine/arg_utils.py:
 #: "UsageContext.OPENAI_API_SERVER: 8192"), the book's default

@@ -8,6 +8,8 @@ acceptance falls with the position and varies with the text.
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 from inferlimits.data.hardware import Accelerator
@@ -16,8 +18,10 @@ from inferlimits.data.models import Config, cached_tokens, kv_bytes_per_token, w
 from inferlimits.arithmetic.parallel import cache_share, tensor_parallel_on
 from inferlimits.data.units import non_negative, positive, whole
 
-#: The book's example of a draft: seven in ten drafted tokens accepted, four drafted per step (the
-#: defaults of chapter 9's figure and the index card's lever).
+#: The book's example of a draft: an assumed acceptance rate a of 0.7 (each draft token accepted with
+#: chance 0.7 given that every one before it was: 0.44 of the drafted tokens, in the accepted / drafted
+#: terms of ``draft_acceptance_rate``), four drafted per step (the defaults of chapter 9's figure and
+#: the index card's lever).
 EXAMPLE_ACCEPTANCE = 0.7
 EXAMPLE_DRAFT_TOKENS = 4
 
@@ -31,6 +35,43 @@ def expected_tokens_per_step(acceptance: float, draft_tokens: int) -> float:
         raise ValueError(f"acceptance is a probability and must be at most 1; got {acceptance!r}")
     k = whole("draft_tokens", draft_tokens, 0)
     return float(k + 1) if a == 1.0 else (1.0 - a ** (k + 1)) / (1.0 - a)
+
+
+def draft_acceptance_rate(acceptance: float, draft_tokens: int) -> float:
+    """The share of drafted tokens the target accepts, accepted / drafted, from the book's a (the
+    chance that a draft token is accepted given that every one before it was):
+    r = (a + a^2 + ... + a^k) / k = (E[tokens per round] - 1) / k. vLLM logs this share as its
+    "draft acceptance rate" (num_accepted_tokens / num_draft_tokens, vllm/v1/spec_decode/metrics.py);
+    its "mean acceptance length" is E[tokens per round]. A token drafted after the first rejection
+    counts as drafted and never as accepted, so r < a for 0 < a < 1 and k > 1 (r = a for k = 1):
+    a = 0.7 and k = 4 give r = 0.443."""
+    a = non_negative("acceptance", acceptance)
+    if a > 1:
+        raise ValueError(f"acceptance is a probability and must be at most 1; got {acceptance!r}")
+    k = whole("draft_tokens", draft_tokens, 1)
+    if a in (0.0, 1.0):
+        return a
+    # a (1 - a^k) / ((1 - a) k), with 1 - a^k as -expm1(k ln a): no cancellation as a nears 1
+    return a * -math.expm1(k * math.log(a)) / ((1.0 - a) * k)
+
+
+def acceptance_from_draft_rate(draft_rate: float, draft_tokens: int) -> float:
+    """The inverse of ``draft_acceptance_rate``: the book's a from a measured accepted / drafted
+    share r over rounds of k draft tokens, the root in [0, 1] of (a + a^2 + ... + a^k) / k = r. The
+    left side rises with a from 0 to 1, so the root is unique; found by bisection to the last bit."""
+    r = non_negative("draft_rate", draft_rate)
+    if r > 1:
+        raise ValueError(f"draft_rate is a share of the drafted tokens and must be at most 1; got {draft_rate!r}")
+    k = whole("draft_tokens", draft_tokens, 1)
+    if r in (0.0, 1.0):
+        return r
+    low, high = 0.0, 1.0
+    while (mid := (low + high) / 2) not in (low, high):   # halve until the floats run out
+        if draft_acceptance_rate(mid, k) < r:
+            low = mid
+        else:
+            high = mid
+    return mid
 
 
 def verify_step_s(a: Accelerator, c: Config, batch: float = 1, draft_tokens: int = 0, context_tokens: float = 0.0,
