@@ -310,3 +310,26 @@ def knee_weights_only_on(a: Accelerator, c: Config, weight_precision: str = "BF1
         return B * f / p < weight_bytes_read_per_step(c, weight_precision, B) / a.bandwidth_bytes_per_s
 
     return _first_crossing(memory_bound)
+
+
+def knee_in_order_weights_only_on(a: Accelerator, c: Config, weight_precision: str = "BF16",
+                                  math_precision: str = "BF16") -> float:
+    """The knee counted in order with the activations left out, no context: the batch from which
+    every kind of weight product (the dense products and, in an MoE model, the routed experts, each
+    with only its own tokens' rows) does math at least as long as it takes to read its own weights,
+
+        B x F_i / P_i >= W_i(B) / BW   for each kind i.
+
+    It is ``decode_in_order_on`` with every hand-off between kernels kept on chip (its activation
+    bytes, B x A_i / BW, taken out of each part's memory time): the low end of
+    ``knee_in_order_on``, as ``knee_weights_only_on`` is the low end of ``knee_on``.
+    ``math.inf`` when some kind never is."""
+    check_scheme(weight_precision, math_precision)
+    bw = a.bandwidth_bytes_per_s
+    act = activation_bytes_by_part(c, "decode")
+
+    def memory_bound(B: float) -> bool:
+        step = decode_in_order_on(a, c, B, 0.0, weight_precision, "BF16", math_precision)
+        return any(m < b - B * act[p] / bw for p, m, b in step.parts if p in (PRODUCT, ROUTED))
+
+    return _first_crossing(memory_bound)

@@ -9,7 +9,10 @@ them is not counted here."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from functools import cache
+
+from IPython.display import Markdown
 
 from inferlimits.arithmetic.activations import activation_bytes_per_token
 from inferlimits.arithmetic.generation import (decode_flops_per_token, decode_point, experts_touched_per_layer,
@@ -19,7 +22,8 @@ from inferlimits.data.hardware import MATH_PRECISIONS, accelerator
 from inferlimits.figures.interactive import Control, doubling_stops, panel as _panel
 from inferlimits.arithmetic.kvcache import batch_where_math_binds, fit
 from inferlimits.data.models import cached_tokens, kv_bytes_per_token, model, weight_bytes
-from inferlimits.arithmetic.precision import decode_math_rate, knee_on, runnable_math
+from inferlimits.arithmetic.precision import (decode_math_rate, knee_in_order_on, knee_in_order_weights_only_on,
+                                              knee_on, knee_weights_only_on, runnable_math, scheme_problem)
 from inferlimits.data.units import GB
 from inferlimits.figures import ACCENT, FAINT, INK, base_layout
 from inferlimits.figures.batching import rounded
@@ -32,6 +36,17 @@ CONTEXTS = (0, *doubling_stops(128, 131_072, 2))
 WEIGHTS = ("BF16", "FP8", "INT4", "NVFP4", "MXFP4", "MXFP4 experts")
 GB_RANGE = (0.3, 3_000.0)
 TOKENS_RANGE = (3.0, 3e7)
+
+
+def two_figures(x: float) -> str:
+    """A batch to two significant figures, with thousands separators ("16,000", "280"); "never"
+    for ``math.inf``. Knees rest on an estimate of the activation traffic, so more figures would
+    claim more than the model knows."""
+    if math.isinf(x) and x > 0:
+        return "never"
+    if not (math.isfinite(x) and x > 0):
+        raise ValueError(f"x must be a positive batch or math.inf; got {x!r}")
+    return f"{round(x, 1 - math.floor(math.log10(x))):,.0f}"
 
 
 def smallest_group(accelerator_name: str, model_name: str, weight_precision: str) -> int | None:
@@ -111,7 +126,8 @@ def spec(model_name: str, accelerator_name: str, weight_precision: str, math_pre
         fits = fit(gpus * a.capacity_bytes, stored, kv_bytes_per_token(c), b, cached_tokens(c, context_tokens)).fits
         label = (f"B = {b:,}: {experts_touched_per_layer(c, b):,.1f} experts, "
                  + (f"{point.ceiling:,.0f} tokens/s ({point.per_user:,.1f} per user)" if fits else "does not fit"))
-        knees = [(knee, f"MoE knee B ≈ {knee:,.0f}"), (twin_knee, f"dense twin's knee B ≈ {twin_knee:,.0f}")]
+        knees = [(knee, f"MoE knee B ≈ {two_figures(knee)}"),
+                 (twin_knee, f"dense twin's knee B ≈ {two_figures(twin_knee)}")]
         knees = [(x, s) for x, s in knees if math.isfinite(x)]
         data += [
             dict(type="scatter", x=list(CURVE), y=rounded(read), mode="lines", line=dict(color=ACCENT, width=3),
@@ -184,3 +200,38 @@ def panel(model_names, names, model_name: str, accelerator_name: str = "H200 SXM
     values = dict(model_name=model_name, accelerator_name=accelerator_name, weight_precision=wp, math_precision=mp,
                   gpus=g, batch=batch, context_tokens=context_tokens)
     return _panel(spec, values, controls, div_id, static_dropdown=static, static_slider="batch")
+
+
+def knee_ranges(accelerator_name: str, rows: Sequence[tuple[str, str, str, str]]) -> Markdown:
+    """The decode knee as a range, one row per (model, weight format, math precision, how it is
+    run) on ``accelerator_name``, no context. The low end counts the weights alone, as if every
+    hand-off between kernels stayed on chip (``knee_weights_only_on``); the high end sends every
+    hand-off through HBM in BF16, ``activations``' count, an upper estimate (``knee_on``). The same
+    two ends with the kernels counted in order (``knee_in_order_weights_only_on``,
+    ``knee_in_order_on``). Beside them: the step's ridge at its effective math rate, and the
+    activation bytes over the weight bytes a step moves at the high one-max() knee,
+
+        B* x A / W(B*),
+
+    which says how much of the high end the activations set. Knees to two significant figures."""
+    from inferlimits.figures.tables import _table
+
+    a = accelerator(accelerator_name)
+    out = []
+    for name, wp, mp, how in rows:
+        c = model(name).config
+        problem = scheme_problem(a, wp, mp)
+        if problem:
+            raise ValueError(f"rows: {name} with {wp} weights and {mp} math cannot run on {accelerator_name}: "
+                             f"{problem}")
+        high = knee_on(a, c, 0, wp, "BF16", mp)
+        share = (f"{high * activation_bytes_per_token(c) / weight_bytes_read_per_step(c, wp, high):,.1f}"
+                 if math.isfinite(high) else "–")
+        out.append([name, f"{wp} × {mp}", how, f"{decode_math_rate(a, c, wp, mp) / a.bandwidth_bytes_per_s:,.0f}",
+                    f"{two_figures(knee_weights_only_on(a, c, wp, mp))} – {two_figures(high)}",
+                    f"{two_figures(knee_in_order_weights_only_on(a, c, wp, mp))} – "
+                    f"{two_figures(knee_in_order_on(a, c, 0, wp, 'BF16', mp))}", share])
+    return _table(["model", "weights × math", "how it is run", "ridge (FLOP/byte)",
+                   "knee under one max(): weights alone – every hand-off (B)",
+                   "knee, kernels in order: weights alone – every hand-off (B)",
+                   "activations ÷ weights read, at the high one-max() knee"], out, "lllrrrr")
