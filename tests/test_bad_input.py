@@ -20,6 +20,7 @@ import pytest
 from inferlimits.arithmetic.activations import layer_kernels
 from inferlimits.data.hardware import accelerator
 from inferlimits.arithmetic.precision import decode_on
+from inferlimits.checks import worked_example
 from inferlimits.data.models import model
 
 #: short name (as in VALID's keys) -> module
@@ -231,6 +232,8 @@ VALID: dict[str, dict[str, object]] = {
                                 measured_tokens_per_s=29.0, near=0.5, math_precision="FP8",
                                 gpus=2),
     # worked_example (chapter 8)
+    "worked_example.gives": dict(cl=worked_example.claim("usable"), values=(81.6e9,)),
+    "worked_example.off": dict(cl=worked_example.claim("usable"), values=(81.6e9,)),
     "worked_example.context_tokens_at_compute_time": dict(c=LLAMA, peak_flop_per_s=3.12e14, seconds=3e-4),
     "worked_example.implied_bandwidth_bytes_per_s": dict(bytes_moved=66e9, seconds=0.046),
 }
@@ -337,6 +340,8 @@ ZERO_ALLOWED: set[tuple[str, str]] = {
     ("overhead.launches_per_step", "kernels_outside_layers"),
     ("indexcard.read_card", "context_tokens"),
     ("indexcard.read_card", "measured_tokens_per_s"),
+    # a recomputed value may be zero (nothing left for the caches)
+    ("worked_example.gives", "values"),
     # a step may read no cache (no context) and, in principle, no weights or activations
     ("indexcard.memory_verdict", "weight_bytes"),
     ("indexcard.memory_verdict", "cache_bytes"),

@@ -11,13 +11,19 @@ document states that a claim rests on. A recomputation gives
 * ``assumed``: the value under the assumptions the document states for this claim (its 95% usable,
   its 2 to 2.5x cache factor), where it names any;
 * ``route``: the arithmetic that reproduces the document's number, where it differs from both,
-  with the slip it takes, in words.
+  with the slip it takes, in words;
+* ``named``: the vendor's own printed figure, where the claim quotes one (the card's marketed
+  "80 GB", the whitepaper's "40 MB" of L2).
 
-There are three verdicts. A claim *holds* when the right value gives it by the rule the book
-applies to its own numbers (equal at the precision written, or within 3% where the document marks
-it approximate). It *holds under its assumption* when only the assumed value gives it and every
-assumption it rests on is one a real deployment can make. Otherwise it *does not hold*, and the
-right value is shown: that covers a claim whose only support is an assumption no deployment makes,
+One rule decides every verdict, ``gives``: a recomputed value gives the document's number when it
+rounds to it at the precision the document writes, or lies within ``VERDICT_TOLERANCE`` (5%) of
+it, whatever marker (~, "around") the document puts before it. The value it is applied to is the
+right one, except that a claim resting only on assumptions a deployment can make (the document's
+95% usable) is judged under them. There are three verdicts. A claim *holds* when that value gives
+it, or when it quotes the vendor's own figure as the vendor prints it: a marketed name used as a
+name holds, and where the document computes with it, the computation is judged as its own claim.
+It *holds under its assumption* when the value under its admissible assumptions gives it. Otherwise
+it *does not hold*: that covers a claim whose only support is an assumption no deployment makes,
 and a range whose end cannot happen on the card (a step that reads more than memory can hold).
 """
 from __future__ import annotations
@@ -25,24 +31,25 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from functools import cached_property
 
 from inferlimits.data import datafiles
 from inferlimits.arithmetic.activations import activation_bytes_per_token
-from inferlimits.checks import UNITS, Stated, verdict as _check_rule
+from inferlimits.checks import UNITS
 from inferlimits.arithmetic.generation import decode_point
 from inferlimits.data.hardware import Accelerator, accelerator
 from inferlimits.arithmetic.kvcache import (kv_cache_bytes, max_context_tokens, max_sequences,
                                             memory_left_for_cache_bytes, usable_memory_fraction)
 from inferlimits.data.models import Config, embedding_params, kv_bytes_per_token, model, param_count, weight_bytes
 from inferlimits.arithmetic.roofline import balance_point_flop_per_byte
-from inferlimits.data.units import GB, GIB, KIB, bytes_per_element, positive
+from inferlimits.data.units import GB, GIB, KIB, MB, MIB, bytes_per_element, non_negative, positive
 
-#: A route (the arithmetic behind a wrong number) reproduces an approximate number within this
-#: share, a plain one within the smaller share (1.55 GB for 1.557 GB).
-ROUTE_WITHIN = 0.03
-ROUTE_PLAIN = 0.01
+#: The verdict rule's one tolerance (``gives``): a recomputed value within this share of itself
+#: gives the document's number, for every claim alike. Chosen so that rounding a figure to two
+#: significant digits ("32B" for 32.76 billion) or a typo in the last digit ("2035" for 2,039)
+#: passes, and a unit crossed (GiB read as GB, 7%) does not.
+VERDICT_TOLERANCE = 0.05
 
 HOLDS = "holds"
 ASSUMED = "holds under its assumption"
@@ -80,6 +87,8 @@ class Claim:
     context_tokens: int | None = None
     route_bandwidth_share: float | None = None
     assumptions: tuple[str, ...] = ()
+    read_as: str = ""
+    slip: str = ""
 
     @property
     def scale(self) -> float:
@@ -104,6 +113,16 @@ def assumptions() -> dict[str, Assumption]:
 
 
 @datafiles.cached
+def slips() -> dict[str, str]:
+    """The slips the document's failures come from, keyed by id, with what each is."""
+    return {key: row["what"] for key, row in _data()["slips"].items()}
+
+
+def _numerals(text: str) -> list[str]:
+    return [n.replace(",", "") for n in re.findall(r"\d[\d,]*(?:\.\d+)?", text)]
+
+
+@datafiles.cached
 def claims() -> dict[str, Claim]:
     """Every claim, in the document's order, keyed by id."""
     out = {}
@@ -113,10 +132,16 @@ def claims() -> dict[str, Claim]:
         if row["recompute"] not in RECOMPUTATIONS:
             raise ValueError(f"claim {key}: recompute must be one of {', '.join(RECOMPUTATIONS)}; "
                              f"got {row['recompute']!r}")
-        written = [n.replace(",", "") for n in re.findall(r"\d[\d,]*(?:\.\d+)?", row["wording"])] or ["0"]
+        read_as = row.get("read_as", "")
+        if read_as and _numerals(row["wording"]):
+            raise ValueError(f"claim {key}: read_as is only for a wording with no numeral; "
+                             f"{row['wording']!r} has one")
+        written = _numerals(row["wording"]) or _numerals(read_as) or ["0"]
         if written != row["stated"]:
             raise ValueError(f"claim {key}: stated {row['stated']} must be the numbers its wording "
-                             f"{row['wording']!r} shows ({written}; none means 0)")
+                             f"{row['wording']!r} shows, or its read_as {read_as!r} ({written}; none means 0)")
+        if row.get("slip", "") and row["slip"] not in slips():
+            raise ValueError(f"claim {key}: slip must be one of {', '.join(slips())}; got {row['slip']!r}")
         rests_on = row.get("assumption", ())
         rests_on = (rests_on,) if isinstance(rests_on, str) else tuple(rests_on)
         unknown = set(rests_on) - set(assumptions())
@@ -127,7 +152,8 @@ def claims() -> dict[str, Claim]:
                          unit=row["unit"], recompute=row["recompute"], point=int(row["point"]),
                          approximate=bool(row.get("approximate", False)), bound=row.get("bound", ""),
                          context_tokens=row.get("context_tokens"),
-                         route_bandwidth_share=row.get("route_bandwidth_share"), assumptions=rests_on)
+                         route_bandwidth_share=row.get("route_bandwidth_share"), assumptions=rests_on,
+                         read_as=read_as, slip=row.get("slip", ""))
     return out
 
 
@@ -181,13 +207,16 @@ def implied_bandwidth_bytes_per_s(bytes_moved: float, seconds: float) -> float:
 @dataclass(frozen=True)
 class Recomputed:
     """What the book's model gives for a claim (base units), the value under the document's stated
-    assumptions, and the route to the document's number where it differs from both."""
+    assumptions, the route to the document's number where it differs from both, and the vendor's
+    own figure where the claim quotes one."""
 
     right: tuple[float, ...]
     assumed: tuple[float, ...] | None = None
     route: tuple[float, ...] | None = None
     route_text: str = ""
     note: str = ""
+    named: tuple[float, ...] | None = None
+    named_text: str = ""
 
 
 @dataclass(frozen=True)
@@ -256,10 +285,12 @@ def _weight_bytes(cl: Claim, s: Setting) -> Recomputed:
 
 
 def _capacity(cl: Claim, s: Setting) -> Recomputed:
+    """The capacity the card reports; the marketed figure is the product's name."""
     a = s.a
-    return Recomputed((a.capacity_bytes,), route=(a.capacity_marketed_gb * GB,),
-                      route_text="the marketed name read as decimal GB",
-                      note=f"the card reports {a.reported_capacity_mib:,.0f} MiB = {a.capacity_bytes / GIB:g} GiB")
+    return Recomputed((a.capacity_bytes,), named=(a.capacity_marketed_gb * GB,),
+                      named_text=f"NVIDIA's name for the card, “{a.capacity_marketed_gb:g}GB”",
+                      note=(f"the card reports {a.reported_capacity_mib:,.0f} MiB = {a.capacity_bytes / GIB:g} GiB, "
+                            f"{_gb(a.capacity_bytes)}; the plan's arithmetic with it is judged in its own rows"))
 
 
 def _free_memory(cl: Claim, s: Setting) -> Recomputed:
@@ -279,7 +310,7 @@ def _peak_math(cl: Claim, s: Setting) -> Recomputed:
 def _bandwidth(cl: Claim, s: Setting) -> Recomputed:
     bw = s.a.bandwidth_bytes_per_s
     return Recomputed((bw,), note="" if cl.id == "bandwidth" else
-                      f"the datasheet says {bw / GB:,.0f} GB/s, as the document itself does earlier")
+                      f"a typo for the datasheet's {bw / GB:,.0f} GB/s, which the document itself writes earlier")
 
 
 def _balance_point(cl: Claim, s: Setting) -> Recomputed:
@@ -289,10 +320,13 @@ def _balance_point(cl: Claim, s: Setting) -> Recomputed:
 
 
 def _l2_cache(cl: Claim, s: Setting) -> Recomputed:
+    """The L2 CUDA reports; NVIDIA's whitepaper prints its size in MiB and calls them MB."""
     l2 = s.a.last_level_cache_bytes
-    return Recomputed((l2,), route=(float(s.a.last_level_cache_marketed.split()[0]) * cl.scale,),
-                      route_text="NVIDIA's marketed figure, which counts MiB, read as MB,",
-                      note=f"the weights a token reads are {s.point().weight_bytes / l2:,.0f} times larger")
+    printed = float(s.a.last_level_cache_marketed.split()[0])
+    return Recomputed((l2,), named=(printed * cl.scale,),
+                      named_text=f"NVIDIA's own figure, the {printed:g} MB of its A100 whitepaper",
+                      note=(f"CUDA reports {l2:,.0f} bytes, {l2 / MIB:g} MiB = {l2 / MB:.1f} MB; the weights "
+                            f"a token reads are {s.point().weight_bytes / l2:,.0f} times larger"))
 
 
 def _decode_rate(cl: Claim, s: Setting) -> Recomputed:
@@ -343,15 +377,16 @@ def _usable_memory(cl: Claim, s: Setting) -> Recomputed:
     doc = claim("gpu_memory").stated_base()
     return Recomputed((s.usable * cap,), assumed=(s.doc_usable * cap,), route=(s.doc_usable * doc,),
                       route_text=f"{s.doc_usable:.0%} of {claim('gpu_memory').wording} read as decimal GB",
-                      note=f"{s.usable:.0%} of {_gb(cap)}; with the document's {s.doc_usable:.0%}, "
-                           f"{_gb(s.doc_usable * cap)} ({s.doc_usable * cap / GIB:.0f} GiB)")
+                      note=f"its own {s.doc_usable:.0%} of {_gb(cap)} is {_gb(s.doc_usable * cap)} "
+                           f"({s.doc_usable * cap / GIB:.0f} GiB); the book's {s.usable:.0%} gives {_gb(s.usable * cap)}")
 
 
 def _left_for_cache(cl: Claim, s: Setting) -> Recomputed:
     usable, wts = claim("usable"), claim("plan_weights")
     return Recomputed((s.left,), assumed=(s.doc_left,), route=(usable.stated_base() - wts.stated_base(),),
                       route_text=f"{usable.stated[0]} GiB minus {wts.stated[0]} GB, as if one unit,",
-                      note=f"{_gb(s.left)} = {s.left / GIB:.1f} GiB")
+                      note=(f"its own {s.doc_usable:.0%} leaves {_gb(s.doc_left)} ({s.doc_left / GIB:.1f} GiB); "
+                            f"the book's {s.usable:.0%} leaves {_gb(s.left)} = {s.left / GIB:.1f} GiB"))
 
 
 def _sequences(cl: Claim, s: Setting) -> Recomputed:
@@ -416,13 +451,57 @@ def _step_time(cl: Claim, s: Setting) -> Recomputed:
                             f"at the full {bw / GB:,.0f} GB/s a step takes at least the times shown"))
 
 
+def served_contexts() -> list[int]:
+    """The contexts the document's own plan serves: those it counts one sequence or more at."""
+    return sorted(x.context_tokens for x in claims().values() if x.recompute == "sequences" and x.stated[0] > 0)
+
+
 def _compute_time(cl: Claim, s: Setting) -> Recomputed:
+    """The math of one token from no context to the longest context the document's plan serves;
+    the note says where the bound breaks."""
     p = s.a.dense_bf16_flops_per_s
-    longest = max_context_tokens(s.a.capacity_bytes, s.w, s.k, 1, s.usable)
-    times = tuple(s.point(context_tokens=L).flops_per_token / p for L in (0, longest))
+    served = served_contexts()[-1]
+    times = tuple(s.point(context_tokens=L).flops_per_token / p for L in (0, served))
     crossing = context_tokens_at_compute_time(s.c, p, cl.stated_base())
-    return Recomputed(times, note=(f"no context to the longest one sequence can keep, {longest:,} tokens; "
-                                   f"{cl.wording[1:]} at {crossing:,.0f} tokens"))
+    unable = claim("seq_32k").context_tokens
+    longest = max_context_tokens(s.a.capacity_bytes, s.w, s.k, 1, s.usable)
+    beyond = [s.point(context_tokens=L).flops_per_token / p * 1e3 for L in (unable, longest)]
+    return Recomputed(times, note=(f"from no context to {served:,} tokens, the longest the document's plan serves; "
+                                   f"the bound breaks at {crossing:,.0f} tokens: {beyond[0]:.2f} ms at {unable:,}, "
+                                   f"the context it calls “{claim('seq_32k').wording}”, and {beyond[1]:.2f} ms at "
+                                   f"{longest:,}, the longest one sequence can keep"))
+
+
+def _weights_read_share(cl: Claim, s: Setting) -> Recomputed:
+    """The share of the stored weights a decode step reads: all but the embedding table."""
+    read = s.point().weight_bytes
+    return Recomputed((read / s.w,), note=(f"a token reads every weight but the embedding table, {_gb(read)} of the "
+                                           f"{_gb(s.w)} stored, and none of it stays on chip"))
+
+
+def plan_steps(s: Setting) -> list:
+    """Decode steps of the plans the document discusses: one sequence with no context, and at each
+    context it names that fits, one sequence and as many as fit (the book's usable share)."""
+    steps = [s.point()]
+    for L in sorted(x.context_tokens for x in claims().values() if x.recompute == "kv_sequence"):
+        most = max_sequences(s.a.capacity_bytes, s.w, s.k, L, s.usable)
+        steps += [s.point(b, L) for b in sorted({1, most}) if most >= 1]
+    return steps
+
+
+def _memory_share_of_time(cl: Claim, s: Setting) -> Recomputed:
+    """The least share of a decode step's least time that its memory traffic (bandwidth over bytes)
+    sets, max(T_mem, T_math) = T_mem where memory-bound, over the document's plans."""
+    p, bw = s.a.dense_bf16_flops_per_s, s.a.bandwidth_bytes_per_s
+    steps = plan_steps(s)
+    shares = [(x.bytes / bw) / max(x.bytes / bw, x.flops / p) for x in steps]
+    ratio = min((x.bytes / bw) / (x.flops / p) for x in steps)
+    weights = min(x.weight_bytes / x.bytes for x in steps)
+    most = max(x.batch for x in steps)
+    return Recomputed((min(shares),), note=(f"memory takes at least {ratio:.1f} times as long as the math, from one "
+                                            f"sequence to {most:.0f}, at every context named that fits; the weights are "
+                                            f"{weights:.0%} or more of those bytes, so the parameter count still sets "
+                                            f"most of the time"))
 
 
 RECOMPUTATIONS = {
@@ -433,6 +512,7 @@ RECOMPUTATIONS = {
     "kv_sequence": _kv_sequence, "kv_factor": _kv_factor, "usable_fraction": _usable_fraction,
     "usable_memory": _usable_memory, "left_for_cache": _left_for_cache, "sequences": _sequences,
     "bytes_per_step": _bytes_per_step, "step_time": _step_time, "compute_time": _compute_time,
+    "weights_read_share": _weights_read_share, "memory_share_of_time": _memory_share_of_time,
 }
 
 
@@ -446,28 +526,86 @@ def recompute(claim_id: str) -> Recomputed:
 
 @dataclass(frozen=True)
 class Verdict:
+    """A claim's verdict: its kind, which recomputed value the rule judged ("right", "assumed" or
+    "named"), and the reason in words."""
+
     claim: Claim
     recomputed: Recomputed
     kind: str
     why: str
+    judged: str = "right"
 
 
-def _matches(cl: Claim, values: tuple[float, ...], tolerance: float | None = None) -> bool:
-    """Whether ``values`` (base units) give the stated number(s): each end of a pair, or a single
-    value inside a stated range. The book's check rule; ``tolerance`` makes any match approximate."""
-    mode = "approximate" if (cl.approximate or tolerance) else "plain"
+def _rounds(x: float, s: Decimal, scale: float) -> bool:
+    """Whether x (base units) rounds to s at the decimals s is written to."""
+    step = Decimal(1).scaleb(s.as_tuple().exponent)
+    return Decimal(repr(x / scale)).quantize(step, rounding=ROUND_HALF_UP) == s
 
-    def one(x: float, s: Decimal) -> bool:
-        st = Stated(str(s), s, max(0, -s.as_tuple().exponent), "", mode)
-        return _check_rule(x / cl.scale, st, tolerance or 0.03)[0]
 
-    if len(values) == len(cl.stated):
-        return all(one(x, s) for x, s in zip(values, cl.stated))
-    if len(values) == 1 and len(cl.stated) == 2:
-        lo, hi = (float(s) * cl.scale for s in cl.stated)
-        slack = (tolerance or 0.03) if mode == "approximate" else 0.0
-        return lo * (1 - slack) <= values[0] <= hi * (1 + slack)
+def _close(x: float, s: Decimal, scale: float) -> bool:
+    """One value against one stated number: x (base units) rounds to s at the decimals s is written
+    to, or |s - x| <= VERDICT_TOLERANCE x |x|."""
+    v = x / scale
+    return _rounds(x, s, scale) or abs(float(s) - v) <= VERDICT_TOLERANCE * abs(v)
+
+
+def _recomputed(values: object, least=non_negative) -> tuple[float, ...]:
+    """``values`` as recomputed values: a non-empty tuple of finite numbers, zero or more (above
+    zero where ``least`` is ``positive``); one number stands for a tuple of one."""
+    if isinstance(values, (int, float)) and not isinstance(values, bool):
+        values = (values,)
+    if not isinstance(values, tuple) or not values:
+        raise ValueError(f"values must be a non-empty tuple of recomputed values; got {values!r}")
+    return tuple(least("values", v) for v in values)
+
+
+def gives(cl: Claim, values: tuple[float, ...]) -> bool:
+    """The verdict rule: whether recomputed ``values`` (base units) give the claim's number(s).
+
+    One value x gives a stated number s when x rounds to s at the decimals s is written to, or
+    when |s - x| <= VERDICT_TOLERANCE x |x| (within 5% of the recomputed value). A pair of values
+    gives a pair of ends ("66–86") when each gives its end; one value gives a range ("0.7–0.8")
+    when it lies inside it or gives one of its ends; values give an upper bound ("<0.3") when each
+    lies below it or gives it. The document's markers (~, "around") change nothing."""
+    values = _recomputed(values)
+    stated = cl.stated
+    if cl.bound == "<":
+        return all(x < cl.stated_base() or _close(x, stated[0], cl.scale) for x in values)
+    if len(values) == len(stated):
+        return all(_close(x, s, cl.scale) for x, s in zip(values, stated))
+    if len(values) == 1 and len(stated) == 2:
+        x = values[0]
+        return cl.stated_base(0) <= x <= cl.stated_base(1) or any(_close(x, s, cl.scale) for s in stated)
     raise ValueError(f"claim {cl.id}: {len(values)} recomputed value(s) for {len(cl.stated)} stated")
+
+
+def off(cl: Claim, values: tuple[float, ...]) -> float:
+    """How far the stated number(s) lie from ``values``, as a share of the value: |s - x| / |x|,
+    the larger for a pair of ends; 0 inside a stated range or under a bound. A share of nothing
+    has no meaning, so every value must be above zero."""
+    values = _recomputed(values, positive)
+    def one(x: float, s: float) -> float:
+        return abs(s - x) / abs(x)
+
+    if cl.bound == "<":
+        return max([0.0] + [one(x, cl.stated_base()) for x in values if x > cl.stated_base()])
+    if len(values) == len(cl.stated):
+        return max(one(x, cl.stated_base(i)) for i, x in enumerate(values))
+    x, lo, hi = values[0], cl.stated_base(0), cl.stated_base(1)
+    return 0.0 if lo <= x <= hi else min(one(x, lo), one(x, hi))
+
+
+def rests_on(cl: Claim) -> list[Assumption]:
+    """The document's assumptions a claim rests on: those it names, or the one it states itself."""
+    return [assumptions()[key] for key in cl.assumptions] or [a for a in assumptions().values() if a.claim == cl.id]
+
+
+def judged_by(cl: Claim, r: Recomputed) -> str:
+    """Which recomputed value the rule judges a claim by: the value under the document's
+    assumptions ("assumed") where the claim rests only on ones a deployment can make, else the
+    book's value ("right")."""
+    stated = rests_on(cl)
+    return "assumed" if stated and r.assumed is not None and all(a.admissible for a in stated) else "right"
 
 
 def _show(cl: Claim, values: tuple[float, ...] | None) -> str:
@@ -481,40 +619,48 @@ def _show(cl: Claim, values: tuple[float, ...] | None) -> str:
     return " to ".join(shown) + unit if cl.unit != "%" else " to ".join(shown) + "%"
 
 
+def _rounds_all(cl: Claim, values: tuple[float, ...]) -> bool:
+    """Whether ``values`` give the claim's number(s) by rounding alone (no tolerance needed)."""
+    return len(values) == len(cl.stated) and all(_rounds(x, s, cl.scale) for x, s in zip(values, cl.stated))
+
+
+def _within(cl: Claim, values: tuple[float, ...]) -> str:
+    """How a passing value passes, in words: "" where it rounds to the number, lies in the stated
+    range or under the bound; else how far off it is."""
+    miss = off(cl, values)
+    return "" if miss == 0 or _rounds_all(cl, values) else f"{miss:.1%} off, within the rule's {VERDICT_TOLERANCE:.0%}"
+
+
 def judge(claim_id: str) -> Verdict:
-    """The verdict on claim ``claim_id`` and the reason, in words, with the numbers."""
+    """The verdict on claim ``claim_id`` and the reason, in words, with the numbers. Every verdict
+    follows from ``gives``, applied to the value ``judged_by`` names, or to the vendor's own
+    figure where the claim quotes one."""
     cl = claim(claim_id)
     r = recompute(claim_id)
+    read = f"read as {cl.read_as}" if cl.read_as else ""
     note = f"; {r.note}" if r.note else ""
-    if cl.bound == "<":
-        if all(x < cl.stated_base() for x in r.right):
-            return Verdict(cl, r, HOLDS, r.note)
-        return Verdict(cl, r, FAILS, f"the book's model gives {_show(cl, r.right)}{note}")
-    if _matches(cl, r.right):
-        return Verdict(cl, r, HOLDS, r.note)
-    stated = [assumptions()[key] for key in cl.assumptions]
-    if cl.recompute == "usable_fraction" or cl.recompute == "kv_factor":
-        stated = [a for a in assumptions().values() if a.claim == cl.id]
-    route_ok = r.route is not None and _matches(cl, r.route, ROUTE_WITHIN if cl.approximate else ROUTE_PLAIN)
+    which = judged_by(cl, r)
+    values = getattr(r, which)
+    route_ok = r.route is not None and gives(cl, r.route)
     route = f"{r.route_text} gives {_show(cl, r.route)}" if route_ok else ""
-    if r.assumed is not None and stated and _matches(cl, r.assumed):
+    stated = rests_on(cl)
+    if r.named is not None and gives(cl, r.named):   # a marketed name, used as a name
+        return Verdict(cl, r, HOLDS, f"{r.named_text}{note}", "named")
+    if gives(cl, values):
+        if which == "assumed":
+            return Verdict(cl, r, ASSUMED, f"under the document's assumption: {stated[0].why}", which)
+        exact_route = r.route is not None and _rounds_all(cl, r.route)
+        parts = [p for p in (read, _within(cl, values),
+                             f"{r.route_text} gives {_show(cl, r.route)}" if exact_route else "") if p]
+        return Verdict(cl, r, HOLDS, "; ".join(parts) + (note if parts else r.note), which)
+    if r.assumed is not None and stated and gives(cl, r.assumed):
         against = [a for a in stated if not a.admissible]
-        if not against:
-            return Verdict(cl, r, ASSUMED, f"under the document's assumption: {stated[0].why}")
-        if cl.recompute == "kv_factor":  # the assumption itself: say once why no deployment makes it
-            return Verdict(cl, r, FAILS, f"no real deployment makes it: {against[0].why}")
+        if against[0].claim == cl.id:  # the assumption itself: say once why no deployment makes it
+            return Verdict(cl, r, FAILS, f"no real deployment makes it: {against[0].why}", which)
         why = (f"{route + ', ' if route else ''}only with the document's {claim(against[0].claim).wording} "
                f"cache factor, which no deployment applies; the book's model gives {_show(cl, r.right)}")
-        return Verdict(cl, r, FAILS, why)
-    pairs = list(zip(cl.stated, r.right)) if len(cl.stated) == len(r.right) else []
-    if route:
-        why = route
-    elif pairs:
-        off = max(abs(float(x) * cl.scale - y) / y for x, y in pairs)
-        coarse = all(abs(float(x) * cl.scale - y) < _last_place(x) * cl.scale for x, y in pairs)
-        why = f"{off:.1%} off: {'coarser than written' if coarse else 'a different figure'}"
-    else:
-        why = "no route found to the document's number"
+        return Verdict(cl, r, FAILS, why, which)
+    why = route or f"{off(cl, values):.1%} off"
     if cl.unit in ("GB", "MB") and claim("bf16_weights").stated_base() == claim("params").stated_base() * 2 and (
             cl.recompute in ("capacity", "usable_memory", "left_for_cache")):
         why += (f", in the document's own GB, which its {claim('params').wording} × 2 = "
@@ -522,19 +668,16 @@ def judge(claim_id: str) -> Verdict:
     if cl.recompute in ("bytes_per_step", "step_time") and claim("streamed").stated_base(-1) > _most_one_sequence_reads(
             Setting()):
         why = _unable(Setting()) + "; " + why
-    return Verdict(cl, r, FAILS, why + note)
+    return Verdict(cl, r, FAILS, why + note, which)
 
 
-def _last_place(x: Decimal) -> float:
-    """One unit in the last written place of a stated number (1 for "32", 0.01 for "1.34")."""
-    return 10.0 ** x.as_tuple().exponent
-
-
-def shown(v: Verdict, which: str = "right") -> str:
-    """A verdict's recomputed values (``which``: "right", "assumed" or "route") in the claim's unit,
-    four significant figures ("65.53 GB", "32.14 ms"), or "–" where there are none."""
-    if which not in ("right", "assumed", "route"):
-        raise ValueError(f"which must be right, assumed or route; got {which!r}")
+def shown(v: Verdict, which: str | None = None) -> str:
+    """A verdict's recomputed values (``which``: "right", "assumed", "route" or "named"; by default
+    the value the rule judged) in the claim's unit, four significant figures ("65.53 GB",
+    "32.14 ms"), or "–" where there are none."""
+    which = v.judged if which is None else which
+    if which not in ("right", "assumed", "route", "named"):
+        raise ValueError(f"which must be right, assumed, route or named; got {which!r}")
     return _show(v.claim, getattr(v.recomputed, which))
 
 
@@ -548,4 +691,13 @@ def verdict_counts() -> dict[str, int]:
     counts = {k: 0 for k in KINDS}
     for v in verdicts():
         counts[v.kind] += 1
+    return counts
+
+
+def slip_counts() -> dict[str, int]:
+    """How many claims each slip accounts for (the ``slip`` of the claims file), every slip listed."""
+    counts = {k: 0 for k in slips()}
+    for cl in claims().values():
+        if cl.slip:
+            counts[cl.slip] += 1
     return counts
