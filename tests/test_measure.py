@@ -345,4 +345,164 @@ def test_last_level_cache_is_the_largest_the_system_reports(tmp_path):
     assert measure.last_level_cache_bytes(str(tmp_path / "absent")) is None
     m = measure.Machine("cpu", 2, "2026-01-01", measure.Samples((1e10,)), measure.Samples((2e10,)),
                         measure.Samples((1e11,)), 2**28, 2048, last_level_cache=480 * 2**20)
-    assert "480 MiB" in m._repr_markdown_() and "0.53×" in m._repr_markdown_()
+    assert "480 MiB" in m._repr_markdown_() and "only 0.53×" in m._repr_markdown_()
+    assert "less than the 4× needed" in m._repr_markdown_()
+
+
+# ---- the bandwidth array outgrows the cache ---------------------------------------------------
+
+def test_the_bandwidth_array_is_at_least_four_times_the_cache_this_machine_reports():
+    """The chapter's honest bandwidth: an array at least 4 times the largest cache this machine
+    reports (or the cache assumed where it reports none), so that no cache holds more than a
+    quarter of it; and the chapter measures with that array."""
+    assert measure.CACHE_MULTIPLE >= 4
+    cache = measure.last_level_cache_bytes()
+    array = measure.bandwidth_array_bytes()
+    assert array >= measure.CACHE_MULTIPLE * (cache or measure.UNREPORTED_CACHE_BYTES), (
+        f"the bandwidth array ({array / 2**20:,.0f} MiB) is less than {measure.CACHE_MULTIPLE}× the cache this "
+        f"machine reports ({(cache or 0) / 2**20:,.0f} MiB): its memory ({measure.physical_memory_bytes()!r} bytes) "
+        "capped it")
+    assert array >= measure.MIN_ARRAY_BYTES and array % 2**20 == 0
+    from inferlimits.book import ROOT
+    import nbformat
+    nb = nbformat.read(ROOT / "chapters" / "12_measure.ipynb", as_version=4)
+    sources = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert "measure.this_machine(measure.bandwidth_array_bytes()" in sources
+
+
+def test_the_bandwidth_array_for_made_up_machines():
+    MiB, GiB = 2**20, 2**30
+    size = measure.bandwidth_array_bytes_for
+    assert size(300 * MiB, 24 * GiB) == 1200 * MiB        # the machine that once read 0.85× its cache
+    assert size(32 * MiB, 24 * GiB) == 256 * MiB          # never less than the chapter's weight matrix
+    assert size(None, 24 * GiB) == size(None, None) == 1 * GiB  # no cache reported: 4 × 256 MiB
+    assert size(300 * MiB + 1, None) == 1201 * MiB        # whole MiB, rounded up: still at least 4×
+    assert size(300 * MiB, 2 * GiB) == 512 * MiB         # a quarter of the memory, at most
+    for cache, memory in [(1, 2**40), (96 * MiB, 8 * GiB), (480 * MiB, 64 * GiB), (None, 16 * GiB)]:
+        assert size(cache, memory) >= measure.CACHE_MULTIPLE * (cache or measure.UNREPORTED_CACHE_BYTES)
+    for bad in [dict(cache_bytes=-1, memory_bytes=None), dict(cache_bytes=0.5, memory_bytes=None),
+                dict(cache_bytes=None, memory_bytes=0), dict(cache_bytes=None, memory_bytes=2**20)]:
+        with pytest.raises(ValueError, match="cache_bytes|memory_bytes"):
+            size(**bad)
+
+
+def test_a_capped_or_unreported_cache_is_said_beside_the_measurement():
+    MiB, GiB = 2**20, 2**30
+    s = measure.Samples((1e10,))
+    capped = measure.Machine("cpu", 2, "2026-01-01", s, s, s, 512 * MiB, 2048,
+                             last_level_cache=300 * MiB, memory=2 * GiB)
+    assert capped.array_over_cache == pytest.approx(512 / 300)
+    assert "only 1.7×" in capped.cache_note and "capped at 25% of this machine's 2.0 GiB" in capped.cache_note
+    ample = measure.Machine("cpu", 2, "2026-01-01", s, s, s, 1200 * MiB, 2048,
+                            last_level_cache=300 * MiB, memory=24 * GiB)
+    assert ample.cache_note == "the array is 4× it (at least 4× needed)"
+    unreported = measure.Machine("cpu", 2, "2026-01-01", s, s, s, 1 * GiB, 2048)
+    assert unreported.array_over_cache is None
+    assert "not reported | none reported: the array assumes one of 256 MiB and is 4× that" in unreported._repr_markdown_()
+    assert measure.physical_memory_bytes() is None or measure.physical_memory_bytes() > 2**20
+
+
+def test_the_roofline_slider_offers_the_chapters_array():
+    from inferlimits.figures import machine as figures
+    stops = figures.array_stops(1200)
+    assert 1200 in stops and 4 in stops and 512 in stops and 1024 in stops and stops == tuple(sorted(stops))
+    assert figures.array_stops(256) == figures.ARRAY_MIB
+
+
+# ---- words written from the measurements -----------------------------------------------------
+
+def test_change_words():
+    from inferlimits.figures.machine import change_word
+    assert [change_word(r) for r in (0.1, 0.97, 1.03, 1.3, 1.85, 2.0, 2.15, 2.4, 7.0)] == [
+        "fell", "held level", "held level", "rose less than double", "doubled", "doubled", "doubled",
+        "more than doubled", "more than doubled"]
+    for bad in (0, -1, float("nan")):
+        with pytest.raises(ValueError, match="ratio"):
+            change_word(bad)
+
+
+def test_doubling_words_follow_the_measurements_not_the_roof():
+    from inferlimits.figures.machine import doubling_words
+    batches = [1, 2, 4, 8, 16, 32]
+    roofs = [min(30.0, 5.0 * b) for b in batches]         # ridge between 4 and 8 vectors
+    # a run that follows its roof
+    follows = doubling_words(batches, [0.9 * r for r in roofs], roofs)
+    assert follows == ("Below the ridge, where the roof nearly doubles with each doubling of the batch, the measured "
+                       "math rate doubled at each doubling from 1 to 4 (×2, ×2). Across the ridge, where the roof "
+                       "rises by 1.5×, it rose less than double from 4 to 8 vectors (×1.5). Past the ridge, where the "
+                       "roof is flat, it held level at each doubling from 8 to 32 (×1, ×1).")
+    # the stored table the review quoted: batch 2 at 0.3 GFLOP/s against 2.9 for batch 1
+    rates = [2.9, 0.3, 2.0, 4.8, 9.4, 16.0]
+    words = doubling_words(batches, rates, [min(82.7, 9.1 * i) for i in (0.5, 1, 2, 3.99, 7.97, 15.88)],
+                           where="On this machine")
+    assert words.startswith("On this machine, below the ridge, where the roof nearly doubles with each doubling "
+                            "of the batch, the measured math rate fell from 1 to 2 vectors (×0.1), more than "
+                            "doubled at each doubling from 2 to 8 (×6.7, ×2.4)")
+    assert "doubled from 8 to 16 vectors (×2)" in words and "nearly double the math rate" not in words
+    # a rate that rises less than its roof, and one that falls past the ridge
+    words = doubling_words([1, 2, 4], [1.0, 1.5, 1.2], [1.0, 2.0, 2.0], what="sequences", rate="throughput")
+    assert words == ("Below the ridge, where the roof nearly doubles with each doubling of the batch, the measured "
+                     "throughput rose less than double from 1 to 2 sequences (×1.5). Past the ridge, where the roof "
+                     "is flat, it fell from 2 to 4 sequences (×0.8).")
+    across = doubling_words([4, 8], [1.0, 1.3], [1.0, 1.4])
+    assert across == ("Across the ridge, where the roof rises by 1.4×, the measured math rate rose less than double "
+                      "from 4 to 8 vectors (×1.3).")
+    from inferlimits.figures.machine import above_roof_words
+    assert above_roof_words([128, 256], [1.05, 1.2], [1, 2, 128, 256]).startswith(
+        "With 128 to 256 vectors the measured rate sat above the roof (from 105% to 120% of it): ")
+    assert above_roof_words([1, 256], [1.2, 1.2], [1, 2, 256]).startswith("With 1 and 256 vectors")
+    assert above_roof_words([1], [1.18], [1, 2]).startswith("With 1 vector the measured rate sat above the roof (118%")
+    with pytest.raises(ValueError, match="share"):
+        above_roof_words([1], [0.9], [1, 2])
+    with pytest.raises(ValueError, match="double"):
+        doubling_words([1, 3], [1, 2], [1, 2])
+    with pytest.raises(ValueError, match="one length"):
+        doubling_words([1, 2], [1], [1, 2])
+    with pytest.raises(ValueError, match="rate"):
+        doubling_words([1, 2], [1, 0], [1, 2])
+
+
+def test_regime_words_say_where_each_batch_sat_by_the_books_rule():
+    from inferlimits.arithmetic.generation import OVERHEAD_BOUND, regime
+    from inferlimits.figures.machine import NEAR, regime_words
+    # NEAR is the book's rule, as generation.regime applies it
+    assert regime(NEAR * 0.999, 1, 2) == OVERHEAD_BOUND and regime(NEAR, 1, 2) != OVERHEAD_BOUND
+    batches = [1, 2, 4, 8, 16, 32, 64]
+    memory, math_ = [28, 55, 109, 212, 400, 718, 1193], [502] * 7
+    # the stored run the review quoted: every point at 4% to 14% of its ceiling
+    busy = regime_words(batches, [3.6, 2.7, 5.1, 10.5, 14.0, 42.0, 68.7], memory, math_,
+                        where="In this run at 128 tokens of context")
+    assert busy.startswith("In this run at 128 tokens of context, every batch reached less than half of its lower "
+                           "ceiling (from 4% to 14%): far below both ceilings, by the book's rule.")
+    assert "This run was dominated by those costs." in busy and "a quiet machine" in busy
+    # a quiet run: memory-bound at small batches, compute-bound at large ones
+    quiet = regime_words(batches, [25, 50, 100, 190, 380, 450, 480], memory, math_)
+    assert quiet == ("Batches 1 to 16 reached at least half of their lower ceiling, the memory ceiling (from 89% "
+                     "to 95%): memory-bound, by the book's rule. Batches 32 to 64 reached at least half of their "
+                     "lower ceiling, the math ceiling (from 90% to 96%): compute-bound, by the book's rule.")
+    # mixed, with a point above its ceiling
+    mixed = regime_words(batches, [30, 10, 20, 190, 380, 450, 480], memory, math_)
+    assert mixed.startswith("Batch 1 measured above its lower ceiling (107%).")
+    assert "Batches 2 to 4 reached less than half of their lower ceiling (from 18% to 18%)" not in mixed
+    assert "Batches 2 to 4 reached less than half of their lower ceiling (18%)" in mixed
+    assert "dominated" not in mixed and "a quiet machine" in mixed
+    assert "Batches 1, 8 and 64" in regime_words(batches, [30, 10, 20, 230, 380, 450, 510], memory, math_)
+    with pytest.raises(ValueError, match="one length"):
+        regime_words([1, 2], [1.0], [2.0], [3.0])
+    with pytest.raises(ValueError, match="measured"):
+        regime_words([1], [0.0], [2.0], [3.0])
+
+
+def test_share_words_compare_with_the_eager_run_as_measured():
+    from inferlimits.figures.machine import share_words
+    eager = 0.0545
+    above = share_words(3.6, 27.9, 502, eager)            # 13% of the ceiling: 2.4 times the eager run's
+    assert above.startswith("This machine's share is 2.4 times the eager run's: above it")
+    assert "less than half of the ceiling: far below both ceilings" in above and "many times" not in above
+    below = share_words(1.5, 51.5, 400, eager)            # 3%
+    assert below.startswith("This machine's share is only 0.53 times the eager run's: below it")
+    assert "about the eager run's" in share_words(0.0545 * 30, 30, 400, eager)
+    assert "at least half of the ceiling: memory-bound" in share_words(20, 30, 400, eager)
+    assert "above 100%" in share_words(33, 30, 400, eager)
+    with pytest.raises(ValueError, match="eager_share"):
+        share_words(1, 2, 3, 0)

@@ -30,7 +30,7 @@ from inferlimits.checks import CheckFailed
 from inferlimits.arithmetic.generation import decode_flops_per_token, decode_point
 from inferlimits.data.models import Config
 from inferlimits.arithmetic.roofline import balance_point_flop_per_byte, matmul_bytes, matmul_flops
-from inferlimits.data.units import MIB, bytes_per_element, non_negative, positive, whole
+from inferlimits.data.units import GIB, MIB, bytes_per_element, non_negative, positive, whole
 
 PRECISION = "FP32"  #: numpy on a CPU computes in float32: 4 bytes per number
 DTYPE = np.float32
@@ -178,6 +178,51 @@ def last_level_cache_bytes(root: str = "/sys/devices/system/cpu/cpu0/cache") -> 
     return max(sizes) if sizes else None
 
 
+def physical_memory_bytes() -> int | None:
+    """The machine's main memory in bytes, as the operating system reports it (``os.sysconf``),
+    or None where it does not."""
+    try:
+        pages, page = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+    return pages * page if pages > 0 and page > 0 else None
+
+
+#: The bandwidth array is at least this many times the largest cache the system reports, so that a
+#: cache could hold at most a quarter of it even if it kept the best part of the array between reads.
+CACHE_MULTIPLE = 4
+#: ... and never smaller than the chapter's weight matrix, so that its reads last long enough to time.
+MIN_ARRAY_BYTES = 256 * MIB
+#: The cache assumed where the system reports none (the array is then four times it, 1 GiB). A guess,
+#: and said to be one beside the measurement: some processors report larger caches than this.
+UNREPORTED_CACHE_BYTES = 256 * MIB
+#: The array never takes more than this share of the machine's memory (the chapter holds other arrays too).
+MEMORY_SHARE = 0.25
+
+
+def bandwidth_array_bytes_for(cache_bytes: int | None, memory_bytes: int | None) -> int:
+    """The size of the array that measures bandwidth on a machine whose largest cache is
+    ``cache_bytes`` (None: not reported) and whose memory is ``memory_bytes`` (None: not reported):
+    A = max(MIN_ARRAY_BYTES, CACHE_MULTIPLE x C) in whole MiB, with C = UNREPORTED_CACHE_BYTES where
+    the cache is not reported; but at most MEMORY_SHARE x memory, even where that leaves the array
+    smaller than CACHE_MULTIPLE x C (``Machine`` then says so beside the measurement)."""
+    cache = UNREPORTED_CACHE_BYTES if cache_bytes is None else whole("cache_bytes", cache_bytes)
+    wanted = max(MIN_ARRAY_BYTES, CACHE_MULTIPLE * cache)
+    wanted = -(-wanted // MIB) * MIB  # whole MiB, rounded up
+    if memory_bytes is None:
+        return wanted
+    cap = int(MEMORY_SHARE * whole("memory_bytes", memory_bytes)) // MIB * MIB
+    if cap < MIB:
+        raise ValueError(f"memory_bytes ({memory_bytes!r}) leaves no room for an array of even 1 MiB")
+    return min(wanted, cap)
+
+
+def bandwidth_array_bytes() -> int:
+    """The size of the array that measures this machine's bandwidth (``bandwidth_array_bytes_for``
+    with the cache and memory this machine reports)."""
+    return bandwidth_array_bytes_for(last_level_cache_bytes(), physical_memory_bytes())
+
+
 @dataclass(frozen=True)
 class Machine:
     """This machine's two measured speeds and what it is."""
@@ -191,6 +236,28 @@ class Machine:
     array_bytes: int
     matmul_side: int
     last_level_cache: int | None = None  # bytes, as the operating system reports it
+    memory: int | None = None            # bytes of main memory, as the operating system reports it
+
+    @property
+    def array_over_cache(self) -> float | None:
+        """How many times the largest reported cache the bandwidth array is (None: no cache reported)."""
+        return self.array_bytes / self.last_level_cache if self.last_level_cache else None
+
+    @property
+    def cache_note(self) -> str:
+        """The table's words on the array against the cache: whether it is the CACHE_MULTIPLE times
+        the cache that keeps the cache out of the measurement, and if not, why not."""
+        ratio = self.array_over_cache
+        if ratio is None:
+            return (f"none reported: the array assumes one of {UNREPORTED_CACHE_BYTES / MIB:,.0f} MiB "
+                    f"and is {self.array_bytes / UNREPORTED_CACHE_BYTES:,.2g}× that")
+        if ratio >= CACHE_MULTIPLE:
+            return f"the array is {ratio:,.2g}× it (at least {CACHE_MULTIPLE}× needed)"
+        why = ""
+        if self.memory and self.array_bytes >= int(MEMORY_SHARE * self.memory) // MIB * MIB:
+            why = (f", capped at {MEMORY_SHARE:.0%} of this machine's {self.memory / GIB:,.1f} GiB of memory")
+        return (f"**the array is only {ratio:,.2g}× it**{why}: less than the {CACHE_MULTIPLE}× needed, "
+                "so part of each read may come from the cache, and the bandwidth may be too high")
 
     @property
     def bandwidth(self) -> Samples:
@@ -236,14 +303,16 @@ class Machine:
             f"| {m.low / 1e9:,.1f} to {m.high / 1e9:,.1f} GFLOP/s |",
             f"| balance point | {self.balance_point_flop_per_byte:,.1f} FLOP/byte | |",
             (f"| largest processor cache, as the system reports it | {self.last_level_cache / MIB:,.0f} MiB "
-             f"| the array is {self.array_bytes / self.last_level_cache:,.2g}× it |" if self.last_level_cache else
-             "| largest processor cache | not reported | |"),
+             f"| {self.cache_note} |" if self.last_level_cache else
+             f"| largest processor cache | not reported | {self.cache_note} |"),
         ])
 
 
-def this_bandwidth(array_bytes: int = 256 * MIB) -> tuple[Samples, Samples]:
-    """This machine's plain read and matrix-vector read of ``array_bytes`` (remembered for the
-    session)."""
+def this_bandwidth(array_bytes: int | None = None) -> tuple[Samples, Samples]:
+    """This machine's plain read and matrix-vector read of ``array_bytes`` (default:
+    ``bandwidth_array_bytes()``, sized from this machine's cache; remembered for the session)."""
+    if array_bytes is None:
+        array_bytes = bandwidth_array_bytes()
     return _this_bandwidth(whole("array_bytes", array_bytes, 1024))
 
 
@@ -263,14 +332,17 @@ def _this_matmul(side: int) -> Samples:
     return matmul_flop_per_s(side, repeats=MATMUL_REPEATS)
 
 
-def this_machine(array_bytes: int = 256 * MIB, matmul_side: int = 2048) -> Machine:
-    """This machine's two reads and matrix-multiply rate, with its name, core count and the date
-    (each measurement remembered for the session: see the module's notes)."""
+def this_machine(array_bytes: int | None = None, matmul_side: int = 2048) -> Machine:
+    """This machine's two reads of an array of ``array_bytes`` (default: ``bandwidth_array_bytes()``,
+    sized from this machine's cache) and its matrix-multiply rate, with its name, core count and
+    the date (each measurement remembered for the session: see the module's notes)."""
+    if array_bytes is None:
+        array_bytes = bandwidth_array_bytes()
     read, matvec_read = this_bandwidth(array_bytes)
     return Machine(processor=processor_name(), cores=os.cpu_count() or 1,
                    date=datetime.date.today().isoformat(), read=read, matvec_read=matvec_read,
                    matmul=this_matmul(matmul_side), array_bytes=int(array_bytes), matmul_side=int(matmul_side),
-                   last_level_cache=last_level_cache_bytes())
+                   last_level_cache=last_level_cache_bytes(), memory=physical_memory_bytes())
 
 
 # ---- matrix-vector to matrix-matrix ----------------------------------------------------------
