@@ -337,12 +337,27 @@ def test_bad_sizes_are_refused(call):
         call()
 
 
+def _caches(root, cpu, *caches):
+    for i, (level, size, shared) in enumerate(caches):
+        d = root / f"cpu{cpu}" / "cache" / f"index{i}"
+        d.mkdir(parents=True)
+        (d / "level").write_text(f"{level}\n")
+        (d / "size").write_text(size + "\n")
+        (d / "shared_cpu_list").write_text(shared + "\n")
+
+
 def test_last_level_cache_is_the_largest_the_system_reports(tmp_path):
-    for i, size in enumerate(["48K", "2048K", "491520K", "64K"]):
-        (tmp_path / f"index{i}").mkdir()
-        (tmp_path / f"index{i}" / "size").write_text(size + "\n")
-    assert measure.last_level_cache_bytes(str(tmp_path)) == 480 * 2**20
+    _caches(tmp_path, 0, (1, "48K", "0"), (2, "2048K", "0"), (3, "491520K", "0-1"), (1, "64K", "0"))
+    _caches(tmp_path, 1, (1, "48K", "1"), (2, "2048K", "1"), (3, "491520K", "0-1"), (1, "64K", "1"))
+    assert measure.last_level_cache_bytes(str(tmp_path)) == 480 * 2**20   # one L3, shared by both cores
     assert measure.last_level_cache_bytes(str(tmp_path / "absent")) is None
+
+
+def test_last_level_cache_sums_the_caches_of_every_core_complex(tmp_path):
+    # an EPYC with several core complexes reports 32 MiB of L3 per complex: an array must outgrow them all
+    for cpu in range(4):
+        _caches(tmp_path, cpu, (2, "1024K", str(cpu)), (3, "32768K", "0-1" if cpu < 2 else "2-3"))
+    assert measure.last_level_cache_bytes(str(tmp_path)) == 64 * 2**20
     m = measure.Machine("cpu", 2, "2026-01-01", measure.Samples((1e10,)), measure.Samples((2e10,)),
                         measure.Samples((1e11,)), 2**28, 2048, last_level_cache=480 * 2**20)
     assert "480 MiB" in m._repr_markdown_() and "only 0.53×" in m._repr_markdown_()

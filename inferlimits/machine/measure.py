@@ -161,21 +161,47 @@ def processor_name() -> str:
 _CACHE_SIZE_UNITS = {"K": 2**10, "M": 2**20, "G": 2**30}
 
 
-def last_level_cache_bytes(root: str = "/sys/devices/system/cpu/cpu0/cache") -> int | None:
-    """The largest (last-level) cache the operating system reports for the first core, in bytes
-    (Linux's sysfs, e.g. "491520K"), or None where it reports none. On a virtual machine this is
-    the host processor's cache, shared with whatever else runs on it."""
-    sizes = []
+def _cache_size(text: str) -> int:
+    text = text.strip()
+    return int(text[:-1]) * _CACHE_SIZE_UNITS[text[-1]] if text[-1] in _CACHE_SIZE_UNITS else int(text)
+
+
+def last_level_cache_bytes(root: str = "/sys/devices/system/cpu") -> int | None:
+    """The last-level cache of the whole machine, in bytes, as the operating system reports it
+    (Linux's sysfs): the size of every distinct cache of the highest level, summed over all cores
+    (a server with several core complexes or sockets has one L3 per complex, and together they can
+    hold far more of an array than the first core's alone), or None where it reports none. On a
+    virtual machine these are the host processor's caches, shared with whatever else runs on it."""
+    instances: dict[tuple[int, str], int] = {}
     try:
-        for entry in os.listdir(root):
-            if entry.startswith("index"):
-                with open(os.path.join(root, entry, "size"), encoding="utf-8") as f:
-                    text = f.read().strip()
-                sizes.append(int(text[:-1]) * _CACHE_SIZE_UNITS[text[-1]] if text[-1] in _CACHE_SIZE_UNITS
-                             else int(text))
+        cpus = [e for e in os.listdir(root) if e.startswith("cpu") and e[3:].isdigit()]
+        for cpu in cpus:
+            caches = os.path.join(root, cpu, "cache")
+            if not os.path.isdir(caches):
+                continue
+            for entry in os.listdir(caches):
+                if not entry.startswith("index"):
+                    continue
+                here = os.path.join(caches, entry)
+                with open(os.path.join(here, "size"), encoding="utf-8") as f:
+                    size = _cache_size(f.read())
+                level = int(_read(os.path.join(here, "level"), "0"))
+                shared = _read(os.path.join(here, "shared_cpu_list"), cpu)   # which cores share this one
+                instances[(level, shared)] = size
     except (OSError, ValueError):
         return None
-    return max(sizes) if sizes else None
+    if not instances:
+        return None
+    top = max(level for level, _ in instances)
+    return sum(size for (level, _), size in instances.items() if level == top)
+
+
+def _read(path: str, default: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read().strip()
+    except OSError:
+        return default
 
 
 def physical_memory_bytes() -> int | None:
