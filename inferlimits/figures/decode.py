@@ -15,8 +15,8 @@ from inferlimits.figures import FAINT, INK, PALETTE, base_layout
 from inferlimits.figures import roofline
 
 PRECISIONS = ("BF16", "FP8", "INT4")
-# the static slider starts at the datasheet bandwidth, on the left, and moves right towards
-# less efficient kernels
+# the slider's stops rise from 0.3 on the left to 1, the datasheet bandwidth, on the right, where
+# the figure opens; moving it left stands for less efficient kernels
 EFFICIENCIES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)   # static slider stops; live ones every 0.05
 PARAMS_RANGE = (5.0, 120.0)          # billions of parameters, fixed x axis
 TOKENS_RANGE = (3.0, 10_000.0)        # tokens/s, fixed y axis
