@@ -102,3 +102,14 @@ def test_one_expert_of_deepseek_v3_is_three_matrices():
     # the rows argument above counts b bytes per weight of routed_expert_params
     c = model("DeepSeek-V3").config
     assert routed_expert_params(c) == 3 * c.hidden_size * c.expert_width
+
+
+def test_the_knee_table_is_weight_format_by_math_format_by_whole_step_and_kernels_in_order():
+    text = moefig.knee_ranges("B200 (HGX)", [("gpt-oss-120b", "MXFP4 experts", "FP8", "W4A8"),
+                                             ("DeepSeek-V3", "BF16", "BF16", "")]).data
+    header, _, w4a8, bf16 = text.splitlines()
+    columns = [c.strip() for c in header.strip("| ").split(" | ")]
+    assert len(columns) <= 6
+    assert any(c.startswith("knee, whole step") for c in columns)
+    assert any(c.startswith("knee, kernels in order") for c in columns)
+    assert "| MXFP4 experts × FP8 (W4A8) |" in w4a8 and "| BF16 × BF16 |" in bf16

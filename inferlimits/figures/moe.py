@@ -204,16 +204,19 @@ def panel(model_names, names, model_name: str, accelerator_name: str = "H200 SXM
 
 def knee_ranges(accelerator_name: str, rows: Sequence[tuple[str, str, str, str]]) -> Markdown:
     """The decode knee as a range, one row per (model, weight format, math precision, how it is
-    run) on ``accelerator_name``, no context. The low end counts the weights alone, as if every
+    run) on ``accelerator_name``, no context: a table of weight format x math format x (whole step,
+    kernels in order), in six columns. The low end of a range counts the weights alone, as if every
     hand-off between kernels stayed on chip (``knee_weights_only_on``); the high end sends every
-    hand-off through HBM in BF16, ``activations``' count, an upper estimate (``knee_on``). The same
-    two ends with the kernels counted in order (``knee_in_order_weights_only_on``,
-    ``knee_in_order_on``). Beside them: the step's ridge at its effective math rate, and the
-    activation bytes over the weight bytes a step moves at the high one-max() knee,
+    hand-off through HBM in BF16, ``activations``' count, an upper estimate (``knee_on``). The whole
+    step takes one max() over all its bytes and math; the same two ends with the kernels counted in
+    order come from ``knee_in_order_weights_only_on`` and ``knee_in_order_on``. Beside them: the
+    step's ridge at its effective math rate, and the activation bytes over the weight bytes a step
+    moves at the high whole-step knee,
 
         B* x A / W(B*),
 
-    which says how much of the high end the activations set. Knees to two significant figures."""
+    which says how much of the high end the activations set. ``how`` (may be empty) follows the
+    pair in brackets. Knees to two significant figures."""
     from inferlimits.figures.tables import _table
 
     a = accelerator(accelerator_name)
@@ -227,11 +230,12 @@ def knee_ranges(accelerator_name: str, rows: Sequence[tuple[str, str, str, str]]
         high = knee_on(a, c, 0, wp, "BF16", mp)
         share = (f"{high * activation_bytes_per_token(c) / weight_bytes_read_per_step(c, wp, high):,.1f}"
                  if math.isfinite(high) else "–")
-        out.append([name, f"{wp} × {mp}", how, f"{decode_math_rate(a, c, wp, mp) / a.bandwidth_bytes_per_s:,.0f}",
+        pair = f"{wp} × {mp}" + (f" ({how})" if how else "")
+        out.append([name, pair, f"{decode_math_rate(a, c, wp, mp) / a.bandwidth_bytes_per_s:,.0f}",
                     f"{two_figures(knee_weights_only_on(a, c, wp, mp))} – {two_figures(high)}",
                     f"{two_figures(knee_in_order_weights_only_on(a, c, wp, mp))} – "
                     f"{two_figures(knee_in_order_on(a, c, 0, wp, 'BF16', mp))}", share])
-    return _table(["model", "weights × math", "how it is run", "ridge (FLOP/byte)",
-                   "knee under one max(): weights alone – every hand-off (B)",
+    return _table(["model", "weights × math (how it is run)", "ridge (FLOP/byte)",
+                   "knee, whole step: weights alone – every hand-off (B)",
                    "knee, kernels in order: weights alone – every hand-off (B)",
-                   "activations ÷ weights read, at the high one-max() knee"], out, "lllrrrr")
+                   "activations ÷ weights, at the high whole-step knee"], out, "llrrrr")
