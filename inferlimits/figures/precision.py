@@ -153,3 +153,95 @@ def panel(names, model_names, accelerator_name: str = "B200 (HGX)", model_name: 
                   math_precision=math_precision, kv_precision=kv_precision, batch=batch,
                   context_tokens=context_tokens)
     return _panel(spec, values, controls, div_id, static_dropdown=schemes, static_slider="batch")
+
+
+# ---- the chapter's tables ------------------------------------------------------------------------
+
+#: each chip generation the chapter names, its vendor, and its parts in the book's data
+GENERATIONS = (("Ampere", "NVIDIA", ("A100 40GB SXM", "A100 80GB SXM", "A100 80GB PCIe")),
+               ("Ada", "NVIDIA", ("L4", "L40S", "RTX 4090")),
+               ("Hopper", "NVIDIA", ("H100 SXM", "H100 PCIe", "H200 SXM", "H20")),
+               ("Blackwell", "NVIDIA", ("B200 (HGX)", "B200 (GB200)", "B300 (HGX)")),
+               ("CDNA 3", "AMD", ("MI300X", "MI325X")),
+               ("CDNA 4", "AMD", ("MI355X",)))
+
+
+def _chip(name: str) -> str:
+    """A part's name without its memory size or its form factor: "H100 SXM" is an H100."""
+    return " ".join(w for w in name.split() if w not in ("SXM", "PCIe", "40GB", "80GB") and not w.startswith("("))
+
+
+def generations():
+    """The chip generations vendors name, one row each: its vendor and the parts of the book's data
+    that belong to it, each chip once ("H100 SXM" and "H100 PCIe" are one H100)."""
+    from inferlimits.figures.tables import _table
+
+    rows = []
+    for generation, vendor, names in GENERATIONS:
+        parts = [accelerator(n).name for n in names]   # every name is in the data
+        rows.append([generation, vendor, ", ".join(dict.fromkeys(_chip(n) for n in parts))])
+    return _table(["generation", "vendor", "parts in this book"], rows, "lll")
+
+
+#: what a table of weight-and-math pairs can show (``schemes_table``): its header and how to compute it
+SCHEME_COLUMNS = ("held (GB)", "read per step (GB)", "one user: tokens/s", "math rate (TFLOP/s)",
+                  "ridge (FLOP/byte)", "knee, weights alone (B)", "knee, whole step (B)",
+                  "knee, kernels in order (B)", "prefill compute-bound from (tokens)", "first token (ms)")
+#: the chapter's main table, and the one its refinement adds: six columns each, with the pair
+MAIN_COLUMNS = ("read per step (GB)", "one user: tokens/s", "ridge (FLOP/byte)", "knee, weights alone (B)",
+                "first token (ms)")
+REFINED_COLUMNS = ("held (GB)", "math rate (TFLOP/s)", "knee, whole step (B)", "knee, kernels in order (B)",
+                   "prefill compute-bound from (tokens)")
+
+
+def scheme_cells(model_name: str, accelerator_name: str, weight_precision: str, math_precision: str,
+                 prompt_tokens: int) -> dict[str, str] | str:
+    """Every column of ``SCHEME_COLUMNS`` for one pair of weight format and math precision, for
+    ``model_name`` on ``accelerator_name`` with no context, as the table prints it; or, for a pair
+    the part cannot run or whose weights do not fit, the reason. The knees are the weights alone
+    (``knee_weights_only_on``), the whole step under one max() (``knee_on``) and the kernels in
+    order (``knee_in_order_on``); the first token is the ideal prefill of ``prompt_tokens``."""
+    from inferlimits.arithmetic.precision import (crossover_on, decode_math_rate, knee_in_order_on,
+                                                  knee_weights_only_on, prefill_on, scheme_problem)
+    from inferlimits.data.units import GB
+    from inferlimits.figures.tables import _g
+
+    def batch(knee: float) -> str:
+        return _g(knee) if math.isfinite(knee) else "never"
+
+    c, a = model(model_name).config, accelerator(accelerator_name)
+    wp, mp = weight_precision, math_precision
+    stored = weight_bytes(c, wp)
+    problem = scheme_problem(a, wp, mp)
+    if problem or not fit(a.capacity_bytes, stored).fits:
+        return problem or f"does not fit ({stored / GB:,.1f} GB of weights)"
+    one = decode_on(a, c, 1, 0, wp, "BF16", mp)
+    rate = decode_math_rate(a, c, wp, mp)
+    return {"held (GB)": _g(stored / GB, 1), "read per step (GB)": _g(one.weight_bytes / GB, 2),
+            "one user: tokens/s": _g(one.ceiling), "math rate (TFLOP/s)": _g(rate / 1e12),
+            "ridge (FLOP/byte)": _g(rate / a.bandwidth_bytes_per_s),
+            "knee, weights alone (B)": batch(knee_weights_only_on(a, c, wp, mp)),
+            "knee, whole step (B)": batch(knee_on(a, c, 0, wp, "BF16", mp)),
+            "knee, kernels in order (B)": batch(knee_in_order_on(a, c, 0, wp, "BF16", mp)),
+            "prefill compute-bound from (tokens)": _g(crossover_on(a, c, wp, "BF16", mp)),
+            "first token (ms)": f"{prefill_on(a, c, prompt_tokens, wp, 'BF16', mp).time_s * 1e3:,.1f}"}
+
+
+def schemes_table(model_name: str, accelerator_name: str, schemes, prompt_tokens: int,
+                  columns=MAIN_COLUMNS):
+    """One row per pair ``(weight format, math precision)`` of ``schemes`` and the ``columns``
+    (a choice from ``SCHEME_COLUMNS``) of ``scheme_cells``; a pair that cannot run or does not fit
+    says why in its first column. The first token's header names the prompt."""
+    from inferlimits.figures.tables import _table
+
+    unknown = [h for h in columns if h not in SCHEME_COLUMNS]
+    if unknown or not columns:
+        raise ValueError(f"columns must be a non-empty choice from {SCHEME_COLUMNS}; got {unknown or columns!r}")
+    rows = []
+    for wp, mp in schemes:
+        cells = scheme_cells(model_name, accelerator_name, wp, mp, prompt_tokens)
+        label = f"{wp} weights, {mp} math"
+        rows.append([label, cells, *["–"] * (len(columns) - 1)] if isinstance(cells, str)
+                    else [label, *(cells[h] for h in columns)])
+    header = [h.replace("first token (ms)", f"first token of {prompt_tokens:,} (ms)") for h in columns]
+    return _table(["weights and math", *header], rows)
