@@ -1,10 +1,12 @@
 """Figures of batching (chapter 4): aggregate and per-user tokens/s against batch, the decode
 point climbing the roofline as the batch grows, and the cost of a million tokens against batch.
 No context: a step reads the weights and moves each sequence's activations; every sequence's KV
-cache is left out here (chapter 5 adds it)."""
+cache is left out here (chapter 5 adds it). With ``activations=False`` the throughput and roofline
+figures count the weights alone, the first story chapter 4 tells (there the knee is R x W / F)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 from inferlimits.arithmetic.activations import activation_bytes_per_token
 from inferlimits.arithmetic.economics import aggregate_tokens_per_s, cost_per_million_tokens_usd, per_user_tokens_per_s
@@ -13,7 +15,7 @@ from inferlimits.arithmetic.generation import (decode_flops_per_token, decode_in
                                                memory_ceiling_tokens_per_s, weight_bytes_read_per_step)
 from inferlimits.data.hardware import accelerator
 from inferlimits.figures.interactive import Control, doubling_stops, panel as _panel, step_stops
-from inferlimits.arithmetic.kvcache import fit
+from inferlimits.arithmetic.kvcache import batch_where_math_binds, fit
 from inferlimits.data.models import model, weight_bytes
 from inferlimits.arithmetic.roofline import attainable_flop_per_s
 from inferlimits.data.units import TERA
@@ -42,16 +44,17 @@ def rounded(values, digits: int = 4) -> list:
     return [None if v is None else float(f"{v:.{digits}g}") for v in values]
 
 
-def _setup(model_name: str, accelerator_name: str):
+def _setup(model_name: str, accelerator_name: str, activations: bool = True):
     """Peak, bandwidth, weights a step reads, FLOPs and activation bytes per token (a dense model:
-    W does not grow with the batch), and whether the weights fit in the usable memory."""
+    W does not grow with the batch; A = 0 when ``activations`` is False, the weights alone), and
+    whether the weights fit in the usable memory."""
     c = model(model_name).config
     a = accelerator(accelerator_name)
     if c.is_moe:
         raise ValueError(f"model_name must be a dense model for the batching figures; got {model_name!r}")
     fits = fit(a.capacity_bytes, weight_bytes(c)).fits
     return (a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s, weight_bytes_read_per_step(c),
-            decode_flops_per_token(c), activation_bytes_per_token(c), fits)
+            decode_flops_per_token(c), activation_bytes_per_token(c) if activations else 0.0, fits)
 
 
 def _or_gone(values, fits: bool) -> list:
@@ -59,10 +62,11 @@ def _or_gone(values, fits: bool) -> list:
     return rounded(values) if fits else [None] * len(values)
 
 
-def throughput_spec(model_name: str, accelerator_name: str, batch: float) -> dict:
+def throughput_spec(model_name: str, accelerator_name: str, batch: float, activations: bool = True) -> dict:
     """Aggregate and per-user decode tokens/s against batch, with the roofline's overlap (max of
-    math and memory time) and without it (their sum); markers at ``batch``."""
-    p, bw, w, f, act, fits = _setup(model_name, accelerator_name)
+    math and memory time) and without it (their sum); markers at ``batch``. With ``activations``
+    False the step moves the weights alone (A = 0) and the knee, B = R x W / F, is marked."""
+    p, bw, w, f, act, fits = _setup(model_name, accelerator_name, activations)
     b = max(1, round(batch))
 
     def rate(fn, overlap, x):
@@ -76,7 +80,8 @@ def throughput_spec(model_name: str, accelerator_name: str, batch: float) -> dic
     hover = "batch %{x:.0f} → %{y:,.0f} tokens/s<extra>%{fullData.name}</extra>"
     data = [
         dict(type="scatter", x=CURVE, y=mem, mode="lines", line=dict(color=FAINT, width=2, dash="dash"),
-             name="memory ceiling, no context (B × BW / (W + B·A))", hovertemplate=hover),
+             name="memory ceiling, no context (B × BW / (W + B·A))" if activations else
+             "memory ceiling, weights only (B × BW / W)", hovertemplate=hover),
         dict(type="scatter", x=list(BATCH_RANGE), y=_or_gone([mth, mth], fits), mode="lines",
              line=dict(color=FAINT, width=2, dash="dot"), name="math ceiling (P / F)", hovertemplate=hover),
         dict(type="scatter", x=list(BATCH_RANGE), y=_or_gone([measured, measured], fits and measured is not None),
@@ -102,16 +107,24 @@ def throughput_spec(model_name: str, accelerator_name: str, batch: float) -> dic
              textposition=["top left", "top right"] if fits else ["middle right", "middle right"],
              name="chosen batch", hoverinfo="skip"),
     ]
-    layout = base_layout(f"{model_name} on the {accelerator_name}, no context",
+    if not activations:
+        knee = batch_where_math_binds(p, bw, w, f, 0.0, 0.0, 0.0)
+        data.append(dict(type="scatter", x=[knee, knee] if fits else [None, None],
+                         y=[TOKENS_RANGE[0], mth] if fits else [None, None], mode="lines+markers+text",
+                         line=dict(color="black", width=1, dash="dot"), marker=dict(size=[0, 12], color="black"),
+                         text=["", f"knee: batch {knee:,.0f}"], textposition=["top right", "top left"],
+                         name="knee (R × W / F)", hoverinfo="skip"))
+    layout = base_layout(f"{model_name} on the {accelerator_name}, "
+                         + ("no context" if activations else "weights only, no context"),
                          "batch (sequences decoded together)", "tokens per second", x_log=True, y_log=True,
                          x_range=BATCH_RANGE, y_range=TOKENS_RANGE, legend=True)
     return {"data": data, "layout": legend_below_slider(layout)}
 
 
-def roofline_spec(model_name: str, accelerator_name: str, batch: float) -> dict:
+def roofline_spec(model_name: str, accelerator_name: str, batch: float, activations: bool = True) -> dict:
     """The accelerator's roof with the decode step of ``batch`` sequences on it (no context), and
-    the points of every power-of-two batch faintly."""
-    p, bw, w, f, act, fits = _setup(model_name, accelerator_name)
+    the points of every power-of-two batch faintly; the weights alone when ``activations`` is False."""
+    p, bw, w, f, act, fits = _setup(model_name, accelerator_name, activations)
     b = max(1, round(batch))
     x, y, ridge = roof(accelerator_name)
 
@@ -127,8 +140,10 @@ def roofline_spec(model_name: str, accelerator_name: str, batch: float) -> dict:
         dict(type="scatter", x=x, y=y, mode="lines", line=dict(color=ACCENT, width=3), name=accelerator_name,
              hovertemplate="%{x:.3g} FLOP/byte → %{y:.4g} TFLOP/s<extra></extra>"),
         dict(type="scatter", x=[ridge, ridge], y=[TFLOPS_RANGE[0], y[1]], mode="lines+text",
-             line=dict(color=ACCENT, width=1, dash="dot"), text=["", f"ridge {ridge:.0f}"],
-             textposition="top left", hoverinfo="skip", name="ridge"),
+             line=dict(color=ACCENT, width=1, dash="dot"),
+             # weights only, the batch-256 point sits at the ridge's top: label the ridge at its foot
+             text=["", f"ridge {ridge:.0f}"] if activations else [f"ridge {ridge:.0f}", ""],
+             textposition="top left" if activations else "top right", hoverinfo="skip", name="ridge"),
         dict(type="scatter", x=[t[0] for t in trail], y=[t[1] for t in trail], mode="markers+text",
              marker=dict(size=7, color=FAINT), text=[f"{n:,}" for n in BATCHES], textposition="top left",
              textfont=dict(color="#888888", size=11), name="batches 1 to 1,024", hoverinfo="skip"),
@@ -137,7 +152,8 @@ def roofline_spec(model_name: str, accelerator_name: str, batch: float) -> dict:
              text=[f"batch {b:,}: {i:,.0f} FLOP/byte,<br>{at * TERA / p:.1%} of peak math" if fits else ""],
              hovertemplate="%{x:.3g} FLOP/byte → %{y:.4g} TFLOP/s<extra></extra>"),
     ]
-    layout = base_layout(f"{model_name} decode on the {accelerator_name} roofline, no context",
+    layout = base_layout(f"{model_name} decode on the {accelerator_name} roofline, "
+                         + ("no context" if activations else "weights only, no context"),
                          "arithmetic intensity (FLOP per byte moved)", "attainable math rate (dense BF16 TFLOP/s)",
                          x_log=True, y_log=True, x_range=INTENSITY_RANGE, y_range=TFLOPS_RANGE)
     return {"data": data, "layout": layout}
@@ -182,15 +198,17 @@ def _panel_over(spec, slider: Control, value: float, models: Sequence[str], acce
 
 
 def throughput_panel(models: Sequence[str], accelerators: Sequence[str], model_name: str, accelerator_name: str,
-                     batch: float, div_id: str = "fig-batch-throughput"):
+                     batch: float, div_id: str = "fig-batch-throughput", activations: bool = True):
     """``throughput_spec`` with an accelerator dropdown and a batch slider (model dropdown with a kernel)."""
-    return _panel_over(throughput_spec, BATCH_SLIDER, batch, models, accelerators, model_name, accelerator_name, div_id)
+    spec = throughput_spec if activations else partial(throughput_spec, activations=False)
+    return _panel_over(spec, BATCH_SLIDER, batch, models, accelerators, model_name, accelerator_name, div_id)
 
 
 def roofline_panel(models: Sequence[str], accelerators: Sequence[str], model_name: str, accelerator_name: str,
-                   batch: float, div_id: str = "fig-batch-roofline"):
+                   batch: float, div_id: str = "fig-batch-roofline", activations: bool = True):
     """``roofline_spec`` with an accelerator dropdown and a batch slider (model dropdown with a kernel)."""
-    return _panel_over(roofline_spec, BATCH_SLIDER, batch, models, accelerators, model_name, accelerator_name, div_id)
+    spec = roofline_spec if activations else partial(roofline_spec, activations=False)
+    return _panel_over(spec, BATCH_SLIDER, batch, models, accelerators, model_name, accelerator_name, div_id)
 
 
 def cost_panel(models: Sequence[str], accelerators: Sequence[str], model_name: str, accelerator_name: str,
