@@ -251,7 +251,7 @@ def ceiling_by_context(model_name: str, accelerator_name: str, contexts: Sequenc
 # ---- decode and prefill (chapters 2 and 3) ----------------------------------------------------
 
 def decode_ceilings(model_name: str, names: Sequence[str], precisions: Sequence[str] = ("BF16", "FP8", "INT4")) -> Markdown:
-    """Batch-1 decode ceilings of ``model_name`` on each accelerator, no context: the memory ceiling
+    """Batch-1 decode ceilings of ``model_name`` on each accelerator, no context, in tokens/s: the memory ceiling
     BW / (W + A) at each weight precision ("does not fit" where the stored weights exceed the usable
     memory), the math ceiling P / F, and the largest share of peak math decode can use at the
     first precision."""
@@ -269,8 +269,8 @@ def decode_ceilings(model_name: str, names: Sequence[str], precisions: Sequence[
         first = decode_point(c, p, bw, weight_precision=precisions[0])
         rows.append([n, f"{a.bandwidth_tb_s:.3g}", *cells, _g(first.math_ceiling),
                      f"{first.memory_ceiling / first.math_ceiling:.2%}"])
-    return _table(["accelerator", "TB/s", *[f"{p} weights" for p in precisions],
-                   "math ceiling", f"share of peak math ({precisions[0]})"], rows)
+    return _table(["accelerator", "TB/s", *[f"memory ceiling, {p} weights (tokens/s)" for p in precisions],
+                   "math ceiling (tokens/s)", f"share of peak math ({precisions[0]})"], rows)
 
 
 def moe_batching(model_name: str, batches: Sequence[int], weight_precision: str = "BF16") -> Markdown:
@@ -737,3 +737,82 @@ def parallel_schemes(model_name: str, accelerator_name: str, gpus: int, batch: i
                      f"{s.communication_s * 1e3:,.2f}", f"{s.per_user:,.1f}", f"{s.aggregate:,.0f}"])
     return _table(["spread by", "each GPU holds: weights + caches (GB)", "memory (ms)", "math (ms)",
                    "communication (ms)", "tokens/s per user", "tokens/s, all users"], rows, "lrrrrrr")
+
+
+# ---- where the activation traffic comes from (chapter 3) ----------------------------------------
+
+def activation_handoffs(model_name: str, phase: str = "prefill", activation_precision: str = "BF16") -> Markdown:
+    """Where A, the activation bytes per token, comes from: every kernel of one layer of
+    ``model_name`` in ``phase`` with the numbers it reads and writes per token (for a model without
+    MLA also as widths: h hidden size, q all query heads, kv all key (or value) heads, i the MLP's
+    inner width, v vocabulary) and its bytes; one layer's sum times the layers alike, plus the
+    kernels outside the layers, is ``activation_bytes_per_token``:
+
+        A = (numbers read + numbers written, over every kernel) x bytes per activation.
+
+    A kernel a layer runs k times (an MoE layer's routed experts) has one row, "(× k)"."""
+    from inferlimits.arithmetic.activations import layer_kernels, outer_kernels
+    from inferlimits.data.models import model
+
+    c = model(model_name).config
+    b = bytes_per_element(activation_precision, "activation_precision")
+    outer = outer_kernels(c, phase)  # raises ValueError on an unknown phase
+    # what each kernel reads and writes, as (coefficient, width) terms; a width is shown only where
+    # its value is the kernel's own count, so a layout these do not describe shows plain numbers
+    terms_of = {
+        "norm before attention": (((2, "h"),), ((2, "h"),)),
+        "QKV projection": (((1, "h"),), ((1, "q"), (2, "kv"))),
+        "query and key norms": (((1, "q"), (1, "kv")), ((1, "q"), (1, "kv"))),
+        "rotary embedding": (((1, "q"), (1, "kv")), ((1, "q"), (1, "kv"))),
+        "cache write": (((2, "kv"),), ()),
+        "attention": (((1, "q"), (2, "kv")) if phase == "prefill" else ((1, "q"),), ((1, "q"),)),
+        "output projection": (((1, "q"),), ((1, "h"),)),
+        "norm before MLP": (((2, "h"),), ((2, "h"),)),
+        "MLP gate and up": (((1, "h"),), ((2, "i"),)),
+        "MLP SiLU and multiply": (((2, "i"),), ((1, "i"),)),
+        "MLP down": (((1, "i"),), ((1, "h"),)),
+        "embedding lookup": (((1, "h"),), ((1, "h"),)),
+        "final norm": (((1, "h"),), ((1, "h"),)),
+        "output head": (((1, "h"),), ((1, "v"),)),
+        "sampling": (((1, "v"),), ()),
+    }
+    widths = None if c.uses_mla else {
+        "h": c.hidden_size, "q": c.num_attention_heads * c.head_dim_qk,
+        "kv": (c.num_key_value_heads or 0) * c.head_dim_qk, "i": c.intermediate_size, "v": c.vocab_size}
+
+    def amount(n: int, name: str, side: int) -> str:
+        terms = terms_of.get(name, ((), ()))[side]
+        if widths is None or not terms or sum(k * widths[w] for k, w in terms) != n:
+            return _g(n)
+        return " + ".join(f"{k if k > 1 else ''}{w}" for k, w in terms) + f" = {_g(n)}"
+
+    def shown_bytes(x: float) -> str:
+        return _g(x) if x == int(x) else _g(x, 1)
+
+    def rows_of(kernels) -> tuple[list[list[str]], int]:
+        merged: dict = {}  # each kernel, in order of first appearance -> how often the layer runs it
+        for k in kernels:
+            merged[k] = merged.get(k, 0) + 1
+        rows = [[k.name + (f" (× {n})" if n > 1 else ""), k.kind, amount(k.reads, k.name, 0),
+                 amount(k.writes, k.name, 1), shown_bytes(n * k.numbers * b)] for k, n in merged.items()]
+        return rows, sum(k.numbers for k in kernels)
+
+    layers: dict[tuple, int] = {}  # each distinct layer -> how many layers are like it
+    for layer in range(c.num_hidden_layers):
+        kernels = tuple(layer_kernels(c, layer, phase))
+        layers[kernels] = layers.get(kernels, 0) + 1
+    rows, total = [], 0
+    for kernels, count in layers.items():
+        kind = ("an MoE" if any(k.name == "router" for k in kernels) else "a dense") if len(layers) > 1 else "one"
+        layer_rows, numbers = rows_of(kernels)
+        rows += layer_rows
+        rows.append([f"**{kind} layer**", "", "", "", f"**{shown_bytes(numbers * b)}**"])
+        rows.append([f"**× {count} layers**", "", "", "", f"**{shown_bytes(count * numbers * b)}**"])
+        total += count * numbers
+    outer_rows, numbers = rows_of(outer)
+    rows += outer_rows
+    total += numbers
+    rows.append([f"**A, per {phase} token**", "", "", "",
+                 f"**{shown_bytes(total * b)} B = {total * b / 1e6:,.1f} MB**"])
+    return _table(["kernel", "kind", "reads (numbers per token)", "writes (numbers per token)",
+                   f"bytes read + written ({activation_precision}, {b:g} per number)"], rows, "llrrr")
