@@ -242,6 +242,21 @@ def test_fit_table_marks_weights_that_do_not_fit_and_contexts_a_model_lacks():
     assert "| 85.5 |" in text  # the capacity the H100 reports, in GB
 
 
+def test_fit_table_splits_into_memory_and_sequences_of_at_most_six_columns():
+    pairs, contexts = [("Llama-3.1-70B", "H100 SXM"), ("Mistral-7B-v0.1", "H100 SXM")], [2048, 8192, 32768, 131072]
+    memory = tables.sequences_that_fit(pairs, contexts, part="memory").data
+    fits = tables.sequences_that_fit(pairs, contexts, part="sequences").data
+    whole = tables.sequences_that_fit(pairs, contexts).data
+    for text in (memory, fits):
+        assert all(line.count("|") - 1 <= 6 for line in text.splitlines())
+    assert "| 85.5 (79.6) |" in memory and "| 80 GB |" in memory  # reported GB, its GiB beside it; the marketed figure
+    assert "weights do not fit" in fits and "longer than it supports" in fits and "GB" not in fits
+    # the split loses nothing: every cell of the whole table is in one part or the other
+    assert [r.split(" | ")[-4:] for r in whole.splitlines()[2:]] == [r.split(" | ")[-4:] for r in fits.splitlines()[2:]]
+    with pytest.raises(ValueError, match=r"\bpart\b"):
+        tables.sequences_that_fit(pairs, contexts, part="both")
+
+
 def test_ceiling_table_says_never_where_math_cannot_bind_and_states_no_rate_that_does_not_fit():
     text = tables.ceiling_by_context("Llama-3.1-8B", "B200 (HGX)", [0, 8192, 131072], [1, 64, 256]).data
     rows = text.splitlines()[2:]

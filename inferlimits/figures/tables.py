@@ -191,14 +191,17 @@ def gpu_hour_prices(model_name: str) -> Markdown:
 
 
 def sequences_that_fit(pairs: Sequence[tuple[str, str]], contexts: Sequence[int], kv_precision: str = "BF16",
-                       usable_fraction: float | None = None) -> Markdown:
+                       usable_fraction: float | None = None, part: str = "all") -> Markdown:
     """For each (model, accelerator) pair: capacity in GB and GiB, the usable part, the weights, the
     budget left for the caches (GB and GiB kept apart), and how many whole sequences of each context
     length fit in it (a sliding window caps what each sequence keeps; contexts longer than the
-    model supports are marked)."""
+    model supports are marked). ``part`` picks the columns: "all" of them, only the "memory"
+    (each GiB figure in brackets beside its GB one), or only the "sequences" that fit."""
     from inferlimits.arithmetic.kvcache import max_sequences, memory_left_for_cache_bytes, usable_memory_fraction
     from inferlimits.data.models import cached_tokens, model, weight_bytes
 
+    if part not in ("all", "memory", "sequences"):
+        raise ValueError(f"part must be 'all', 'memory' or 'sequences'; got {part!r}")
     share = usable_memory_fraction() if usable_fraction is None else usable_fraction
     rows = []
     for model_name, accelerator_name in pairs:
@@ -209,17 +212,30 @@ def sequences_that_fit(pairs: Sequence[tuple[str, str]], contexts: Sequence[int]
         fits = [("longer than it supports" if L > m.context_length
                  else _g(max_sequences(a.capacity_bytes, w, k, cached_tokens(c, L), share)) if left
                  else "weights do not fit") for L in contexts]
-        rows.append([model_name, accelerator_name, f"{a.capacity_marketed_gb:g} GB",
-                     _g(a.capacity_bytes / GB, 1), _g(a.capacity_bytes / GIB, 1), _g(w / GB, 1),
-                     _g(left / GB, 1), _g(left / GIB, 1), *fits])
-    return _table(["model", "accelerator", "capacity as marketed", "reported GB", "GiB", "weights GB",
-                   f"left for caches ({share:.0%} usable) GB", "GiB",
+        if part == "memory":
+            rows.append([model_name, accelerator_name, f"{a.capacity_marketed_gb:g} GB",
+                         f"{_g(a.capacity_bytes / GB, 1)} ({_g(a.capacity_bytes / GIB, 1)})", _g(w / GB, 1),
+                         f"{_g(left / GB, 1)} ({_g(left / GIB, 1)})"])
+        elif part == "sequences":
+            rows.append([model_name, accelerator_name, *fits])
+        else:
+            rows.append([model_name, accelerator_name, f"{a.capacity_marketed_gb:g} GB",
+                         _g(a.capacity_bytes / GB, 1), _g(a.capacity_bytes / GIB, 1), _g(w / GB, 1),
+                         _g(left / GB, 1), _g(left / GIB, 1), *fits])
+    if part == "memory":
+        return _table(["model", "accelerator", "capacity as marketed", "reported, GB (GiB)", "weights, GB",
+                       f"left for caches ({share:.0%} usable), GB (GiB)"], rows, "llrrrr")
+    if part == "sequences":
+        return _table(["model", "accelerator", *[f"conversations of {L:,} tokens" for L in contexts]], rows,
+                      "ll" + "r" * len(contexts))
+    return _table(["model", "accelerator", "capacity as marketed", "reported GB", "reported GiB", "weights GB",
+                   f"left for caches ({share:.0%} usable) GB", "left for caches GiB",
                    *[f"sequences at {L:,} tokens" for L in contexts]], rows, "llrrrrrr" + "r" * len(contexts))
 
 
 def ceiling_by_context(model_name: str, accelerator_name: str, contexts: Sequence[int], batches: Sequence[int],
                        kv_precision: str = "BF16") -> Markdown:
-    """The decode ceiling at several context lengths: the cache of one sequence, the batch where the
+    """The decode ceiling at several context lengths, in tokens/s: the cache of one sequence, the batch where the
     caches weigh as much as the weights a step reads, the large-batch limit BW / (K x L + A), the
     ceiling (the lower of memory and math) at each batch, "does not fit" where the weights and
     caches exceed the usable memory, and the batch where math would start to bind."""
@@ -244,8 +260,9 @@ def ceiling_by_context(model_name: str, accelerator_name: str, contexts: Sequenc
                  if fit(a.capacity_bytes, stored, k, b, kept).fits else "does not fit" for b in batches]
         rows.append([_g(L), f"{k * kept / GB:,.2f} ({k * kept / GIB:,.2f})", even, limit, *cells,
                      "never" if math.isinf(knee) else _g(knee)])
-    return _table(["context L", "one cache, GB (GiB)", "B where caches = weights", "limit BW / (KL + A)",
-                   *[f"B = {b:,}" for b in batches], "B where math binds"], rows, "r" * (5 + len(batches)))
+    return _table(["context L (tokens)", "one cache, GB (GiB)", "B where caches = weights",
+                   "limit BW / (KL + A), tokens/s", *[f"ceiling at B = {b:,}, tokens/s" for b in batches],
+                   "B where math binds"], rows, "r" * (5 + len(batches)))
 
 
 # ---- decode and prefill (chapters 2 and 3) ----------------------------------------------------
@@ -568,13 +585,19 @@ def share_bands(comparisons: Sequence, edges: Sequence[float]) -> Markdown:
 def storage_formats() -> Markdown:
     """Every storage format of ``data/formats.toml``: bits per number and per shared scale, the
     block that shares it, what a weight costs in bits and bytes, and which tensor-core precision
-    multiplies the format as it is stored."""
+    multiplies the format as it is stored; a format with no rate of its own is widened first, to 16
+    bits, or also to 8 where the book's rule lets it feed FP8 math (``product_math``: INT4 in W4A8)."""
+    from inferlimits.arithmetic.precision import product_math
     from inferlimits.data.units import formats
+
+    def widened(name: str) -> str:
+        return "16 or 8 bits" if product_math(name, "FP8") == "FP8" else "16 bits"
 
     rows = []
     for f in formats().values():
         block = f"{f.block} share {f.scale_bits:g} bits" if f.block else "–"
-        native = {"none": "no rate: converted to 16 bits first", "BF16": "the 16-bit rate"}.get(f.math, f"the {f.math} rate")
+        native = (f"no rate: converted to {widened(f.name)} first" if f.math == "none"
+                  else "the 16-bit rate" if f.math == "BF16" else f"the {f.math} rate")
         rows.append([f.name, f"{f.element_bits:g}", block, f"{f.bits_per_element:g}", f"{f.bytes_per_element:g}", native])
     return _table(["format", "bits per number", "block scale", "bits per weight", "bytes per weight",
                    "multiplied, as stored, at"], rows, "lrlrrl")
@@ -750,7 +773,8 @@ def activation_handoffs(model_name: str, phase: str = "prefill", activation_prec
 
         A = (numbers read + numbers written, over every kernel) x bytes per activation.
 
-    A kernel a layer runs k times (an MoE layer's routed experts) has one row, "(× k)"."""
+    A kernel a layer runs k times (an MoE layer's routed experts) has one row, "(× k)". The cache
+    write's output goes to the KV cache, counted in K, so its "writes" cell says so beside its 0."""
     from inferlimits.arithmetic.activations import layer_kernels, outer_kernels
     from inferlimits.data.models import model
 
@@ -782,6 +806,8 @@ def activation_handoffs(model_name: str, phase: str = "prefill", activation_prec
 
     def amount(n: int, name: str, side: int) -> str:
         terms = terms_of.get(name, ((), ()))[side]
+        if name == "cache write" and side == 1 and n == 0:
+            return "0 (to the cache: K)"  # what it copies into the cache is counted in K, not A
         if widths is None or not terms or sum(k * widths[w] for k, w in terms) != n:
             return _g(n)
         return " + ".join(f"{k if k > 1 else ''}{w}" for k, w in terms) + f" = {_g(n)}"
@@ -815,4 +841,4 @@ def activation_handoffs(model_name: str, phase: str = "prefill", activation_prec
     rows.append([f"**A, per {phase} token**", "", "", "",
                  f"**{shown_bytes(total * b)} B = {total * b / 1e6:,.1f} MB**"])
     return _table(["kernel", "kind", "reads (numbers per token)", "writes (numbers per token)",
-                   f"bytes read + written ({activation_precision}, {b:g} per number)"], rows, "llrrr")
+                   f"bytes per token: (reads + writes) × {b:g} ({activation_precision})"], rows, "llrrr")
