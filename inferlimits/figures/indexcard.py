@@ -21,6 +21,9 @@ BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)   # the powers of two th
 CONTEXTS = doubling_stops(128, 131_072)   # tokens, four stops a doubling
 PROMPTS = doubling_stops(16, 32_768)      # tokens
 MEASURED = ("none", 10, 29, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000)
+#: the middle panel's bars: where a decode step's time goes, and the measured step
+STEP_PARTS = ("reading the weights", "reading the caches", "moving the activations", "math", "all-reduces",
+              "measured step")
 
 
 def _or_none(x: float) -> float | None:
@@ -48,11 +51,12 @@ def spec(accelerator_name: str, model_name: str, weight_precision: str, kv_preci
         labels = [f"{card.memory_ceiling:,.0f}" + (binds if lower == "memory" else ""),
                   f"{card.math_ceiling:,.0f}" + (binds if lower == "math" else ""),
                   f"{rate:,.0f} ({card.share_of_ceiling:.0%})" if rate else "none given"]
-        step_ms = [card.weights_time_s * ms, (card.cache_time_s + card.activation_time_s) * ms,
+        # the bytes in three bars, as the verdict names the largest of them (indexcard.memory_verdict)
+        step_ms = [card.weights_time_s * ms, card.cache_time_s * ms, card.activation_time_s * ms,
                    card.math_time_s * ms, card.communication_time_s * ms, card.batch / rate * ms if rate else 0.0]
     else:  # no rate for a setup that cannot run
         lower = None
-        rates, step_ms = [0.0, 0.0, rate], [0.0, 0.0, 0.0, 0.0, 0.0]
+        rates, step_ms = [0.0, 0.0, rate], [0.0] * len(STEP_PARTS)
         labels = ["does not fit", "does not fit", f"{rate:,.0f} (not judged)" if rate else "none given"]
     # what good published single-stream runs reach of a memory ceiling (measured.typical_decode_share)
     low, high = typical_decode_share()
@@ -69,9 +73,10 @@ def spec(accelerator_name: str, model_name: str, weight_precision: str, kv_preci
              hovertemplate=f"compiled single-stream runs with 16-bit weights ({good_decode_setup()}) reached "
                            f"{low:.0%}–{high:.0%} of their memory ceiling<extra></extra>"),
         dict(type="bar", orientation="h", x=[_or_none(t) for t in step_ms],
-             y=["reading the weights", "caches and activations", "math", "all-reduces", "measured step"],
+             y=list(STEP_PARTS),
              text=[f"{t:,.3g} ms" if t else "–" for t in step_ms], textposition="outside",
-             marker=dict(color=["#1f4e79", "#7d3c98", "#2e8b57", PALETTE[3], "#c0392b"]), name="ms per step",
+             marker=dict(color=["#1f4e79", "#7d3c98", PALETTE[6], "#2e8b57", PALETTE[3], "#c0392b"]),
+             name="ms per step",
              xaxis="x2", yaxis="y2", hovertemplate="%{y}: %{x:,.4g} ms<extra></extra>", cliponaxis=False),
         dict(type="scatter", x=[0], y=[1], mode="text", text=["<br>".join(summary_lines(card))],
              textposition="bottom right", textfont=dict(size=13), xaxis="x3", yaxis="y3", hoverinfo="skip",
