@@ -49,6 +49,7 @@ NAMED = {
                ("batch", 8, "At 8, where"), ("batch", 64, "widest at 64, where"),
                ("batch", 128, "(at 128, about"), ("batch", 2048, "From 2,048 the"),
                ("model_name", "gpt-oss-120b", "choose gpt-oss-120b")],
+    "10_speculative_decoding": [("batch", 256, "256 sequences give"), ("batch", 512, "and 512, which still")],
     "10_index_card": [("context_tokens", 8192, "with 8,192 tokens of context"),
                       ("batch", 8, "at a batch of 8"), ("batch", 16, "the caches at 16"),
                       ("batch", 32, "stops at 16 and 32"), ("batch", 256, "without a rate is 256"),

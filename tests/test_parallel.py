@@ -173,6 +173,17 @@ def test_the_measured_all_to_all_is_slower_than_the_books_exchange():
         sum(DEEPSEEK.layer_is_moe(i) for i in range(DEEPSEEK.num_hidden_layers)) * (dispatch + combine))
 
 
+def test_the_measured_all_to_all_grows_with_the_gpu_count_and_names_a_missing_row():
+    """DeepEP's rows for 8 and 64 GPUs: the default is the row of one server, both exchanges take
+    longer on 64 GPUs, and a GPU count the data has no row for is refused with the parameter's name."""
+    assert measured_exchanges_s() == measured_exchanges_s(8)
+    (d8, c8), (d64, c64) = measured_exchanges_s(8), measured_exchanges_s(64)
+    assert (d64, c64) == pytest.approx((173e-6, 314e-6)) and d64 > d8 and c64 > c8
+    for bad in (16, 0, -8, 8.5):
+        with pytest.raises(ValueError, match="gpus"):
+            measured_exchanges_s(bad)
+
+
 # ---- speculative decoding -----------------------------------------------------------------------
 
 @given(k=st.integers(0, 16))

@@ -298,11 +298,16 @@ def network_bytes_per_s() -> float:
     return _collectives()["network"]["gb_s"] * 1e9
 
 
-def measured_exchanges_s() -> tuple[float, float]:
+def measured_exchanges_s(gpus: int = SERVER_GPUS) -> tuple[float, float]:
     """A published expert-parallel decode exchange, (dispatch, combine) in seconds: DeepEP's
-    low-latency kernels on eight GPUs (``data/collectives.toml``, [[all_to_all]])."""
-    row = _collectives()["all_to_all"][0]
-    return row["dispatch_us"] * MICRO, row["combine_us"] * MICRO
+    low-latency kernels on ``gpus`` GPUs, 128 tokens on each (``data/collectives.toml``,
+    [[all_to_all]]; rows for 8 and 64 GPUs, both sent over the network cards). ValueError for a
+    GPU count the data has no row for."""
+    G = whole("gpus", gpus)
+    rows = {row["gpus"]: row for row in _collectives()["all_to_all"]}
+    if G not in rows:
+        raise ValueError(f"gpus: no measured all-to-all on {G} GPUs; the data has {sorted(rows)}")
+    return rows[G]["dispatch_us"] * MICRO, rows[G]["combine_us"] * MICRO
 
 
 def remote_destinations(c: Config, gpus: int) -> float:

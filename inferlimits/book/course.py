@@ -115,8 +115,8 @@ SESSIONS = (
             notes="An MoE step reads the experts its batch touches: few at a batch of one, nearly all of them "
                   "once the batch is large, which is why its math binds only at a far larger batch than a dense "
                   "model's. Read the figure's MoE curve against its dense twin's before the formula."),
-    Session("Serving at scale", ("09_serving_at_scale",),
-            lab="in Binder, find a set-up on chapter 9's frontier that meets a stated speed per user"),
+    Session("Serving at scale", ("09_serving_at_scale", "10_speculative_decoding"),
+            lab="in Binder, find a set-up on the frontier of {doc}`10_speculative_decoding` that meets a stated speed per user"),
     Session("The index card and a worked example", ("10_index_card", "11_worked_example"),
             notes="The worked example checks a published post claim by claim and makes a good final "
                   "assignment: let students fill in the index card for it first."),

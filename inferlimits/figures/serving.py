@@ -1,4 +1,4 @@
-"""The figures of serving at scale (chapter 9): tensor parallelism against the GPU count, the gain
+"""The figures of serving at scale (chapters 9 and 10): tensor parallelism against the GPU count, the gain
 of speculative decoding against the batch, and the frontier of each user's speed against the
 fleet's throughput."""
 from __future__ import annotations
