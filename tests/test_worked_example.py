@@ -14,7 +14,7 @@ from inferlimits.figures import tables
 from inferlimits.checks import worked_example as we
 from inferlimits.figures import worked_example as fig
 from inferlimits.arithmetic.generation import decode_flops_per_token
-from inferlimits.arithmetic.kvcache import max_sequences
+from inferlimits.arithmetic.kvcache import max_context_tokens, max_sequences
 from inferlimits.data.models import model, param_count
 from inferlimits.data.units import GB, GIB, MIB
 
@@ -57,7 +57,7 @@ EXPECTED = {
     "kv_per_token": we.HOLDS, "kv_2k": we.FAILS, "kv_8k": we.FAILS, "kv_32k": we.FAILS,
     "kv_131k": we.FAILS, "kv_factor": we.FAILS, "usable_fraction": we.ASSUMED, "usable": we.FAILS,
     "plan_weights": we.HOLDS, "remaining": we.FAILS, "seq_2k": we.FAILS, "seq_8k": we.FAILS,
-    "seq_32k": we.FAILS, "streamed": we.FAILS, "step_time": we.FAILS, "compute": we.HOLDS,
+    "seq_32k": we.FAILS, "streamed": we.FAILS, "step_time": we.FAILS, "compute": we.FAILS,
     "whole_model": we.HOLDS, "memory_bound": we.HOLDS,
 }
 
@@ -148,10 +148,29 @@ def test_a_marketed_name_used_as_a_name_holds_and_its_arithmetic_is_judged():
     assert we.judge("l2").judged == "named" and "whitepaper" in we.judge("l2").why
 
 
-def test_the_compute_bound_holds_where_the_document_serves_and_says_where_it_breaks():
+def test_the_compute_bound_is_judged_over_the_contexts_of_its_sentence_and_says_where_it_breaks():
+    # "66–86 GB", "46–61 ms" and "<0.3 ms" share one sentence of the document: all three are judged
+    # from no context to the longest context one sequence can keep, 44,943 tokens
+    s = we.Setting()
+    longest = we.longest_context(s)
+    assert longest == 44_943 == max_context_tokens(s.a.capacity_bytes, s.w, s.k, 1, s.usable)
+    compute, streamed, step = (we.recompute(k).right for k in ("compute", "streamed", "step_time"))
+    assert streamed[0] == s.point().bytes and step[0] == s.point().bytes / s.a.bandwidth_bytes_per_s
+    assert compute == tuple(s.point(context_tokens=L).flops_per_token / s.a.dense_bf16_flops_per_s for L in (0, longest))
+    # the step's most bytes are the weights a token reads, the longest cache and the activations
+    assert streamed[1] == pytest.approx(s.point(1, longest).bytes, abs=s.k)
     v = we.judge("compute")
-    assert v.kind == we.HOLDS and max(v.recomputed.right) < we.claim("compute").stated_base()
-    assert "8,192 tokens" in v.why and "breaks at 22,605 tokens" in v.why and "32,768" in v.why
+    assert v.kind == we.FAILS and v.claim.slip == "time"
+    assert f"{compute[1] * 1e3:.2f}" == "0.39" and max(compute) > we.claim("compute").stated_base()
+    assert "44,943 tokens" in v.why and "passes 0.3 ms at 22,605 tokens" in v.why and "0.39 ms at 44,943" in v.why
+    assert "calls “unable”, 0.34 ms still rounds to 0.3" in v.why and "holds up to 8,192 tokens" in v.why
+    # the rule, not the range alone, decides: at the top of the document's own range (32,768 tokens)
+    # 0.34 ms still rounds to its 0.3; at the longest context one sequence keeps, 0.39 ms does not
+    top = s.point(context_tokens=we.claim("seq_32k").context_tokens).flops_per_token / s.a.dense_bf16_flops_per_s
+    served = s.point(context_tokens=we.served_contexts()[-1]).flops_per_token / s.a.dense_bf16_flops_per_s
+    assert top > we.claim("compute").stated_base() and we.gives(v.claim, (compute[0], top))
+    assert we.gives(v.claim, (compute[0], served)) and not we.gives(v.claim, compute)
+    assert we.off(v.claim, compute) == pytest.approx(1 - 0.3e-3 / compute[1])
 
 
 def test_every_failure_has_a_slip_and_nothing_else_does():
@@ -236,8 +255,8 @@ def test_a_range_ending_beyond_what_a_step_can_read_does_not_hold():
 
 def test_the_tally_follows_from_the_table():
     counts = we.verdict_counts()
-    assert counts == {we.HOLDS: 15, we.ASSUMED: 1, we.FAILS: 15}
-    assert we.slip_counts() == {"units": 3, "factor": 8, "time": 4}
+    assert counts == {we.HOLDS: 14, we.ASSUMED: 1, we.FAILS: 16}
+    assert we.slip_counts() == {"units": 3, "factor": 8, "time": 5}
     assert set(counts) == set(we.KINDS) == {we.HOLDS, we.ASSUMED, we.FAILS}
 
 

@@ -456,20 +456,31 @@ def served_contexts() -> list[int]:
     return sorted(x.context_tokens for x in claims().values() if x.recompute == "sequences" and x.stated[0] > 0)
 
 
+def longest_context(s: Setting) -> int:
+    """The longest context one sequence can keep on the card: its cache fills the memory the book's
+    usable share leaves beside the stored weights, floor((u x C - W) / K) tokens. The document's
+    step claims ("66–86 GB", "46–61 ms", "<0.3 ms", one sentence) are judged from no context to this."""
+    return max_context_tokens(s.a.capacity_bytes, s.w, s.k, 1, s.usable)
+
+
 def _compute_time(cl: Claim, s: Setting) -> Recomputed:
-    """The math of one token from no context to the longest context the document's plan serves;
-    the note says where the bound breaks."""
+    """The math of one token over the range the document's step bytes and times are judged over,
+    from no context to the longest context one sequence can keep; the note says where the bound
+    breaks, and where the document's own plan stops."""
     p = s.a.dense_bf16_flops_per_s
-    served = served_contexts()[-1]
-    times = tuple(s.point(context_tokens=L).flops_per_token / p for L in (0, served))
+    longest = longest_context(s)
+    times = tuple(s.point(context_tokens=L).flops_per_token / p for L in (0, longest))
     crossing = context_tokens_at_compute_time(s.c, p, cl.stated_base())
-    unable = claim("seq_32k").context_tokens
-    longest = max_context_tokens(s.a.capacity_bytes, s.w, s.k, 1, s.usable)
-    beyond = [s.point(context_tokens=L).flops_per_token / p * 1e3 for L in (unable, longest)]
-    return Recomputed(times, note=(f"from no context to {served:,} tokens, the longest the document's plan serves; "
-                                   f"the bound breaks at {crossing:,.0f} tokens: {beyond[0]:.2f} ms at {unable:,}, "
-                                   f"the context it calls “{claim('seq_32k').wording}”, and {beyond[1]:.2f} ms at "
-                                   f"{longest:,}, the longest one sequence can keep"))
+    served, unable = served_contexts()[-1], claim("seq_32k").context_tokens
+    at = {L: s.point(context_tokens=L).flops_per_token / p for L in (served, unable)}
+    rounds = f"still rounds to {cl.stated[0]}" if gives(cl, (at[unable],)) else "is over it too"
+    return Recomputed(times, note=(f"the range the step's bytes and time are judged over, from no context to "
+                                   f"{longest:,} tokens, the longest one sequence can keep; the math passes "
+                                   f"{cl.stated_base() * 1e3:g} ms at {crossing:,.0f} tokens and takes "
+                                   f"{times[-1] * 1e3:.2f} ms at {longest:,}; at {unable:,} tokens, the top of the document's "
+                                   f"own range and a context it calls “{claim('seq_32k').wording}”, "
+                                   f"{at[unable] * 1e3:.2f} ms {rounds}; the bound holds up to {served:,} tokens, the longest "
+                                   f"the document's plan serves ({at[served] * 1e3:.2f} ms)"))
 
 
 def _weights_read_share(cl: Claim, s: Setting) -> Recomputed:
