@@ -54,6 +54,9 @@ def test_llama_8b_prefill_table_derives_ten_point_eight_mb_from_the_widths():
     assert "| attention | attention | q + 2kv = 6,144 | q = 4,096 |" in text
     decode = tables.activation_handoffs("Llama-3.1-8B", "decode").data
     assert "| attention | attention | q = 4,096 | q = 4,096 |" in decode
+    # the last column is in bytes, and says how it comes from the numbers; the cache write's output is K
+    assert text.splitlines()[0].endswith("| bytes per token: (reads + writes) × 2 (BF16) |")
+    assert "| cache write | elementwise | 2kv = 2,048 | 0 (to the cache: K) | 4,096 |" in text
 
 
 def test_a_layer_run_several_times_shares_a_row_and_mla_shows_plain_numbers():

@@ -62,10 +62,15 @@ def _or_gone(values, fits: bool) -> list:
     return rounded(values) if fits else [None] * len(values)
 
 
-def throughput_spec(model_name: str, accelerator_name: str, batch: float, activations: bool = True) -> dict:
+def throughput_spec(model_name: str, accelerator_name: str, batch: float, activations: bool = True,
+                    thin_no_overlap: bool = False) -> dict:
     """Aggregate and per-user decode tokens/s against batch, with the roofline's overlap (max of
     math and memory time) and without it (their sum); markers at ``batch``. With ``activations``
-    False the step moves the weights alone (A = 0) and the knee, B = R x W / F, is marked."""
+    False the step moves the weights alone (A = 0) and the knee, B = R x W / F, is marked.
+
+    The curves without overlap are dashed, like the memory ceiling; with ``thin_no_overlap`` they
+    are thin, pale and solid instead, so that each line style means one thing (dashed: the memory
+    ceiling; dotted: the math ceiling and the knee; dash-dot: the measured math)."""
     p, bw, w, f, act, fits = _setup(model_name, accelerator_name, activations)
     b = max(1, round(batch))
 
@@ -78,6 +83,18 @@ def throughput_spec(model_name: str, accelerator_name: str, batch: float, activa
     measured = math_ceiling_tokens_per_s(best, f) if best else None
     agg, one = rate(aggregate_tokens_per_s, True, b), rate(per_user_tokens_per_s, True, b)
     hover = "batch %{x:.0f} → %{y:,.0f} tokens/s<extra>%{fullData.name}</extra>"
+    no_overlap = (dict(line_width=1.5, opacity=0.5, dash=None) if thin_no_overlap
+                  else dict(line_width=2, opacity=None, dash="dash"))
+
+    def no_overlap_trace(color, y: list, name: str) -> dict:
+        line = dict(color=color, width=no_overlap["line_width"])
+        if no_overlap["dash"]:
+            line["dash"] = no_overlap["dash"]
+        trace = dict(type="scatter", x=CURVE, y=y, mode="lines", line=line, name=name, hovertemplate=hover)
+        if no_overlap["opacity"] is not None:
+            trace["opacity"] = no_overlap["opacity"]
+        return trace
+
     data = [
         dict(type="scatter", x=CURVE, y=mem, mode="lines", line=dict(color=FAINT, width=2, dash="dash"),
              name="memory ceiling, no context (B × BW / (W + B·A))" if activations else
@@ -91,14 +108,12 @@ def throughput_spec(model_name: str, accelerator_name: str, batch: float, activa
         dict(type="scatter", x=CURVE, y=_or_gone([rate(aggregate_tokens_per_s, True, x) for x in CURVE], fits),
              mode="lines", line=dict(color=ACCENT, width=3), name="aggregate, math and memory overlapped",
              hovertemplate=hover),
-        dict(type="scatter", x=CURVE, y=_or_gone([rate(aggregate_tokens_per_s, False, x) for x in CURVE], fits),
-             mode="lines", line=dict(color=ACCENT, width=2, dash="dash"), name="aggregate, no overlap",
-             hovertemplate=hover),
+        no_overlap_trace(ACCENT, y=_or_gone([rate(aggregate_tokens_per_s, False, x) for x in CURVE], fits),
+                         name="aggregate, no overlap"),
         dict(type="scatter", x=CURVE, y=_or_gone([rate(per_user_tokens_per_s, True, x) for x in CURVE], fits),
              mode="lines", line=dict(color=INK, width=3), name="each user, overlapped", hovertemplate=hover),
-        dict(type="scatter", x=CURVE, y=_or_gone([rate(per_user_tokens_per_s, False, x) for x in CURVE], fits),
-             mode="lines", line=dict(color=INK, width=2, dash="dash"), name="each user, no overlap",
-             hovertemplate=hover),
+        no_overlap_trace(INK, y=_or_gone([rate(per_user_tokens_per_s, False, x) for x in CURVE], fits),
+                         name="each user, no overlap"),
         dict(type="scatter", x=[b, b] if fits else [BATCH_RANGE[0] * 1.2, None], y=[agg, one] if fits else
              [TOKENS_RANGE[1] / 3, None], mode="markers+text" if fits else "text",
              marker=dict(size=12, color=[ACCENT, INK]),
@@ -198,9 +213,11 @@ def _panel_over(spec, slider: Control, value: float, models: Sequence[str], acce
 
 
 def throughput_panel(models: Sequence[str], accelerators: Sequence[str], model_name: str, accelerator_name: str,
-                     batch: float, div_id: str = "fig-batch-throughput", activations: bool = True):
+                     batch: float, div_id: str = "fig-batch-throughput", activations: bool = True,
+                     thin_no_overlap: bool = False):
     """``throughput_spec`` with an accelerator dropdown and a batch slider (model dropdown with a kernel)."""
-    spec = throughput_spec if activations else partial(throughput_spec, activations=False)
+    spec = (throughput_spec if activations and not thin_no_overlap
+            else partial(throughput_spec, activations=activations, thin_no_overlap=thin_no_overlap))
     return _panel_over(spec, BATCH_SLIDER, batch, models, accelerators, model_name, accelerator_name, div_id)
 
 

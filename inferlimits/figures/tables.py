@@ -655,10 +655,25 @@ def precision_schemes(model_name: str, accelerator_name: str, schemes: Sequence[
                    f"first token of {prompt_tokens:,} (ms)"], rows, "lrrrrrrrrrr")
 
 
-def moe_models(accelerator_name: str) -> Markdown:
+#: the column groups of ``moe_models``, by position among its eleven columns: each a table of six or fewer
+MOE_MODEL_PARTS = {
+    "weights": (0, 1, 2, 3, 9),    # model, weights, a token multiplies, experts, KV per token
+    "bytes": (0, 5, 6, 7, 8, 10),  # model, published format, held, one token reads, held ÷ read, GPUs to hold it
+    "experts": (0, 3, 4),          # model, experts, batch touching half of them
+}
+
+
+def moe_models(accelerator_name: str, part: str | None = None) -> Markdown:
     """Every mixture-of-experts model: total and active weights (derived; active counted as the
     weights a token multiplies), experts, the bytes its published format holds and one token's
-    step reads, their ratio, the KV bytes per token, and how many ``accelerator_name`` hold it."""
+    step reads, their ratio, the KV bytes per token, and how many ``accelerator_name`` hold it.
+
+    ``part`` (optional) keeps only one group of columns (``MOE_MODEL_PARTS``): "weights" (the
+    weights and what a token multiplies, the experts, the cache per token), "bytes" (the published
+    format's bytes held and read, their ratio, the accelerators that hold it) or "experts" (the
+    batch that touches half the experts). Without it, all eleven columns, as before."""
+    if part is not None and part not in MOE_MODEL_PARTS:
+        raise ValueError(f"part must be one of {sorted(MOE_MODEL_PARTS)} or None; got {part!r}")
     from inferlimits.figures.moe import smallest_group
     from inferlimits.arithmetic.generation import half_experts_batch, weight_bytes_read_per_step
     from inferlimits.data.models import models, weight_bytes
@@ -676,11 +691,15 @@ def moe_models(accelerator_name: str) -> Markdown:
                      f"{c.routed_experts}{shared} ({c.num_experts_per_tok} per token)", _g(half_experts_batch(c)),
                      fmt, _g(stored / GB, 1), _g(one / GB, 2), _g(stored / one, 1),
                      _kv_long(c), _g(g) if g else "more than 64"])
-    return _table(["model", "weights (billion)", "a token multiplies (billion)", "routed (+ shared) experts",
-                   "batch touching half of them", "published format", "held (GB)", "one token's step reads (GB)",
-                   "held ÷ read", "KV per token of a long context, BF16 (KiB)",
-                   f"{accelerator_name}s to hold it (a power of two)"], rows,
-                  "lrrlrlrrrrr")
+    header = ["model", "weights (billion)", "a token multiplies (billion)", "routed (+ shared) experts",
+              "batch touching half of them", "published format", "held (GB)", "one token's step reads (GB)",
+              "held ÷ read", "KV per token of a long context, BF16 (KiB)",
+              f"{accelerator_name}s to hold it (a power of two)"]
+    align = "lrrlrlrrrrr"
+    if part is None:
+        return _table(header, rows, align)
+    keep = MOE_MODEL_PARTS[part]
+    return _table([header[i] for i in keep], [[r[i] for i in keep] for r in rows], "".join(align[i] for i in keep))
 
 
 def _kv_long(c) -> str:
