@@ -16,20 +16,24 @@ def _rows(markdown: str) -> list[list[str]]:
     return [[c.strip() for c in line.strip("|").split("|")] for line in lines if not line.startswith("|:")]
 
 
-@pytest.mark.parametrize("columns", [precision.MAIN_COLUMNS, precision.REFINED_COLUMNS])
+TABLES = [precision.MAIN_COLUMNS, precision.KNEE_COLUMNS, precision.REFINED_COLUMNS]
+
+
+@pytest.mark.parametrize("columns", TABLES)
 def test_each_table_of_pairs_has_six_columns_at_most(columns):
     header = _rows(precision.schemes_table("Llama-3.1-8B", "B200 (HGX)", SCHEMES, 8192, columns).data)[0]
     assert len(header) <= 6, header
 
 
-def test_the_two_tables_hold_every_figure_of_the_one_they_replace():
+def test_the_three_tables_hold_every_figure_of_the_one_they_replace():
     whole = _rows(tables.precision_schemes("Llama-3.1-8B", "B200 (HGX)", SCHEMES, 8192).data)
-    main = _rows(precision.schemes_table("Llama-3.1-8B", "B200 (HGX)", SCHEMES, 8192).data)
-    refined = _rows(precision.schemes_table("Llama-3.1-8B", "B200 (HGX)", SCHEMES, 8192,
-                                            precision.REFINED_COLUMNS).data)
-    for w, m, r in zip(whole[1:], main[1:], refined[1:]):
-        assert w[0] == m[0] == r[0]
-        assert sorted(w[1:]) == sorted(m[1:] + r[1:]), (w, m, r)
+    parts = [_rows(precision.schemes_table("Llama-3.1-8B", "B200 (HGX)", SCHEMES, 8192, columns).data)
+             for columns in TABLES]
+    assert sorted(h for columns in TABLES for h in columns) == sorted(precision.SCHEME_COLUMNS)
+    for i, w in enumerate(whole[1:], start=1):
+        rows = [p[i] for p in parts]
+        assert {r[0] for r in rows} == {w[0]}
+        assert sorted(w[1:]) == sorted(c for r in rows for c in r[1:]), (w, rows)
 
 
 def test_a_pair_the_part_cannot_run_says_why():

@@ -185,13 +185,14 @@ def generations():
 
 #: what a table of weight-and-math pairs can show (``schemes_table``): its header and how to compute it
 SCHEME_COLUMNS = ("held (GB)", "read per step (GB)", "one user: tokens/s", "math rate (TFLOP/s)",
-                  "ridge (FLOP/byte)", "knee, weights alone (B)", "knee, whole step (B)",
-                  "knee, kernels in order (B)", "prefill compute-bound from (tokens)", "first token (ms)")
-#: the chapter's main table, and the one its refinement adds: six columns each, with the pair
-MAIN_COLUMNS = ("read per step (GB)", "one user: tokens/s", "ridge (FLOP/byte)", "knee, weights alone (B)",
-                "first token (ms)")
-REFINED_COLUMNS = ("held (GB)", "math rate (TFLOP/s)", "knee, whole step (B)", "knee, kernels in order (B)",
-                   "prefill compute-bound from (tokens)")
+                  "ridge (FLOP/byte)", "knee, weights alone (sequences)", "knee, whole step (sequences)",
+                  "knee, kernels in order (sequences)", "prefill compute-bound from (tokens)", "first token (ms)")
+#: the chapter's three tables of pairs, each with the pair first and six columns at most: one user and
+#: the prefill (the main table), the three knees side by side, and what the refinement adds
+MAIN_COLUMNS = ("read per step (GB)", "one user: tokens/s", "prefill compute-bound from (tokens)", "first token (ms)")
+KNEE_COLUMNS = ("ridge (FLOP/byte)", "knee, weights alone (sequences)", "knee, whole step (sequences)",
+                "knee, kernels in order (sequences)")
+REFINED_COLUMNS = ("held (GB)", "math rate (TFLOP/s)")
 
 
 def scheme_cells(model_name: str, accelerator_name: str, weight_precision: str, math_precision: str,
@@ -220,9 +221,9 @@ def scheme_cells(model_name: str, accelerator_name: str, weight_precision: str, 
     return {"held (GB)": _g(stored / GB, 1), "read per step (GB)": _g(one.weight_bytes / GB, 2),
             "one user: tokens/s": _g(one.ceiling), "math rate (TFLOP/s)": _g(rate / 1e12),
             "ridge (FLOP/byte)": _g(rate / a.bandwidth_bytes_per_s),
-            "knee, weights alone (B)": batch(knee_weights_only_on(a, c, wp, mp)),
-            "knee, whole step (B)": batch(knee_on(a, c, 0, wp, "BF16", mp)),
-            "knee, kernels in order (B)": batch(knee_in_order_on(a, c, 0, wp, "BF16", mp)),
+            "knee, weights alone (sequences)": batch(knee_weights_only_on(a, c, wp, mp)),
+            "knee, whole step (sequences)": batch(knee_on(a, c, 0, wp, "BF16", mp)),
+            "knee, kernels in order (sequences)": batch(knee_in_order_on(a, c, 0, wp, "BF16", mp)),
             "prefill compute-bound from (tokens)": _g(crossover_on(a, c, wp, "BF16", mp)),
             "first token (ms)": f"{prefill_on(a, c, prompt_tokens, wp, 'BF16', mp).time_s * 1e3:,.1f}"}
 
