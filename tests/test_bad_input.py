@@ -225,6 +225,11 @@ VALID: dict[str, dict[str, object]] = {
     "overhead.binding_wall": dict(memory_ceiling=498.0, math_ceiling=140_000.0, overhead_ceiling=72.0),
     "overhead.fit_call_overhead": dict(calls=[8.0, 1.0], elements=[64.0, 64.0], seconds=[9e-6, 2e-6]),
     "overhead.dispatch_sweep": dict(total_elements=64, elements_per_call=(1, 8), repeats=1),
+    "overhead.overhead_bound_batch": dict(host_seconds_per_step=0.014, weight_bytes=15e9, sequence_bytes=1.4e8,
+                                          bandwidth_bytes_per_s=8e12, flops_per_token=15e9, peak_flop_per_s=2.25e15),
+    "overhead.eager_step_kernels": dict(c=LLAMA, batch=4, context_tokens=1000, weight_precision="BF16",
+                                        kv_precision="BF16", activation_precision="BF16"),
+    "overhead.launch_timeline": dict(kernel_seconds=[1e-6, 2e-6], seconds_per_launch=1e-5, graph=False),
     # indexcard (chapter 7)
     "indexcard.memory_verdict": dict(weight_bytes=1e9, cache_bytes=2e9, activation_bytes=5e8),
     "indexcard.read_card": dict(accelerator_name="B200 (HGX)", model_name="Llama-3.1-8B", weight_precision="FP8",
@@ -338,6 +343,7 @@ ZERO_ALLOWED: set[tuple[str, str]] = {
     ("models.mlp_params_per_layer", "layer"),
     # no kernels outside the layers; an empty context; no measured rate (0 means none given)
     ("overhead.launches_per_step", "kernels_outside_layers"),
+    ("overhead.eager_step_kernels", "context_tokens"),
     ("indexcard.read_card", "context_tokens"),
     ("indexcard.read_card", "measured_tokens_per_s"),
     # a recomputed value may be zero (nothing left for the caches)

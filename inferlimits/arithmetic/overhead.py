@@ -9,9 +9,13 @@ its n kernels, so
 
 beside the memory ceiling B x BW / (W + B x (K x L + A)) and the math ceiling P / F. The launch counts
 and costs come from ``data/overhead.toml``: assumptions of a realistic size, not hardware facts.
+
+The batch below which the host is the wall, B_o (``overhead_bound_batch``), and one step drawn on a
+time axis, the host's launches against the GPU's kernels (``eager_step_kernels``, ``launch_timeline``).
 """
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -131,6 +135,172 @@ def binding_wall(memory_ceiling: float, math_ceiling: float, overhead_ceiling: f
     ceilings = {MEMORY: positive("memory_ceiling", memory_ceiling), MATH: positive("math_ceiling", math_ceiling),
                 OVERHEAD: positive("overhead_ceiling", overhead_ceiling)}
     return min(ceilings, key=ceilings.get)
+
+
+# ---- the batch below which the host is the wall ---------------------------------------------------
+
+def overhead_bound_batch(host_seconds_per_step: float, weight_bytes: float, sequence_bytes: float,
+                         bandwidth_bytes_per_s: float, flops_per_token: float, peak_flop_per_s: float) -> float:
+    """B_o, the batch below which the host's time per step is the wall. The host needs n x t per
+    step whatever the batch; the GPU needs (W + B x s) / BW to move the step's bytes, with
+    s = K x L + A the bytes each sequence brings, and B x F / P for its math. The host binds while
+    it is the slowest of the three:
+
+        n x t > (W + B x s) / BW   and   n x t > B x F / P,
+        so  B < B_o = min((n x t x BW - W) / s,  n x t x P / F).
+
+    0 where n x t <= W / BW: the host has issued a whole step before the GPU has read the weights,
+    and binds at no batch."""
+    host = positive("host_seconds_per_step", host_seconds_per_step)
+    W, s = positive("weight_bytes", weight_bytes), positive("sequence_bytes", sequence_bytes)
+    bw, P = positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s), positive("peak_flop_per_s", peak_flop_per_s)
+    by_memory = (host * bw - W) / s
+    return max(0.0, min(by_memory, host * P / positive("flops_per_token", flops_per_token)))
+
+
+# ---- one step on a time axis: the host's launches against the GPU's kernels ------------------------
+
+OUTSIDE = "outside the layers"
+#: where a layer's weights sit among the kernels of each part of ``data/overhead.toml``, in launch
+#: order: a matrix's name, "norm" (the norm's weight vector, applied by its last kernel),
+#: "attention" (the step's cache read and attention math), or None for a kernel that moves only
+#: activations. A part whose count differs from its list keeps the named kernels last.
+_LAYER_SLOTS = {
+    "norm_before_attention": [None] * 7 + ["norm"],
+    "qkv_projections": ["q", "k", "v"],
+    "attention": [None, None, "attention"],
+    "output_projection": [None, "o"],
+    "norm_before_mlp": [None] * 7 + ["norm"],
+    "mlp": ["gate", "up", None, None, "down"],
+}
+
+
+@dataclass(frozen=True)
+class StepKernel:
+    """One kernel of an eager decode step: the part of ``data/overhead.toml`` it belongs to (or
+    ``OUTSIDE``), the bytes it moves and the FLOPs it does, for the whole batch."""
+
+    part: str
+    bytes: float
+    flops: float
+
+    def seconds(self, peak_flop_per_s: float, bandwidth_bytes_per_s: float) -> float:
+        """Its time on the GPU by the book's model: max(bytes / BW, FLOPs / P)."""
+        return max(self.bytes / positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s),
+                   self.flops / positive("peak_flop_per_s", peak_flop_per_s))
+
+
+def _slots(part: str, count: int) -> list:
+    slots = _LAYER_SLOTS.get(part, [])
+    if len(slots) == count:
+        return list(slots)
+    named = [s for s in slots if s is not None]
+    if count >= len(named):
+        return [None] * (count - len(named)) + named
+    return named[:count - 1] + [tuple(named[count - 1:])]   # fewer kernels than weights: the last carries the rest
+
+
+def eager_step_kernels(c: Config, batch: float = 1, context_tokens: float = 0.0, weight_precision: str = "BF16",
+                       kv_precision: str = "BF16", activation_precision: str = "BF16") -> tuple[StepKernel, ...]:
+    """The n kernels of one eager decode step of a dense model (``eager_launches_per_step``), in
+    launch order, each with its bytes and FLOPs. The step's bytes are the book's
+    (``generation.decode_step_bytes_by_part``), placed where they are read: each attention and MLP
+    matrix on its product (q, k, v, o; gate, up, down, the MLP's bytes in thirds), each norm's
+    weights on the norm's last kernel, a layer's share of the cache B x K x L and of attention's
+    math on its attention kernel, the output head on a kernel after the layers, the embedding rows
+    on the first kernel, and the other activations B x A spread evenly over all n kernels. A
+    product does 2 FLOPs per weight per sequence. The kernels outside the layers are one before
+    them (the embedding lookup) and the rest after (the final norm, the output head, then the
+    small ones). So the bytes sum to ``decode_point(...).bytes`` and the FLOPs to B x F."""
+    from inferlimits.arithmetic.generation import attention_flops_per_token, decode_step_bytes_by_part, weights_read_per_step  # noqa: PLC0415
+
+    if c.is_moe or c.uses_mla:
+        raise ValueError("c must be a dense model with standard attention: the eager kernel counts of "
+                         "data/overhead.toml are those of a Llama-style layer")
+    B = positive("batch", batch)
+    a = launch_assumptions()
+    part_bytes = decode_step_bytes_by_part(c, B, context_tokens, weight_precision, kv_precision, activation_precision)
+    read = weights_read_per_step(c, B)
+    layers = c.num_hidden_layers
+    h, q_out = c.hidden_size, c.num_attention_heads * c.head_dim_qk
+    kv_out = c.num_key_value_heads * c.head_dim_qk
+    attention = {"q": h * q_out, "k": h * kv_out, "v": h * kv_out, "o": q_out * h}   # weights per layer
+    mlp = (read.matrices - layers * sum(attention.values())) / layers / 3
+    norms = 2 * layers + 1
+    per_weight = part_bytes["attention projections"] / (layers * sum(attention.values()))   # bytes of one weight
+    # bytes and FLOPs of each named slot, for one layer (or the step, outside the layers)
+    load = {name: (per_weight * w, 2 * B * w) for name, w in attention.items()}
+    load.update({name: (part_bytes["MLP"] / layers / 3, 2 * B * mlp) for name in ("gate", "up", "down")})
+    load["norm"] = (part_bytes["norms and biases"] / norms, 2 * B * read.vectors / norms)
+    load["attention"] = (part_bytes["KV cache"] / layers, B * attention_flops_per_token(c, context_tokens) / layers)
+    load["LM head"] = (part_bytes["LM head"], 2 * B * read.vocabulary)
+    load["embedding"] = (part_bytes["embedding rows"], 0.0)
+
+    def kernel(part: str, slot) -> tuple[str, float, float]:
+        names = slot if isinstance(slot, tuple) else (() if slot is None else (slot,))
+        return part, sum(load[s][0] for s in names), sum(load[s][1] for s in names)
+
+    layer = [kernel(g.part, slot) for g in a.per_layer for slot in _slots(g.part, g.count)]
+    outside = int(a.outside_layers)
+    before = [kernel(OUTSIDE, "embedding")][:outside]
+    after = [kernel(OUTSIDE, s) for s in (["norm", "LM head"] + [None] * (outside - 3))[:max(0, outside - 1)]]
+    steps = before + layer * layers + after
+    placed = sum(b for _, b, _ in steps)
+    expected = part_bytes["attention projections"] + part_bytes["MLP"] + part_bytes["norms and biases"] \
+        + part_bytes["LM head"] + part_bytes["KV cache"] + part_bytes["embedding rows"]
+    if not math.isclose(placed, expected, rel_tol=1e-9):
+        raise ValueError("the kernel parts of data/overhead.toml do not place every weight of c "
+                         "(a part with weights is missing, or there are too few kernels outside the layers)")
+    spread = part_bytes["other activations"] / len(steps)
+    return tuple(StepKernel(part, b + spread, f) for part, b, f in steps)
+
+
+@dataclass(frozen=True)
+class StepTimeline:
+    """One decode step on a time axis, in seconds from its start: when the host issues each launch
+    and when the GPU runs each kernel, in launch order."""
+
+    launches: tuple[tuple[float, float], ...]   # (start, end) of each launch on the host
+    kernels: tuple[tuple[float, float], ...]    # (start, end) of each kernel on the GPU
+
+    @property
+    def host_s(self) -> float:
+        """The host's time for the step's launches."""
+        return self.launches[-1][1]
+
+    @property
+    def busy_s(self) -> float:
+        """The GPU's time running kernels, their times added."""
+        return sum(end - start for start, end in self.kernels)
+
+    @property
+    def step_s(self) -> float:
+        """The step ends when both its last launch and its last kernel are done."""
+        return max(self.host_s, self.kernels[-1][1])
+
+    @property
+    def idle_share(self) -> float:
+        """The share of the step in which the GPU runs no kernel: 1 - busy / step."""
+        return 1 - self.busy_s / self.step_s
+
+
+def launch_timeline(kernel_seconds: Sequence[float], seconds_per_launch: float, graph: bool = False) -> StepTimeline:
+    """A step's n kernels of the given GPU times, issued by a host that spends t on each launch.
+
+    Eager: launch i takes the host from i x t to (i + 1) x t, and kernel i starts when its launch
+    is done and the kernel before it has finished, max((i + 1) x t, end of kernel i - 1): the GPU
+    runs each kernel as it arrives and waits, idle, for the next. CUDA Graph: one launch from 0 to
+    t, then every kernel back to back. The model counts no time on the GPU between two kernels.
+    So an eager step takes at least n x t, and a graph step t + the sum of the kernel times."""
+    times = [non_negative("kernel_seconds", k) for k in _sequence("kernel_seconds", kernel_seconds)]
+    t = positive("seconds_per_launch", seconds_per_launch)
+    launches = ((0.0, t),) if graph else tuple((i * t, (i + 1) * t) for i in range(len(times)))
+    kernels, end = [], 0.0
+    for i, k in enumerate(times):
+        start = max(t if graph else (i + 1) * t, end)
+        end = start + k
+        kernels.append((start, end))
+    return StepTimeline(launches, tuple(kernels))
 
 
 # ---- measuring dispatch on this machine ----------------------------------------------------------
