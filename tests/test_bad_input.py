@@ -176,6 +176,7 @@ VALID: dict[str, dict[str, object]] = {
                                        kv_precision="BF16", math_precision="FP8", activation_precision="BF16",
                                        attention_precision="BF16"),
     # parallel, speculative, serving (chapter 9)
+    "parallel.measured_exchanges_s": dict(gpus=8),
     "parallel.all_reduce_time_s": dict(message_bytes=16384, gpus=8, link_bytes_per_s=4.5e11, latency_s=1e-5),
     "parallel.all_gather_time_s": dict(message_bytes=256_512, gpus=8, link_bytes_per_s=4.5e11, latency_s=1e-5),
     "parallel.send_time_s": dict(message_bytes=16384, link_bytes_per_s=4.5e11, latency_s=1e-5),
