@@ -118,7 +118,7 @@ def test_memory_bound_decode():
     helping = card.helping()
     assert any(h.startswith("quantize the weights") for h in helping)
     assert "batch twice as many sequences" in helping and "speculative decoding" in helping
-    assert any(h.startswith("a card with more bandwidth") for h in helping)
+    assert any(h.startswith("a GPU with more bandwidth") for h in helping)
     assert not any(h.startswith("quantize the KV cache") or h.startswith("profile") for h in helping)
 
 
@@ -148,7 +148,7 @@ def test_overhead_bound_eager_baseline():
     assert card.verdict == OVERHEAD and 0.05 < card.share_of_ceiling < 0.06
     # profile first; batching still helps, because a host-bound step's cost is shared by the batch
     assert card.helping() == ["batch twice as many sequences", "profile the step (host time, kernels, waits)"]
-    assert not any(h.startswith("quantize") or h.startswith("a card with more") for h in card.helping())
+    assert not any(h.startswith("quantize") or h.startswith("a GPU with more") for h in card.helping())
 
 
 def test_compute_bound_decode_and_impossible_measurements():
@@ -274,7 +274,7 @@ def test_more_gpus_are_a_lever_only_for_a_memory_bound_step_and_only_the_better_
     assert busy.verdict == MATH_BOUND and "tensor parallel over 8 GPUs" not in busy.helping()
     assert {lever.name: lever.gain for lever in busy.levers}["tensor parallel over 8 GPUs"] > WORTH_IT
     small = read_card("B200 (HGX)", "Llama-3.2-1B", batch=1, context_tokens=1024, gpus=2)
-    gpu_levers = [lever for lever in small.levers if "GPU" in lever.name]
+    gpu_levers = [lever for lever in small.levers if "GPUs" in lever.name]
     assert [lever.name for lever in gpu_levers if lever.helps] == ["fewer GPUs (1)"]
     assert all(lever.gain >= WORTH_IT for lever in gpu_levers)  # both would raise the rate; the better is marked
 

@@ -387,12 +387,12 @@ def _levers(verdict, weight_precision, math_precision, kv_precision, c, a, B, L,
         best = max(better, key=lambda x: x.bandwidth_bytes_per_s, default=None)
         what, why = "bandwidth", "the step is paced by bytes per second"
     if best is None:
-        lever(f"a card with more {what}", None, f"no card in the book's table has more {what}", possible=False)
+        lever(f"a GPU with more {what}", None, f"no GPU in the book's table has more {what}", possible=False)
     elif not fits(on=best):
-        lever(f"a card with more {what} ({best.name})", None, "the setup would not fit in its memory", possible=False)
+        lever(f"a GPU with more {what} ({best.name})", None, "the setup would not fit in its memory", possible=False)
     else:
         gain = attainable(on=best) / now
-        lever(f"a card with more {what} ({best.name})", gain, why if gain >= WORTH_IT else "it would gain little")
+        lever(f"a GPU with more {what} ({best.name})", gain, why if gain >= WORTH_IT else "it would gain little")
     out.append(Lever("profile the step (host time, kernels, waits)", verdict == OVERHEAD, None,
                      "the measurement is far below both ceilings: something outside the two-resource model is "
                      "in charge" if verdict == OVERHEAD else "only needed when a measurement is far below both ceilings"))
