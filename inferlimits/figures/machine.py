@@ -394,7 +394,7 @@ def regime_words(batches: Sequence[int], measured: Sequence[float], memory: Sequ
     if OVERHEAD_BOUND in groups:
         sentences.append(("This run was dominated by those costs. " if everyone else "")
                          + "If other programs were busy during this run, a quiet machine would lose the time spent "
-                         "waiting for cores and keep the time to read memory, so shares like these should rise: "
+                         "waiting for cores and keep the time to read memory. Shares like these should then rise: "
                          "close other programs and run the chapter again to see how far.")
     return _sentences(sentences, where)
 

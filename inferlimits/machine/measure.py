@@ -214,7 +214,7 @@ def physical_memory_bytes() -> int | None:
     return pages * page if pages > 0 and page > 0 else None
 
 
-#: The bandwidth array is at least this many times the largest cache the system reports, so that a
+#: The bandwidth array is at least this many times the last-level caches the system reports, so that a
 #: cache could hold at most a quarter of it even if it kept the best part of the array between reads.
 CACHE_MULTIPLE = 4
 #: ... and never smaller than the chapter's weight matrix, so that its reads last long enough to time.
@@ -227,7 +227,7 @@ MEMORY_SHARE = 0.25
 
 
 def bandwidth_array_bytes_for(cache_bytes: int | None, memory_bytes: int | None) -> int:
-    """The size of the array that measures bandwidth on a machine whose largest cache is
+    """The size of the array that measures bandwidth on a machine whose last-level caches are
     ``cache_bytes`` (None: not reported) and whose memory is ``memory_bytes`` (None: not reported):
     A = max(MIN_ARRAY_BYTES, CACHE_MULTIPLE x C) in whole MiB, with C = UNREPORTED_CACHE_BYTES where
     the cache is not reported; but at most MEMORY_SHARE x memory, even where that leaves the array
@@ -328,9 +328,9 @@ class Machine:
             f"| matrix product, {self.matmul_side:,} × {self.matmul_side:,} | {m.median / 1e9:,.1f} GFLOP/s "
             f"| {m.low / 1e9:,.1f} to {m.high / 1e9:,.1f} GFLOP/s |",
             f"| balance point | {self.balance_point_flop_per_byte:,.1f} FLOP/byte | |",
-            (f"| largest processor cache, as the system reports it | {self.last_level_cache / MIB:,.0f} MiB "
+            (f"| last-level caches of all cores, as the system reports them | {self.last_level_cache / MIB:,.0f} MiB "
              f"| {self.cache_note} |" if self.last_level_cache else
-             f"| largest processor cache | not reported | {self.cache_note} |"),
+             f"| last-level caches of all cores | not reported | {self.cache_note} |"),
         ])
 
 
