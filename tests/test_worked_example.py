@@ -237,6 +237,22 @@ def test_reasons_name_the_right_numbers():
     assert "65 GB of weights plus its own caches" in we.judge("streamed").why
 
 
+def test_every_verdict_has_a_short_reason_for_the_table_and_names_the_plan():
+    # the table shows a clause; the full reason (with its numbers) stays in Verdict.why
+    for v in we.verdicts():
+        assert v.brief and len(v.brief.split()) <= 12, (v.claim.id, v.brief)
+        assert "document" not in v.brief and "document" not in v.why, v.claim.id
+    assert we.judge("free_memory").brief == "80 GB − 64 GB: a GiB read as a GB"
+    assert we.judge("kv_2k").brief == "only with the plan's ~2–2.5× cache factor"
+    assert we.judge("streamed").brief == we.judge("step_time").brief == "its top end is the 32,768-token case it calls “unable”"
+    assert we.judge("compute").brief == "0.39 ms at 44,943 tokens, the longest context"
+    assert we.judge("params").brief == "2.3% off, within 5%"
+    assert we.judge("usable_fraction").brief == we.assumptions()["usable_share"].brief
+    table = tables.worked_example_claims().data
+    assert "| point | the plan says | recomputed | verdict | why |" in table and "document" not in table
+    assert all(v.brief in table for v in we.verdicts()) and we.judge("compute").why not in table
+
+
 def test_only_an_admissible_assumption_lets_a_claim_hold():
     stated = we.assumptions()
     assert stated["usable_share"].admissible and not stated["cache_factor"].admissible
@@ -390,6 +406,20 @@ def test_step_figure(share, batch):
     if batch == 64:
         assert memory[-1] is None
     assert len(s["data"]) == len(fig.step_spec("100%", 1)["data"])
+
+
+@pytest.mark.parametrize("share", fig.SHARES)
+@pytest.mark.parametrize("batch", [1, 16, 64])
+def test_step_figure_lines_stop_at_the_longest_context_that_fits(share, batch):
+    # the last point drawn is the longest context whose caches fit, not the curve's last point before it
+    s = we.Setting()
+    longest = max_context_tokens(s.a.capacity_bytes, s.w, s.k, batch)
+    for line in fig.step_spec(share, batch)["data"][3:5]:
+        drawn = [x for x, y in zip(line["x"], line["y"]) if y is not None]
+        assert max(drawn) == longest and drawn == sorted(drawn)
+    memory = fig.step_spec(share, batch)["data"][3]
+    at_end = s.point(batch, longest).bytes / (float(share.rstrip("%")) / 100 * s.a.bandwidth_bytes_per_s) * 1e3
+    assert max(y for y in memory["y"] if y is not None) == pytest.approx(at_end, rel=1e-3)
 
 
 def test_figure_controls_reject_unknown_choices():

@@ -69,6 +69,7 @@ class Assumption:
     claim: str
     admissible: bool
     why: str
+    brief: str = ""
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,7 @@ def _data() -> dict:
 @datafiles.cached
 def assumptions() -> dict[str, Assumption]:
     """The document's stated assumptions, keyed by id."""
-    return {key: Assumption(key, row["claim"], bool(row["admissible"]), row["why"])
+    return {key: Assumption(key, row["claim"], bool(row["admissible"]), row["why"], row.get("brief", ""))
             for key, row in _data()["assumptions"].items()}
 
 
@@ -217,6 +218,8 @@ class Recomputed:
     note: str = ""
     named: tuple[float, ...] | None = None
     named_text: str = ""
+    holds_brief: str = ""   # what the value is, in one short clause, where the claim holds
+    fails_brief: str = ""   # the slip behind the plan's number, in one short clause, where it fails
 
 
 @dataclass(frozen=True)
@@ -298,6 +301,7 @@ def _free_memory(cl: Claim, s: Setting) -> Recomputed:
     cap, wts = claim("gpu_memory"), claim("bf16_weights")
     return Recomputed((free,), route=(cap.stated_base() - wts.stated_base(),),
                       route_text=f"{cap.wording} − {wts.wording}, GiB read as GB and the count rounded,",
+                      fails_brief=f"{cap.wording} − {wts.wording}: a GiB read as a GB",
                       note=f"{_gb(s.a.capacity_bytes)} − {_gb(s.w)} = {_gb(free)} ({free / GIB:.1f} GiB)")
 
 
@@ -309,8 +313,9 @@ def _peak_math(cl: Claim, s: Setting) -> Recomputed:
 
 def _bandwidth(cl: Claim, s: Setting) -> Recomputed:
     bw = s.a.bandwidth_bytes_per_s
-    return Recomputed((bw,), note="" if cl.id == "bandwidth" else
-                      f"a typo for the datasheet's {bw / GB:,.0f} GB/s, which the document itself writes earlier")
+    return Recomputed((bw,), holds_brief="the datasheet's figure" if cl.id == "bandwidth" else "",
+                      note="" if cl.id == "bandwidth" else
+                      f"a typo for the datasheet's {bw / GB:,.0f} GB/s, which the plan itself writes earlier")
 
 
 def _balance_point(cl: Claim, s: Setting) -> Recomputed:
@@ -340,20 +345,22 @@ def _token_latency(cl: Claim, s: Setting) -> Recomputed:
     return Recomputed((1 / s.point().ceiling,), route=(head / bw_doc.stated_base(),),
                       route_text=(f"one {s.c.vocab_size:,} × {s.c.hidden_size:,} BF16 matrix ({_gb(head, 2)}) "
                                   f"over {bw_doc.wording}"),
-                      note=f"a token reads {_gb(s.point().weight_bytes)} of weights")
+                      note=f"a token reads {_gb(s.point().weight_bytes)} of weights",
+                      fails_brief=f"one {_gb(head, 2)} matrix over the bandwidth")
 
 
 def _bytes_per_token(cl: Claim, s: Setting) -> Recomputed:
     head = output_head_bytes(s.c)
     return Recomputed((s.point().bytes,), route=(head,),
                       route_text=f"one vocabulary-sized matrix, {s.c.vocab_size:,} × {s.c.hidden_size:,} × 2 bytes,",
-                      note="a token reads every weight but the embedding table")
+                      note="a token reads every weight but the embedding table",
+                      fails_brief="the size of one vocabulary-sized matrix")
 
 
 def _kv_per_token(cl: Claim, s: Setting) -> Recomputed:
     c = s.c
-    return Recomputed((s.k,), note=(f"2 × {c.num_hidden_layers} × {c.num_key_value_heads} × {c.head_dim_qk} "
-                                    f"× 2 bytes = {s.k / KIB:g} KiB"))
+    product = f"2 × {c.num_hidden_layers} × {c.num_key_value_heads} × {c.head_dim_qk} × 2 bytes"
+    return Recomputed((s.k,), note=f"{product} = {s.k / KIB:g} KiB", holds_brief=product)
 
 
 def _kv_sequence(cl: Claim, s: Setting) -> Recomputed:
@@ -377,6 +384,7 @@ def _usable_memory(cl: Claim, s: Setting) -> Recomputed:
     doc = claim("gpu_memory").stated_base()
     return Recomputed((s.usable * cap,), assumed=(s.doc_usable * cap,), route=(s.doc_usable * doc,),
                       route_text=f"{s.doc_usable:.0%} of {claim('gpu_memory').wording} read as decimal GB",
+                      fails_brief=f"{s.doc_usable:.0%} of {cap / GIB:g} GiB, read as GB",
                       note=f"its own {s.doc_usable:.0%} of {_gb(cap)} is {_gb(s.doc_usable * cap)} "
                            f"({s.doc_usable * cap / GIB:.0f} GiB); the book's {s.usable:.0%} gives {_gb(s.usable * cap)}")
 
@@ -385,6 +393,7 @@ def _left_for_cache(cl: Claim, s: Setting) -> Recomputed:
     usable, wts = claim("usable"), claim("plan_weights")
     return Recomputed((s.left,), assumed=(s.doc_left,), route=(usable.stated_base() - wts.stated_base(),),
                       route_text=f"{usable.stated[0]} GiB minus {wts.stated[0]} GB, as if one unit,",
+                      fails_brief=f"{usable.stated[0]} GiB minus {wts.stated[0]} GB, as if one unit",
                       note=(f"its own {s.doc_usable:.0%} leaves {_gb(s.doc_left)} ({s.doc_left / GIB:.1f} GiB); "
                             f"the book's {s.usable:.0%} leaves {_gb(s.left)} = {s.left / GIB:.1f} GiB"))
 
@@ -397,7 +406,8 @@ def _sequences(cl: Claim, s: Setting) -> Recomputed:
     per_sequence = next(x for x in claims().values() if x.recompute == "kv_sequence" and x.context_tokens == L)
     doc = math.floor(remaining.stated_base() / per_sequence.stated_base())
     return Recomputed((plain,), assumed=(assumed,),
-                      route=(doc,), route_text=f"{remaining.wording} left over {per_sequence.wording} each")
+                      route=(doc,), route_text=f"{remaining.wording} left over {per_sequence.wording} each",
+                      fails_brief=f"its {remaining.wording} over caches {s.factor:g}× too large")
 
 
 def _most_one_sequence_reads(s: Setting) -> float:
@@ -424,8 +434,14 @@ def _documents_step_bytes() -> tuple[float, float]:
 def _unable(s: Setting) -> str:
     """Why the upper end of the document's step cannot happen, in words."""
     return (f"its upper end is a {claim('seq_32k').context_tokens:,}-token sequence with a cache "
-            f"{s.factor:g} times too large, a case the document itself calls “{claim('seq_32k').wording}”, and more than "
+            f"{s.factor:g} times too large, a case the plan itself calls “{claim('seq_32k').wording}”, and more than "
             f"one sequence's step can read on this card")
+
+
+def _unable_brief() -> str:
+    """Why the upper end of the plan's step cannot happen, in one clause."""
+    cl = claim("seq_32k")
+    return f"its top end is the {cl.context_tokens:,}-token case it calls “{cl.wording}”"
 
 
 def _bytes_per_step(cl: Claim, s: Setting) -> Recomputed:
@@ -477,10 +493,11 @@ def _compute_time(cl: Claim, s: Setting) -> Recomputed:
     return Recomputed(times, note=(f"the range the step's bytes and time are judged over, from no context to "
                                    f"{longest:,} tokens, the longest one sequence can keep; the math passes "
                                    f"{cl.stated_base() * 1e3:g} ms at {crossing:,.0f} tokens and takes "
-                                   f"{times[-1] * 1e3:.2f} ms at {longest:,}; at {unable:,} tokens, the top of the document's "
+                                   f"{times[-1] * 1e3:.2f} ms at {longest:,}; at {unable:,} tokens, the top of the plan's "
                                    f"own range and a context it calls “{claim('seq_32k').wording}”, "
                                    f"{at[unable] * 1e3:.2f} ms {rounds}; the bound holds up to {served:,} tokens, the longest "
-                                   f"the document's plan serves ({at[served] * 1e3:.2f} ms)"))
+                                   f"the plan serves ({at[served] * 1e3:.2f} ms)"),
+                      fails_brief=f"{times[-1] * 1e3:.2f} ms at {longest:,} tokens, the longest context")
 
 
 def _weights_read_share(cl: Claim, s: Setting) -> Recomputed:
@@ -509,7 +526,8 @@ def _memory_share_of_time(cl: Claim, s: Setting) -> Recomputed:
     ratio = min((x.bytes / bw) / (x.flops / p) for x in steps)
     weights = min(x.weight_bytes / x.bytes for x in steps)
     most = max(x.batch for x in steps)
-    return Recomputed((min(shares),), note=(f"memory takes at least {ratio:.1f} times as long as the math, from one "
+    return Recomputed((min(shares),), holds_brief=f"memory takes {ratio:.1f} times the math's time or more",
+                      note=(f"memory takes at least {ratio:.1f} times as long as the math, from one "
                                             f"sequence to {most:.0f}, at every context named that fits; the weights are "
                                             f"{weights:.0%} or more of those bytes, so the parameter count still sets "
                                             f"most of the time"))
@@ -545,6 +563,7 @@ class Verdict:
     kind: str
     why: str
     judged: str = "right"
+    brief: str = ""   # the reason in one short clause, as the chapter's table shows it
 
 
 def _rounds(x: float, s: Decimal, scale: float) -> bool:
@@ -656,30 +675,36 @@ def judge(claim_id: str) -> Verdict:
     route = f"{r.route_text} gives {_show(cl, r.route)}" if route_ok else ""
     stated = rests_on(cl)
     if r.named is not None and gives(cl, r.named):   # a marketed name, used as a name
-        return Verdict(cl, r, HOLDS, f"{r.named_text}{note}", "named")
+        return Verdict(cl, r, HOLDS, f"{r.named_text}{note}", "named", r.named_text)
     if gives(cl, values):
         if which == "assumed":
-            return Verdict(cl, r, ASSUMED, f"under the document's assumption: {stated[0].why}", which)
+            return Verdict(cl, r, ASSUMED, f"under the plan's assumption: {stated[0].why}", which,
+                           stated[0].brief or stated[0].why)
         exact_route = r.route is not None and _rounds_all(cl, r.route)
         parts = [p for p in (read, _within(cl, values),
                              f"{r.route_text} gives {_show(cl, r.route)}" if exact_route else "") if p]
-        return Verdict(cl, r, HOLDS, "; ".join(parts) + (note if parts else r.note), which)
+        brief = _within(cl, values).replace("the rule's ", "") or r.holds_brief or r.note.split("; ")[0]
+        return Verdict(cl, r, HOLDS, "; ".join(parts) + (note if parts else r.note), which, brief)
     if r.assumed is not None and stated and gives(cl, r.assumed):
         against = [a for a in stated if not a.admissible]
         if against[0].claim == cl.id:  # the assumption itself: say once why no deployment makes it
-            return Verdict(cl, r, FAILS, f"no real deployment makes it: {against[0].why}", which)
-        why = (f"{route + ', ' if route else ''}only with the document's {claim(against[0].claim).wording} "
+            return Verdict(cl, r, FAILS, f"no real deployment makes it: {against[0].why}", which,
+                           f"no deployment makes it: {against[0].brief or against[0].why}")
+        factor = claim(against[0].claim).wording
+        why = (f"{route + ', ' if route else ''}only with the plan's {factor} "
                f"cache factor, which no deployment applies; the book's model gives {_show(cl, r.right)}")
-        return Verdict(cl, r, FAILS, why, which)
+        return Verdict(cl, r, FAILS, why, which, f"only with the plan's {factor} cache factor")
     why = route or f"{off(cl, values):.1%} off"
+    brief = r.fails_brief or why
     if cl.unit in ("GB", "MB") and claim("bf16_weights").stated_base() == claim("params").stated_base() * 2 and (
             cl.recompute in ("capacity", "usable_memory", "left_for_cache")):
-        why += (f", in the document's own GB, which its {claim('params').wording} × 2 = "
+        why += (f", in the plan's own GB, which its {claim('params').wording} × 2 = "
                 f"{claim('bf16_weights').wording} makes decimal")
     if cl.recompute in ("bytes_per_step", "step_time") and claim("streamed").stated_base(-1) > _most_one_sequence_reads(
             Setting()):
         why = _unable(Setting()) + "; " + why
-    return Verdict(cl, r, FAILS, why + note, which)
+        brief = _unable_brief()
+    return Verdict(cl, r, FAILS, why + note, which, brief)
 
 
 def shown(v: Verdict, which: str | None = None) -> str:

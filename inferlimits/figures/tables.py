@@ -390,7 +390,8 @@ def phase_comparison(model_name: str, accelerator_name: str, prompt_tokens: int,
 
 def worked_example_claims() -> Markdown:
     """Every numeric claim of the worked example beside its recomputation and the verdict, generated
-    from ``data/worked_example_claims.toml`` and the package (``worked_example.judge``)."""
+    from ``data/worked_example_claims.toml`` and the package (``worked_example.judge``); the reason
+    in one short clause (``Verdict.brief``; the full reason is ``Verdict.why``)."""
     from inferlimits.checks.worked_example import shown, verdicts
 
     rows = []
@@ -398,32 +399,32 @@ def worked_example_claims() -> Markdown:
         cl = v.claim
         what = cl.what + (f", {cl.context_tokens:,} tokens" if cl.context_tokens else "")
         rows.append(["opening" if cl.point == 0 else cl.point, f"{what}: “{cl.wording}”",
-                     shown(v), f"**{v.kind}**", v.why])
-    return _table(["point", "the document says", "recomputed", "verdict", "why"], rows, "llrll")
+                     shown(v), f"**{v.kind}**", v.brief])
+    return _table(["point", "the plan says", "recomputed", "verdict", "why"], rows, "llrll")
 
 
 def worked_example_memory() -> Markdown:
     """The memory plan of the worked example in GB and in GiB, with the book's usable share and
-    with the document's, beside the document's figures."""
+    with the plan's, beside the plan's figures."""
     from inferlimits.checks.worked_example import Setting, claim
 
     s = Setting()
     cap = s.a.capacity_bytes
     lines = [("capacity the card reports", cap, "gpu_memory"),
              (f"usable, the book's {s.usable:.0%}", s.usable * cap, None),
-             (f"usable, the document's {s.doc_usable:.0%}", s.doc_usable * cap, "usable"),
+             (f"usable, the plan's {s.doc_usable:.0%}", s.doc_usable * cap, "usable"),
              ("weights, BF16", s.w, "plan_weights"),
              (f"left for KV caches, {s.usable:.0%} usable", s.left, None),
              (f"left for KV caches, {s.doc_usable:.0%} usable", s.doc_left, "remaining")]
     rows = [[label, _g(x / GB, 1), _g(x / GIB, 1), f"“{claim(key).wording}”" if key else "–"]
             for label, x, key in lines]
-    return _table(["", "GB (10⁹ bytes)", "GiB (2³⁰ bytes)", "the document"], rows, "lrrr")
+    return _table(["", "GB (10⁹ bytes)", "GiB (2³⁰ bytes)", "the plan"], rows, "lrrr")
 
 
 def worked_example_sequences(kv_cases: Sequence[tuple[str, str, float]]) -> Markdown:
     """How many whole sequences fit in the memory left (the book's usable share) at each context
-    the document names, for each cache accounting (label, KV precision, factor on the cache),
-    beside the document's count."""
+    the plan names, for each cache accounting (label, KV precision, factor on the cache),
+    beside the plan's count."""
     from inferlimits.arithmetic.kvcache import max_sequences
     from inferlimits.checks.worked_example import Setting, claims
 
@@ -436,7 +437,7 @@ def worked_example_sequences(kv_cases: Sequence[tuple[str, str, float]]) -> Mark
                 for _, precision, factor in kv_cases]
         rows.append([_g(L), f"{s.k * L / GB:,.2f}", *fits, f"“{counted.wording}”" if counted else "–"])
     return _table(["context (tokens)", "cache per sequence, BF16 (GB)", *[label for label, _, _ in kv_cases],
-                   "the document"], rows, "r" * (3 + len(kv_cases)))
+                   "the plan"], rows, "r" * (3 + len(kv_cases)))
 
 
 def on_chip_caches(model_name: str, weight_precision: str = "BF16") -> Markdown:
@@ -483,7 +484,7 @@ def index_card(card) -> Markdown:
 
 def card_cases(cases) -> Markdown:
     """Cards side by side: for each (label, card) its setup, both ceilings (or "does not fit"), the
-    verdict and the levers that help."""
+    verdicts on decode and on the prompt (its wall, then its crossover), and the levers that help."""
     from inferlimits.arithmetic.indexcard import prompt_does_not_fit
 
     rows = []
@@ -492,7 +493,7 @@ def card_cases(cases) -> Markdown:
                  + f", {card.weight_precision} weights, batch {card.batch:,g}, "
                  f"context {card.context_tokens:,g}, prompt {card.prompt_tokens:,g}"
                  + (f", measured {card.measured_tokens_per_s:,g} tokens/s" if card.measured_tokens_per_s else ""))
-        prefill = (f"{card.prefill_wall} (from {card.prefill_crossover_tokens:,.0f} tokens)" if card.prefill_wall
+        prefill = (f"{card.prefill_wall}; crossover at {card.prefill_crossover_tokens:,.0f} tokens" if card.prefill_wall
                    else prompt_does_not_fit(card))
         rates = (f"memory {_g(card.memory_ceiling)}, math {_g(card.math_ceiling)}; rate {_g(card.ceiling)}"
                  if card.fits else "does not fit")

@@ -1,6 +1,6 @@
 """Figures of the worked example (chapter 8): the A100's memory plan for Qwen2.5-32B, stacked in GB,
-in GiB and as the document writes it; and the time of one decode step against context length,
-memory beside math, with the document's times drawn in."""
+in GiB and as the plan writes it; and the time of one decode step against context length,
+memory beside math, with the plan's times drawn in."""
 from __future__ import annotations
 
 import math
@@ -14,26 +14,26 @@ from inferlimits.checks.worked_example import Setting, claim
 from inferlimits.figures import ACCENT, FAINT, INK, PALETTE, base_layout, translucent
 
 #: Cache accountings of the capacity figure: label -> (KV precision, factor on the cache). The
-#: factor of the third is the document's, read from its claims (``Setting.factor``).
-CACHE_LABELS = ("BF16 cache (the config)", "FP8 cache", "BF16 cache × the document's factor")
+#: factor of the third is the plan's, read from its claims (``Setting.factor``).
+CACHE_LABELS = ("BF16 cache (the config)", "FP8 cache", "BF16 cache × the plan's factor")
 CONTEXTS = (1024, 2048, 4096, 8192, 16_384, 32_768, 65_536, 131_072)   # static slider stops
 CONTEXT_RANGE = (512, 131_072)
 USABLES = step_stops(0.8, 1.0, 0.01)   # live slider; below 0.77 the weights alone would not fit
 MEMORY_RANGE = (0.0, 100.0)
-BARS = ("in GB<br>(10⁹ bytes)", "the same, in GiB<br>(2³⁰ bytes)", "the document's<br>figures")
+BARS = ("in GB<br>(10⁹ bytes)", "the same, in GiB<br>(2³⁰ bytes)", "the plan's<br>figures")
 
 
 def _cache(label: str, s: Setting) -> tuple[str, float]:
     if label not in CACHE_LABELS:
         raise ValueError(f"cache must be one of {', '.join(CACHE_LABELS)}; got {label!r}")
     return {"BF16 cache (the config)": ("BF16", 1.0), "FP8 cache": ("FP8", 1.0),
-            "BF16 cache × the document's factor": ("BF16", s.factor)}[label]
+            "BF16 cache × the plan's factor": ("BF16", s.factor)}[label]
 
 
 def capacity_spec(cache: str, context_tokens: float, usable_fraction: float | None = None) -> dict:
     """The memory plan stacked three ways: weights, the caches of as many whole sequences of
     ``context_tokens`` as fit, what is left unused, and the reserve kept free; in GB and in GiB
-    with the book's usable share (or ``usable_fraction``), and with the document's own figures
+    with the book's usable share (or ``usable_fraction``), and with the plan's own figures
     (its 80, 76 and 65, its cache factor, always at its 95%)."""
     usable_fraction = usable_memory_fraction() if usable_fraction is None else usable_fraction
     s = Setting()
@@ -44,7 +44,7 @@ def capacity_spec(cache: str, context_tokens: float, usable_fraction: float | No
     n = max_sequences(cap, w, per_seq / L, L, usable_fraction)
     usable = usable_fraction * cap
     ours = [w, n * per_seq, usable - w - n * per_seq, cap - usable]
-    # the document's plan, in its own numbers: 80 total, 76 usable, 65 weights, its 2.5x cache
+    # the plan, in its own numbers: 80 total, 76 usable, 65 weights, its 2.5x cache
     doc_total, doc_usable, doc_w = (claim(k).stated_base() for k in ("gpu_memory", "usable", "plan_weights"))
     doc_seq = s.factor * kv_cache_bytes(s.k, 1, L)
     doc_n = max(0, math.floor((doc_usable - doc_w) / doc_seq))
@@ -111,13 +111,20 @@ def _share(label: str) -> float:
 def step_spec(bandwidth_share: str, batch: float) -> dict:
     """One decode step of ``batch`` sequences against the context each keeps, drawn only as far as
     the caches fit beside the weights in the book's usable memory: the memory time
-    (W + B x (K x L + A)) / BW, the math time B x F(L) / P, and the document's three times as bands."""
+    (W + B x (K x L + A)) / BW, the math time B x F(L) / P, and the plan's three times as bands.
+    The lines end at the longest context that fits: the curve's first point past it is drawn there."""
     s = Setting()
     share, b = _share(bandwidth_share), max(1, round(batch))
     p, bw = s.a.dense_bf16_flops_per_s, share * s.a.bandwidth_bytes_per_s
     longest = max_context_tokens(s.a.capacity_bytes, s.w, s.k, b)
-    fits = [L <= longest for L in CURVE]
-    points = [decode_point(s.c, p, bw, b, L) for L in CURVE]
+    # the curve's contexts, its first point past the longest context moved onto it, so that the
+    # lines stop where the caches stop fitting and not at the last point of the curve before it
+    past = next((i for i, L in enumerate(CURVE) if L > longest), len(CURVE))
+    xs = list(CURVE)
+    if past < len(CURVE) and longest >= 1:
+        xs[past] = longest
+    fits = [L <= longest for L in xs]
+    points = [decode_point(s.c, p, bw, b, L) for L in xs]
     mem = [_short(x.bytes / bw * 1e3) if ok else None for x, ok in zip(points, fits)]
     math_ms = [_short(x.flops / p * 1e3) if ok else None for x, ok in zip(points, fits)]
     x0, x1 = STEP_CONTEXT_RANGE
@@ -129,7 +136,7 @@ def step_spec(bandwidth_share: str, batch: float) -> dict:
             lo = TIME_RANGE_MS[0] / 1e3
         return dict(type="scatter", x=[x0, x1, x1, x0, x0], y=[lo * 1e3, lo * 1e3, hi * 1e3, hi * 1e3, lo * 1e3],
                     fill="toself", mode="lines", line=dict(color=color, width=1), fillcolor=translucent(color, 0.3),
-                    name=f"the document: “{cl.wording}”", hoverinfo="skip")
+                    name=f"the plan: “{cl.wording}”", hoverinfo="skip")
 
     reading = (f"batch {b}: each cache fits up to {longest:,} tokens" if longest < x1
                else f"batch {b}: every context drawn fits")
@@ -140,13 +147,13 @@ def step_spec(bandwidth_share: str, batch: float) -> dict:
     labels = dict(x=[x0 * 1.1] * 4 + [LABEL_AT, LABEL_AT],
                   y=[TIME_RANGE_MS[1] * 0.6, *band_y, (mem[at] or TIME_RANGE_MS[0]) * 0.6,
                      (math_ms[at] or TIME_RANGE_MS[0]) * 0.55],
-                  text=[reading, *[f"the document: {c.wording}" for c in bands], "memory time", "math time"])
+                  text=[reading, *[f"the plan: {c.wording}" for c in bands], "memory time", "math time"])
     data = [
         band("latency", PALETTE[4]), band("step_time", PALETTE[1]), band("compute", PALETTE[2]),
-        dict(type="scatter", x=CURVE, y=mem, mode="lines",
+        dict(type="scatter", x=xs, y=mem, mode="lines",
              line=dict(color=INK, width=3), name="memory time (where the caches fit)",
              hovertemplate="%{x:,.0f} tokens → %{y:.2f} ms<extra>memory</extra>"),
-        dict(type="scatter", x=CURVE, y=math_ms, mode="lines", line=dict(color=ACCENT, width=3),
+        dict(type="scatter", x=xs, y=math_ms, mode="lines", line=dict(color=ACCENT, width=3),
              name="math time", hovertemplate="%{x:,.0f} tokens → %{y:.3f} ms<extra>math</extra>"),
         dict(type="scatter", mode="text", textposition="middle right", showlegend=False, hoverinfo="skip",
              name="labels", **labels),
