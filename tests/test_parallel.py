@@ -345,3 +345,27 @@ def test_wider_expert_parallelism_in_an_nvl72_rack_reads_less_per_gpu():
     assert wide.cache_bytes_per_gpu == pytest.approx(narrow.cache_bytes_per_gpu, rel=1e-12)
     assert wide.memory_s < narrow.memory_s and wide.per_gpu > narrow.per_gpu
     assert wide.communication_s > narrow.communication_s   # each token goes to more GPUs
+
+
+def test_an_nvl72_racks_trays_hold_its_whole_nvlink_domain():
+    from inferlimits.arithmetic.parallel import NVL72_COMPUTE_TRAYS, NVL72_GPUS_PER_TRAY, link_domain_gpus
+    assert NVL72_COMPUTE_TRAYS * NVL72_GPUS_PER_TRAY == link_domain_gpus(accelerator("B200 (GB200)"))
+
+
+def test_the_expert_layouts_table_gives_each_width_its_step_at_both_exchange_times():
+    """One row per GPU count: the book's exchanges and DeepEP's measured ones; a width the data has
+    no measurement for shows a dash rather than a number."""
+    from inferlimits.figures.serving import expert_layouts
+    gb200 = accelerator("B200 (GB200)")
+    text = expert_layouts("DeepSeek-V3", "B200 (GB200)", (8, 64, 32), 32, 4096).data
+    lines = text.splitlines()
+    assert len(lines) == 2 + 3
+    for G, line in zip((8, 64), lines[2:]):
+        book = expert_parallel_on(gb200, DEEPSEEK, G, 32 * G, 4096, "FP8", "BF16", "FP8")
+        seen = expert_parallel_on(gb200, DEEPSEEK, G, 32 * G, 4096, "FP8", "BF16", "FP8",
+                                  exchange_s=sum(measured_exchanges_s(G)) / 2)
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells[0] == str(G)
+        assert cells[4] == f"{book.per_user:,.1f}" and cells[6] == f"{seen.per_user:,.1f}"
+        assert seen.communication_s > book.communication_s
+    assert lines[-1].count("–") == 2

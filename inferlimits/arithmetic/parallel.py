@@ -42,6 +42,13 @@ SERVER_GPUS = 8
 #: through NVLink switch trays, each at the part's full link rate (jax-ml/scaling-book gpus.md,
 #: commit 1a55377a: "72 GPUs in a single NVLink domain with full 900GB/s of GPU to GPU bandwidth").
 NVLINK_DOMAIN_GPUS = {"B200 (GB200)": 72}
+#: A GB200 NVL72 rack's compute trays (flat servers that slide into the rack) and the GPUs on each:
+#: two GB200 boards of one Grace CPU and two B200s each (NVIDIA GB200 NVL Multi-Node Tuning Guide,
+#: "Understanding Your Grace-Blackwell Systems": "GB200 72x1 contains one rack with 72 GPUs.
+#: Reference configuration: 18x 1RU Compute trays (4 GPUs per compute tray). 9x 1RU NVL72 NVLink
+#: Switch trays."). 18 x 4 is the rack's 72 in ``NVLINK_DOMAIN_GPUS``.
+NVL72_COMPUTE_TRAYS = 18
+NVL72_GPUS_PER_TRAY = 4
 
 
 @datafiles.cached

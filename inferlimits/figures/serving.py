@@ -1,21 +1,27 @@
-"""The figures of serving at scale (chapters 9 and 10): tensor parallelism against the GPU count, the gain
+"""The figures of serving at scale (chapters 9 and 10): tensor parallelism against the GPU count, expert
+parallelism narrow and wide (a table), the gain
 of speculative decoding against the batch, and the frontier of each user's speed against the
 fleet's throughput."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from functools import cache
+
+from IPython.display import Markdown
 
 from inferlimits.data.hardware import accelerator
 from inferlimits.figures.interactive import Control, doubling_stops, panel as _panel, step_stops
 from inferlimits.data.measurements import measurements
 from inferlimits.data.models import model
-from inferlimits.arithmetic.parallel import TENSOR_PARALLEL_DEGREES, tensor_parallel_on
+from inferlimits.arithmetic.parallel import (TENSOR_PARALLEL_DEGREES, expert_parallel_on, measured_exchanges_s,
+                                             tensor_parallel_on)
 from inferlimits.arithmetic.serving import READING_TOKENS_PER_S, STEP_TOKENS, serving_point
 from inferlimits.arithmetic.speculative import EXAMPLE_ACCEPTANCE, EXAMPLE_DRAFT_TOKENS, speculative_on
 from inferlimits.data.units import GB
 from inferlimits.figures import ACCENT, FAINT, INK, PALETTE, base_layout
 from inferlimits.figures.batching import rounded
+from inferlimits.figures.tables import _table
 
 # ---- tensor parallelism against the GPU count ----------------------------------------------------
 
@@ -112,6 +118,35 @@ def tp_panel(model_names, accelerator_names, model_name: str = "Llama-3.1-70B", 
     values = dict(model_name=model_name, accelerator_name=accelerator_name, precision=precision, gpus=gpus,
                   batch=batch, context_tokens=context_tokens)
     return _panel(tp_spec, values, controls, div_id, static_dropdown=static, static_slider="gpus")
+
+
+# ---- expert parallelism, narrow and wide (chapter 9) ----------------------------------------------
+
+def expert_layouts(model_name: str, accelerator_name: str, widths: Sequence[int], sequences_per_gpu: int,
+                   context_tokens: float, weight_precision: str = "FP8", kv_precision: str = "BF16",
+                   math_precision: str = "FP8") -> Markdown:
+    """Expert parallelism of ``model_name`` over each GPU count in ``widths``, with the same
+    sequences on each GPU (``parallel.expert_parallel_on``): what each GPU holds and reads, then the
+    exchanges and each user's tokens/s at the book's exchange times (``parallel.exchange_time_s``)
+    and at DeepEP's measured ones (``parallel.measured_exchanges_s``, the mean of dispatch and
+    combine for both of a layer's exchanges; "–" where the data has no measurement)."""
+    a, c = accelerator(accelerator_name), model(model_name).config
+    rows = []
+    for G in widths:
+        def on(exchange_s=None, G=G):
+            return expert_parallel_on(a, c, G, sequences_per_gpu * G, context_tokens, weight_precision,
+                                      kv_precision, math_precision, exchange_s=exchange_s)
+        book = on()
+        try:
+            seen = on(sum(measured_exchanges_s(G)) / 2)
+            measured = [f"{seen.communication_s * 1e3:,.1f}", f"{seen.per_user:,.1f}"]
+        except ValueError:
+            measured = ["–", "–"]
+        rows.append([G, f"{book.weight_bytes_per_gpu / GB:,.1f}", f"{book.memory_s * 1e3:,.2f}",
+                     f"{book.communication_s * 1e3:,.2f}", f"{book.per_user:,.1f}", *measured])
+    return _table(["GPUs", "weights per GPU (GB)", "memory (ms)", "exchanges, book's times (ms)",
+                   "per user, book's times (tokens/s)", "exchanges, DeepEP's times (ms)",
+                   "per user, DeepEP's times (tokens/s)"], rows, "rrrrrrr")
 
 
 # ---- speculative decoding against the batch ------------------------------------------------------
