@@ -188,11 +188,12 @@ SCHEME_COLUMNS = ("held (GB)", "read per step (GB)", "one user: tokens/s", "math
                   "ridge (FLOP/byte)", "knee, weights alone (sequences)", "knee, whole step (sequences)",
                   "knee, kernels in order (sequences)", "prefill compute-bound from (tokens)", "first token (ms)")
 #: the chapter's three tables of pairs, each with the pair first and six columns at most: one user and
-#: the prefill (the main table), the three knees side by side, and what the refinement adds
-MAIN_COLUMNS = ("read per step (GB)", "one user: tokens/s", "prefill compute-bound from (tokens)", "first token (ms)")
-KNEE_COLUMNS = ("ridge (FLOP/byte)", "knee, weights alone (sequences)", "knee, whole step (sequences)",
-                "knee, kernels in order (sequences)")
-REFINED_COLUMNS = ("held (GB)", "math rate (TFLOP/s)")
+#: the first token (the main table), the main line's two knees beside the ridge, and the rest, which a
+#: refinement shows (the memory held, the effective rate, the products' knee and the prefill crossover)
+MAIN_COLUMNS = ("read per step (GB)", "one user: tokens/s", "first token (ms)")
+KNEE_COLUMNS = ("ridge (FLOP/byte)", "knee, weights alone (sequences)", "knee, whole step (sequences)")
+REFINED_COLUMNS = ("held (GB)", "math rate (TFLOP/s)", "knee, kernels in order (sequences)",
+                   "prefill compute-bound from (tokens)")
 
 
 def scheme_cells(model_name: str, accelerator_name: str, weight_precision: str, math_precision: str,
