@@ -393,13 +393,21 @@ def worked_example_claims() -> Markdown:
     from ``data/worked_example_claims.toml`` and the package (``worked_example.judge``); the reason
     in one short clause (``Verdict.brief``; the full reason is ``Verdict.why``)."""
     from inferlimits.checks.worked_example import shown, verdicts
+    from inferlimits.data.units import MIB
 
+    binary = {"GB": (GIB, "GiB"), "MB": (MIB, "MiB")}
     rows = []
     for v in verdicts():
-        cl = v.claim
+        cl, r = v.claim, v.recomputed
         what = cl.what + (f", {cl.context_tokens:,} tokens" if cl.context_tokens else "")
+        if cl.route_bandwidth_share and v.judged == "assumed":   # judged at the share its times imply
+            what += f", at {cl.route_bandwidth_share:.0%} of the bandwidth"
+        value = shown(v)
+        if v.judged == "named":   # a vendor's figure: the bytes in the binary unit it counts, and the name
+            size, unit = binary[cl.unit]
+            value = f"{r.right[0] / size:,.4g} {unit} ({r.named_as})"
         rows.append(["opening" if cl.point == 0 else cl.point, f"{what}: “{cl.wording}”",
-                     shown(v), f"**{v.kind}**", v.brief])
+                     value, f"**{v.kind}**", v.brief])
     return _table(["point", "the plan says", "recomputed", "verdict", "why"], rows, "llrll")
 
 
@@ -440,17 +448,20 @@ def worked_example_sequences(kv_cases: Sequence[tuple[str, str, float]]) -> Mark
                    "the plan"], rows, "r" * (3 + len(kv_cases)))
 
 
-def on_chip_caches(model_name: str, weight_precision: str = "BF16") -> Markdown:
-    """Every accelerator whose row gives its last-level on-chip cache, in both units, and how many
-    times the weights a decode step of ``model_name`` reads exceed it."""
+def on_chip_caches(model_name: str, weight_precision: str = "BF16",
+                   accelerator_names: Sequence[str] | None = None) -> Markdown:
+    """Every accelerator whose row gives its last-level on-chip cache (or only those named in
+    ``accelerator_names``, in that order), in both units, and how many times the weights a
+    decode step of ``model_name`` reads exceed it."""
     from inferlimits.arithmetic.generation import weight_bytes_read_per_step
     from inferlimits.data.models import model
     from inferlimits.data.units import MB, MIB
 
     w = weight_bytes_read_per_step(model(model_name).config, weight_precision)
+    chosen = accelerators() if accelerator_names is None else {n: accelerator(n) for n in accelerator_names}
     rows = [[a.name, a.last_level_cache_name, a.last_level_cache_marketed, _g(a.last_level_cache_bytes / MB, 1),
              _g(a.last_level_cache_bytes / MIB, 1), _g(w / a.last_level_cache_bytes), a.last_level_cache_source]
-            for a in accelerators().values() if a.last_level_cache_bytes]
+            for a in chosen.values() if a.last_level_cache_bytes]
     return _table(["accelerator", "cache", "as marketed (real unit)", "MB", "MiB",
                    f"{model_name} {weight_precision} weights read per step ÷ cache", "source"], rows, "lllrrrl")
 
@@ -599,22 +610,25 @@ def storage_formats() -> Markdown:
         block = f"{f.block} share {f.scale_bits:g} bits" if f.block else "–"
         native = (f"no rate: converted to {widened(f.name)} first" if f.math == "none"
                   else "the 16-bit rate" if f.math == "BF16" else f"the {f.math} rate")
-        rows.append([f.name, f"{f.element_bits:g}", block, f"{f.bits_per_element:g}", f"{f.bytes_per_element:g}", native])
+        rows.append([f.name, f"{f.element_bits:g}", block, f"{f.bits_per_element:.3g}", f"{f.bytes_per_element:.3g}", native])
     return _table(["format", "bits per number", "block scale", "bits per weight", "bytes per weight",
                    "multiplied, as stored, at"], rows, "lrlrrl")
 
 
 def math_rates(names: Sequence[str], precisions: Sequence[str] = MATH_PRECISIONS) -> Markdown:
-    """Each accelerator's dense rate at each math precision in TFLOP/s (TOPS for INT8), with the
-    balance point at that precision in brackets; "–" where the part has no such mode."""
+    """Each accelerator's memory bandwidth in TB/s, and its dense rate at each math precision in
+    TFLOP/s (TOPS for INT8), with the balance point at that precision in brackets; "–" where the
+    part has no such mode."""
     from inferlimits.arithmetic.precision import ridge_flop_per_byte
 
     rows = []
     for n in names:
         a = accelerator(n)
-        rows.append([n, *[f"{a.math_flops_per_s(p) / 1e12:,g} ({_g(ridge_flop_per_byte(a, p))})" if a.supports(p) else "–"
-                          for p in precisions]])
-    return _table(["accelerator", *[f"{p} (ridge)" for p in precisions]], rows, "l" + "r" * len(precisions))
+        rows.append([n, f"{a.bandwidth_bytes_per_s / 1e12:g}",
+                     *[f"{a.math_flops_per_s(p) / 1e12:,g} ({_g(ridge_flop_per_byte(a, p))})" if a.supports(p) else "–"
+                       for p in precisions]])
+    return _table(["accelerator", "bandwidth (TB/s)", *[f"{p} (ridge)" for p in precisions]], rows,
+                  "lr" + "r" * len(precisions))
 
 
 def precision_schemes(model_name: str, accelerator_name: str, schemes: Sequence[tuple[str, str]],
