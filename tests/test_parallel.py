@@ -369,3 +369,33 @@ def test_the_expert_layouts_table_gives_each_width_its_step_at_both_exchange_tim
         assert cells[4] == f"{book.per_user:,.1f}" and cells[6] == f"{seen.per_user:,.1f}"
         assert seen.communication_s > book.communication_s
     assert lines[-1].count("–") == 2
+
+
+def test_the_spreads_table_gives_each_scheme_its_collectives_and_time_per_token():
+    """One row per scheme: the collectives of a step (2 n + 2 for tensor, one send for a pipeline,
+    2 n_moe for expert, none for replicas) and the time between two tokens of one sequence, which
+    for a pipeline is its stages' turns; a scheme that does not fit shows no times; an unknown
+    scheme is a ValueError naming the parameter."""
+    from inferlimits.arithmetic.parallel import moe_layers, pipeline_on
+    from inferlimits.figures.serving import spreads
+    h100, h200 = accelerator("H100 SXM"), accelerator("H200 SXM")
+    llama = model("Llama-3.1-70B").config
+    lines = spreads("Llama-3.1-70B", "H100 SXM", 4, 64, 4096).data.splitlines()
+    assert len(lines) == 2 + 3
+    tensor, pipe, data = ([c.strip() for c in line.strip("|").split("|")] for line in lines[2:])
+    tp = tensor_parallel_on(h100, llama, 4, 64, 4096, "FP8", "FP8", "FP8")
+    pp = pipeline_on(h100, llama, 4, 64, 4096, weight_precision="FP8", kv_precision="FP8", math_precision="FP8")
+    assert tensor[4] == str(2 * llama.num_hidden_layers + 2) and tensor[6] == f"{tp.step_s * 1e3:,.1f}"
+    assert pipe[4] == "1" and pipe[6] == f"{pp.token_interval_s * 1e3:,.1f}"
+    assert pp.token_interval_s == pytest.approx(pp.rounds * pp.step_s) and pp.rounds == 4
+    assert data[2] == "does not fit" and data[4] == "0" and data[6] == ""
+    rows = spreads("DeepSeek-V3", "H200 SXM", 8, 256, 4096, ("tensor", "expert", "expert, DeepEP's times"),
+                   "FP8", "BF16", "FP8").data.splitlines()[2:]
+    tensor, book, seen = ([c.strip() for c in line.strip("|").split("|")] for line in rows)
+    assert tensor[2] == "does not fit"
+    assert book[4] == seen[4] == str(2 * moe_layers(DEEPSEEK))
+    measured = expert_parallel_on(h200, DEEPSEEK, 8, 256, 4096, "FP8", "BF16", "FP8",
+                                  exchange_s=sum(measured_exchanges_s(8)) / 2)
+    assert seen[5] == f"{measured.communication_s * 1e3:,.2f}" and float(seen[5]) > float(book[5])
+    with pytest.raises(ValueError, match="schemes"):
+        spreads("Llama-3.1-70B", "H100 SXM", 4, 64, 4096, ("ring",))

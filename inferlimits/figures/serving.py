@@ -294,3 +294,51 @@ def frontier_panel(model_names, accelerator_names, model_name: str = "Llama-3.1-
     values = dict(model_name=model_name, accelerator_name=accelerator_name, precision=precision, gpus=gpus,
                   prompt_tokens=prompt_tokens, output_tokens=output_tokens, batch=batch)
     return _panel(frontier_spec, values, controls, div_id, static_dropdown=static, static_slider="batch")
+
+
+# ---- the ways of spreading one model, with each user's time per token (chapter 9) -----------------
+
+SPREADS = ("tensor", "pipeline", "data", "expert", "expert, DeepEP's times")
+
+
+def spreads(model_name: str, accelerator_name: str, gpus: int, batch: int, context_tokens: float,
+            schemes: Sequence[str] = ("tensor", "pipeline", "data"), weight_precision: str = "FP8",
+            kv_precision: str = "FP8", math_precision: str = "FP8") -> Markdown:
+    """The same model, GPUs, batch and context under each way of spreading it in ``schemes`` (from
+    ``SPREADS``; "expert, DeepEP's times" charges each exchange the mean of DeepEP's measured
+    dispatch and combine, ``parallel.measured_exchanges_s``): what each GPU holds, its memory and
+    math terms, the collectives of one step (tensor: 2 n + 1 all-reduces and one gather; pipeline:
+    one send per stage; expert: two exchanges per MoE layer, 2 n_moe; data: none) and their time,
+    then the time between two tokens of one sequence (a pipeline's stages take turns: ``rounds``
+    stage steps), each user's tokens/s and all users' together, or "does not fit"."""
+    from inferlimits.arithmetic.parallel import (all_reduces_per_step, data_parallel_on, moe_layers,
+                                                 pipeline_on)
+
+    a, c = accelerator(accelerator_name), model(model_name).config
+    precisions = dict(weight_precision=weight_precision, kv_precision=kv_precision, math_precision=math_precision)
+    names = {"tensor": "tensor", "pipeline": "pipeline", "data": "data (replicas)", "expert": "expert, book's times",
+             "expert, DeepEP's times": "expert, DeepEP's times"}
+    rows = []
+    for scheme in schemes:
+        if scheme not in SPREADS:
+            raise ValueError(f"schemes: {scheme!r} is not one of {SPREADS}")
+        if scheme == "tensor":
+            s, talks = tensor_parallel_on(a, c, gpus, batch, context_tokens, **precisions), all_reduces_per_step(c) + 1
+        elif scheme == "pipeline":
+            s, talks = pipeline_on(a, c, gpus, batch, context_tokens, **precisions), 1 if gpus > 1 else 0
+        elif scheme == "data":
+            s, talks = data_parallel_on(a, c, gpus, batch, context_tokens, **precisions), 0
+        else:
+            exchange = sum(measured_exchanges_s(gpus)) / 2 if scheme != "expert" else None
+            s = expert_parallel_on(a, c, gpus, batch, context_tokens, **precisions, exchange_s=exchange)
+            talks = 2 * moe_layers(c) if gpus > 1 else 0
+        held = f"{s.weight_bytes_per_gpu / GB:,.1f} + {s.cache_bytes_per_gpu / GB:,.1f}"
+        if not s.fits:
+            rows.append([names[scheme], held, "does not fit", "", f"{talks:,}", "", "", "", ""])
+            continue
+        rows.append([names[scheme], held, f"{s.memory_s * 1e3:,.2f}", f"{s.math_s * 1e3:,.2f}", f"{talks:,}",
+                     f"{s.communication_s * 1e3:,.2f}", f"{s.token_interval_s * 1e3:,.1f}", f"{s.per_user:,.1f}",
+                     f"{s.aggregate:,.0f}"])
+    return _table(["spread by", "each GPU holds: weights + caches (GB)", "memory (ms)", "math (ms)",
+                   "collectives per step", "communication (ms)", "time per token (ms)", "tokens/s per user",
+                   "tokens/s, all users"], rows, "lrrrrrrrr")
