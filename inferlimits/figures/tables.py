@@ -771,31 +771,6 @@ def measured_all_reduces() -> Markdown:
                    "link one way (GB/s)", "bus ÷ link"], rows, "llrrrrr")
 
 
-def parallel_schemes(model_name: str, accelerator_name: str, gpus: int, batch: int, context_tokens: int,
-                     precision: str = "BF16") -> Markdown:
-    """The same model, GPUs, batch and context under each way of spreading it (tensor, pipeline,
-    data, expert where the model has experts): what each GPU holds, each term of its step, each
-    user's tokens/s and all users' together, or "does not fit"."""
-    from inferlimits.arithmetic.parallel import data_parallel_on, expert_parallel_on, pipeline_on, tensor_parallel_on
-
-    a, c = accelerator(accelerator_name), models()[model_name].config
-    mp = precision if a.supports(precision) else "BF16"
-    schemes = [("tensor", tensor_parallel_on), ("pipeline", pipeline_on), ("data (replicas)", data_parallel_on)]
-    if c.is_moe:
-        schemes.append(("expert", expert_parallel_on))
-    rows = []
-    for name, fn in schemes:
-        s = fn(a, c, gpus, batch, context_tokens, weight_precision=precision, kv_precision=precision, math_precision=mp)
-        held = f"{s.weight_bytes_per_gpu / GB:,.1f} + {s.cache_bytes_per_gpu / GB:,.1f}"
-        if not s.fits:
-            rows.append([name, held, "does not fit", "", "", "", ""])
-            continue
-        rows.append([name, held, f"{s.memory_s * 1e3:,.2f}", f"{s.math_s * 1e3:,.2f}",
-                     f"{s.communication_s * 1e3:,.2f}", f"{s.per_user:,.1f}", f"{s.aggregate:,.0f}"])
-    return _table(["spread by", "each GPU holds: weights + caches (GB)", "memory (ms)", "math (ms)",
-                   "communication (ms)", "tokens/s per user", "tokens/s, all users"], rows, "lrrrrrr")
-
-
 # ---- where the activation traffic comes from (chapter 3) ----------------------------------------
 
 def activation_handoffs(model_name: str, phase: str = "prefill", activation_precision: str = "BF16") -> Markdown:
