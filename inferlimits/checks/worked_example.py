@@ -17,9 +17,12 @@ document states that a claim rests on. A recomputation gives
 
 One rule decides every verdict, ``gives``: a recomputed value gives the document's number when it
 rounds to it at the precision the document writes, or lies within ``VERDICT_TOLERANCE`` (5%) of
-it, whatever marker (~, "around") the document puts before it. The value it is applied to is the
-right one, except that a claim resting only on assumptions a deployment can make (the document's
-95% usable) is judged under them. There are three verdicts. A claim *holds* when that value gives
+it, whatever marker (~, "around") the document puts before it. A pair of ends ("66–86 GB") needs
+each end given by the recomputed value at that end; a bound ("<0.3 ms") needs every recomputed
+value below it or giving it; claims made together about one step are recomputed over the same
+contexts. The value the rule is applied to is the right one, except that a claim resting only on
+assumptions a deployment can make (the document's 95% usable, stated; the 70% of the bandwidth
+its step times imply) is judged under them. There are three verdicts. A claim *holds* when that value gives
 it, or when it quotes the vendor's own figure as the vendor prints it: a marketed name used as a
 name holds, and where the document computes with it, the computation is judged as its own claim.
 It *holds under its assumption* when the value under its admissible assumptions gives it. Otherwise
@@ -218,6 +221,7 @@ class Recomputed:
     note: str = ""
     named: tuple[float, ...] | None = None
     named_text: str = ""
+    named_as: str = ""      # what the vendor's figure is, in two or three words ("the card's name")
     holds_brief: str = ""   # what the value is, in one short clause, where the claim holds
     fails_brief: str = ""   # the slip behind the plan's number, in one short clause, where it fails
 
@@ -292,6 +296,7 @@ def _capacity(cl: Claim, s: Setting) -> Recomputed:
     a = s.a
     return Recomputed((a.capacity_bytes,), named=(a.capacity_marketed_gb * GB,),
                       named_text=f"NVIDIA's name for the card, “{a.capacity_marketed_gb:g}GB”",
+                      named_as=f"named “{a.capacity_marketed_gb:g}GB”",
                       note=(f"the card reports {a.reported_capacity_mib:,.0f} MiB = {a.capacity_bytes / GIB:g} GiB, "
                             f"{_gb(a.capacity_bytes)}; the plan's arithmetic with it is judged in its own rows"))
 
@@ -330,6 +335,7 @@ def _l2_cache(cl: Claim, s: Setting) -> Recomputed:
     printed = float(s.a.last_level_cache_marketed.split()[0])
     return Recomputed((l2,), named=(printed * cl.scale,),
                       named_text=f"NVIDIA's own figure, the {printed:g} MB of its A100 whitepaper",
+                      named_as=f"NVIDIA's “{printed:g} MB”",
                       note=(f"CUDA reports {l2:,.0f} bytes, {l2 / MIB:g} MiB = {l2 / MB:.1f} MB; the weights "
                             f"a token reads are {s.point().weight_bytes / l2:,.0f} times larger"))
 
@@ -439,9 +445,9 @@ def _unable(s: Setting) -> str:
 
 
 def _unable_brief() -> str:
-    """Why the upper end of the plan's step cannot happen, in one clause."""
-    cl = claim("seq_32k")
-    return f"its top end is the {cl.context_tokens:,}-token case it calls “{cl.wording}”"
+    """Why the upper end of the plan's step cannot happen, in one clause: the factor's cache."""
+    return (f"its top end adds a {claim('seq_32k').context_tokens:,}-token cache "
+            f"{claim('kv_factor').stated[-1]}× too large")
 
 
 def _bytes_per_step(cl: Claim, s: Setting) -> Recomputed:
@@ -455,16 +461,25 @@ def _bytes_per_step(cl: Claim, s: Setting) -> Recomputed:
 
 
 def _step_time(cl: Claim, s: Setting) -> Recomputed:
+    """The least time of the step's bytes at the datasheet bandwidth ("right"), and the same bytes
+    at the share of it the document's own bytes and times imply ("assumed", which judges the
+    claim: a share real kernels reach)."""
     bw = s.a.bandwidth_bytes_per_s
     share = cl.route_bandwidth_share
     streamed = claim("streamed")
     implied = [implied_bandwidth_bytes_per_s(streamed.stated_base(i), cl.stated_base(i)) for i in range(2)]
     moved = (s.point().bytes, _most_one_sequence_reads(s))
-    return Recomputed(tuple(m / bw for m in moved),
+    least = tuple(m / bw for m in moved)
+    at_share = tuple(m / (share * bw) for m in moved)
+    ends = "; ".join(f"{x * 1e3:.1f} ms {'gives' if _close(x, st, cl.scale) else 'misses'} {st}"
+                     for x, st in zip(at_share, cl.stated))
+    return Recomputed(least, assumed=at_share,
                       route=tuple(b / (share * bw) for b in _documents_step_bytes()),
                       route_text=f"those bytes at {share:.0%} of the bandwidth, a share real kernels can reach",
-                      note=(f"the stated pairs imply {implied[0] / 1e12:.2f} and {implied[1] / 1e12:.2f} TB/s; "
-                            f"at the full {bw / GB:,.0f} GB/s a step takes at least the times shown"))
+                      note=(f"judged at {share:.0%} of the bandwidth, the share the stated pairs imply "
+                            f"({implied[0] / 1e12:.2f} and {implied[1] / 1e12:.2f} TB/s): {ends}; at the full "
+                            f"{bw / GB:,.0f} GB/s a step takes at least {least[0] * 1e3:.1f} to "
+                            f"{least[1] * 1e3:.1f} ms"))
 
 
 def served_contexts() -> list[int]:
