@@ -1,6 +1,8 @@
 """Tables generated from the data files, as Markdown, so no figure is ever typed twice."""
 from __future__ import annotations
 
+import re
+
 from collections.abc import Sequence
 
 from IPython.display import Markdown
@@ -16,8 +18,14 @@ def _table(header: Sequence[str], rows: list[Sequence[object]], align: str | Non
     align = align or "l" + "r" * (len(header) - 1)
     marks = {"l": ":--", "r": "--:", "c": ":-:"}
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(marks[a] for a in align) + "|"]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
     return Markdown("\n".join(lines))
+
+
+def _cell(value: object) -> str:
+    """A table cell's text, its own "|" escaped so that it cannot split the row (a source's quote
+    may hold one)."""
+    return re.sub(r"(?<!\\)\|", r"\\|", str(value))
 
 
 def _g(x: float, digits: int = 0) -> str:
