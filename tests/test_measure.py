@@ -3,6 +3,8 @@ returns rates in the units it names. Timings themselves are not asserted here: t
 the machine, and the chapter checks only relations that hold on any machine."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -273,6 +275,12 @@ def test_relation_prints_a_stable_line_and_fails_loudly(capsys):
         measure.relation("x", float("nan"), at_least=1)
     with pytest.raises(ValueError, match="claim"):
         measure.relation(" ", 1.0, at_least=1)
+    # in a cell whose outputs nbval does not compare, the line also says what this machine measured
+    measure.relation("loop against one call", 123.456, at_least=10, show_measured=True)
+    again = iter([5.4])
+    measure.relation("busy, then quiet", measure.Ratio(2.0, lambda: next(again)), at_least=4, show_measured=True)
+    assert capsys.readouterr().out == ("✓ loop against one call (on this machine: 123; at least 10 needed)\n"
+                                         "✓ busy, then quiet (on this machine: 2, then 5.4; at least 4 needed)\n")
 
 
 def test_a_relation_that_fails_is_measured_again_before_it_is_called_false(capsys):
@@ -311,12 +319,23 @@ def test_machine_and_powers_of_two():
     with pytest.raises(ValueError, match="power of two"):
         measure.powers_of_two(6)
     plain, matvec = measure.Samples((2e10, 1e10, 3e10)), measure.Samples((1.5e10,))
-    m = measure.Machine("cpu", 2, "2026-01-01", plain, matvec, measure.Samples((1e11,)), 2**28, 2048)
+    m = measure.Machine("cpu", 2, "2026-01-01", plain, matvec, measure.Samples((1e11, 1.5e11, 0.5e11)), 2**28, 2048)
     assert m.bandwidth is plain and m.bandwidth_from == "the plain read"
-    assert m.bandwidth_bytes_per_s == 2e10 and m.balance_point_flop_per_byte == 5
-    assert "cpu (2 cores), 2026-01-01" in m._repr_markdown_()
+    # the roof is the fastest repeat of each speed, the most the machine was seen to deliver
+    assert m.bandwidth_bytes_per_s == 3e10 and m.peak_flop_per_s == 1.5e11 and m.balance_point_flop_per_byte == 5
+    assert m.spreads == {"plain read": 3, "matrix-vector read": 1, "matrix product": 3}
+    table = m._repr_markdown_()
+    assert "cpu (2 cores), 2026-01-01" in table
+    assert "| plain read, 256 MiB array | 30.0 GB/s | 20.0 GB/s | 10.0 GB/s | 3× |" in table
+    assert "**the roof:** bandwidth 30.0 GB/s, the fastest repeat of the faster read (the plain read)" in table
+    assert "math rate 150.0 GFLOP/s, the product's fastest repeat; balance point 5.0 FLOP/byte" in table
     faster = measure.Machine("cpu", 2, "2026-01-01", matvec, plain, measure.Samples((1e11,)), 2**28, 2048)
     assert faster.bandwidth is plain and faster.bandwidth_from == "the matrix-vector read", "the faster read sets the roof"
+    # the faster read is the one with the fastest repeat, even where its median is the lower
+    steady, spiky = measure.Samples((2.0e10, 2.0e10, 2.1e10)), measure.Samples((1.0e10, 1.2e10, 2.6e10))
+    spikier = measure.Machine("cpu", 2, "2026-01-01", steady, spiky, measure.Samples((1e11,)), 2**28, 2048)
+    assert spikier.bandwidth is spiky and spikier.bandwidth_bytes_per_s == 2.6e10
+    assert measure.Samples((4.0, 1.0, 2.0)).spread == 4 and measure.Samples((3.0,)).spread == 1
     assert measure.processor_name()
 
 
@@ -360,7 +379,7 @@ def test_last_level_cache_sums_the_caches_of_every_core_complex(tmp_path):
     assert measure.last_level_cache_bytes(str(tmp_path)) == 64 * 2**20
     m = measure.Machine("cpu", 2, "2026-01-01", measure.Samples((1e10,)), measure.Samples((2e10,)),
                         measure.Samples((1e11,)), 2**28, 2048, last_level_cache=480 * 2**20)
-    assert "480 MiB" in m._repr_markdown_() and "only 0.53×" in m._repr_markdown_()
+    assert "total 480 MiB" in m._repr_markdown_() and "only 0.53× their total" in m._repr_markdown_()
     assert "less than the 4× needed" in m._repr_markdown_()
 
 
@@ -410,10 +429,11 @@ def test_a_capped_or_unreported_cache_is_said_beside_the_measurement():
     assert "only 1.7×" in capped.cache_note and "capped at 25% of this machine's 2.0 GiB" in capped.cache_note
     ample = measure.Machine("cpu", 2, "2026-01-01", s, s, s, 1200 * MiB, 2048,
                             last_level_cache=300 * MiB, memory=24 * GiB)
-    assert ample.cache_note == "the array is 4× it (at least 4× needed)"
+    assert ample.cache_note == "the array is 4× their total (at least 4× needed)"
     unreported = measure.Machine("cpu", 2, "2026-01-01", s, s, s, 1 * GiB, 2048)
     assert unreported.array_over_cache is None
-    assert "not reported | none reported: the array assumes one of 256 MiB and is 4× that" in unreported._repr_markdown_()
+    assert ("the last-level caches of all cores: not reported; none reported: the array assumes one of 256 MiB "
+            "and is 4× that") in unreported._repr_markdown_()
     assert measure.physical_memory_bytes() is None or measure.physical_memory_bytes() > 2**20
 
 
@@ -436,45 +456,88 @@ def test_change_words():
             change_word(bad)
 
 
-def test_doubling_words_follow_the_measurements_not_the_roof():
+def test_pace_words():
+    from inferlimits.figures.machine import pace_word
+    assert [pace_word(r, 2.0) for r in (1.0, 1.79, 1.8, 2.2, 2.21)] == [
+        "falling behind it", "falling behind it", "keeping pace with it", "keeping pace with it", "outpacing it"]
+    assert pace_word(1.0, 1.0) == "keeping pace with it" and pace_word(1.4, 1.0) == "outpacing it"
+    for bad in (dict(measured=0, yardstick=1), dict(measured=1, yardstick=float("nan"))):
+        with pytest.raises(ValueError, match="measured|yardstick"):
+            pace_word(**bad)
+
+
+def test_doubling_words_set_each_region_against_its_own_yardstick():
     from inferlimits.figures.machine import doubling_words
     batches = [1, 2, 4, 8, 16, 32]
     roofs = [min(30.0, 5.0 * b) for b in batches]         # ridge between 4 and 8 vectors
-    # a run that follows its roof
+    # a quiet, memory-bound-then-compute-bound run that follows its roof: ×2 below the ridge, ×1 past it
     follows = doubling_words(batches, [0.9 * r for r in roofs], roofs)
-    assert follows == ("Below the ridge, where the roof nearly doubles with each doubling of the batch, the measured "
-                       "math rate doubled at each doubling from 1 to 4 (×2, ×2). Across the ridge, where the roof "
-                       "rises by 1.5×, it rose less than double from 4 to 8 vectors (×1.5). Past the ridge, where the "
-                       "roof is flat, it held level at each doubling from 8 to 32 (×1, ×1).")
-    # the stored table the review quoted: batch 2 at 0.3 GFLOP/s against 2.9 for batch 1
-    rates = [2.9, 0.3, 2.0, 4.8, 9.4, 16.0]
-    words = doubling_words(batches, rates, [min(82.7, 9.1 * i) for i in (0.5, 1, 2, 3.99, 7.97, 15.88)],
+    assert follows == ("Below the ridge, from 1 to 4 vectors, the roof doubles at each doubling of the batch; the "
+                       "measured math rate went ×2 and ×2, keeping pace with it at both doublings. Across the ridge, "
+                       "from 4 to 8 vectors, the roof rises ×1.5; the measured rate went ×1.5, keeping pace with it. "
+                       "Past the ridge, from 8 to 32 vectors, the roof is flat; the measured rate went ×1 and ×1, "
+                       "keeping pace with it at both doublings.")
+    # the noisy stored run the student quoted: a dip at 2 vectors, then climbs past the ridge
+    rates = [8.4, 1.3, 2.4, 3.7, 5.1, 13.1, 18.2, 20.5, 44.6]
+    intensities = [0.5, 1.0, 2.0, 3.99, 7.97, 15.88, 31.51, 62.06, 120.47]
+    noisy = doubling_words([2**i for i in range(9)], rates, [min(29.3, 9.7 * x) for x in intensities],
                            where="On this machine")
-    assert words.startswith("On this machine, below the ridge, where the roof nearly doubles with each doubling "
-                            "of the batch, the measured math rate fell from 1 to 2 vectors (×0.1), more than "
-                            "doubled at each doubling from 2 to 8 (×6.7, ×2.4)")
-    assert "doubled from 8 to 16 vectors (×2)" in words and "nearly double the math rate" not in words
-    # a rate that rises less than its roof, and one that falls past the ridge
-    words = doubling_words([1, 2, 4], [1.0, 1.5, 1.2], [1.0, 2.0, 2.0], what="sequences", rate="throughput")
-    assert words == ("Below the ridge, where the roof nearly doubles with each doubling of the batch, the measured "
-                     "throughput rose less than double from 1 to 2 sequences (×1.5). Past the ridge, where the roof "
-                     "is flat, it fell from 2 to 4 sequences (×0.8).")
-    across = doubling_words([4, 8], [1.0, 1.3], [1.0, 1.4])
-    assert across == ("Across the ridge, where the roof rises by 1.4×, the measured math rate rose less than double "
-                      "from 4 to 8 vectors (×1.3).")
-    from inferlimits.figures.machine import above_roof_words
-    assert above_roof_words([128, 256], [1.05, 1.2], [1, 2, 128, 256]).startswith(
-        "With 128 to 256 vectors the measured rate sat above the roof (from 105% to 120% of it): ")
-    assert above_roof_words([1, 256], [1.2, 1.2], [1, 2, 256]).startswith("With 1 and 256 vectors")
-    assert above_roof_words([1], [1.18], [1, 2]).startswith("With 1 vector the measured rate sat above the roof (118%")
-    with pytest.raises(ValueError, match="share"):
-        above_roof_words([1], [0.9], [1, 2])
+    assert noisy == ("On this machine, below the ridge, from 1 to 4 vectors, the roof doubles at each doubling of the "
+                     "batch; the measured math rate went ×0.15 and ×1.8, falling behind it once and keeping pace with "
+                     "it once. Across the ridge, from 4 to 8 vectors, the roof rises ×1.5; the measured rate went "
+                     "×1.5, keeping pace with it. Past the ridge, from 8 to 256 vectors, the roof is flat; the "
+                     "measured rate went ×1.4, ×2.6, ×1.4, ×1.1 and ×2.2, outpacing it at every doubling.")
+    assert noisy.count(". ") == 2, "one short sentence per region: three in all"
+    # an overhead-bound run falls behind a rising roof and never holds level
+    behind = doubling_words([1, 2, 4], [1.0, 1.2, 1.3], [1.0, 2.0, 4.0], what="sequences", rate="throughput")
+    assert behind == ("Below the ridge, from 1 to 4 sequences, the roof doubles at each doubling of the batch; the "
+                      "measured throughput went ×1.2 and ×1.1, falling behind it at both doublings.")
+    mixed = doubling_words([1, 2, 4, 8], [1.0, 2.0, 2.4, 2.0], [1.0, 2.0, 2.0, 2.0])
+    assert mixed.endswith("the measured rate went ×1.2 and ×0.83, outpacing it once and falling behind it once.")
     with pytest.raises(ValueError, match="double"):
         doubling_words([1, 3], [1, 2], [1, 2])
     with pytest.raises(ValueError, match="one length"):
         doubling_words([1, 2], [1], [1, 2])
     with pytest.raises(ValueError, match="rate"):
         doubling_words([1, 2], [1, 0], [1, 2])
+
+
+def test_above_roof_words_name_the_points_that_beat_the_fastest_repeats():
+    from inferlimits.figures.machine import above_roof_words
+    assert above_roof_words([128, 256], [1.05, 1.2], [1, 2, 128, 256]).startswith(
+        "With 128 to 256 vectors the measured rate sat above the roof (from 105% to 120% of it): it beat the fastest "
+        "repeats the roof was drawn from")
+    assert above_roof_words([1, 256], [1.2, 1.2], [1, 2, 256]).startswith("With 1 and 256 vectors")
+    assert above_roof_words([1], [1.18], [1, 2]).startswith("With 1 vector the measured rate sat above the roof (118%")
+    with pytest.raises(ValueError, match="share"):
+        above_roof_words([1], [0.9], [1, 2])
+    # a cache can lift a point below the ridge above its roof, never one past it, where the math sets the roof
+    assert above_roof_words([1], [1.5], [1, 2]).endswith("in a quieter spell than theirs or with some of its bytes "
+                                                         "from a cache.")
+    assert above_roof_words([128, 256], [1.9, 1.94], [1, 128, 256], past=[True, True]).endswith(
+        "it beat the fastest repeats the roof was drawn from, in a quieter spell than theirs.")
+    assert above_roof_words([1, 256], [1.5, 1.94], [1, 128, 256], past=[False, True]).endswith(
+        "in a quieter spell than theirs or, below the ridge, with some of its bytes from a cache.")
+    with pytest.raises(ValueError, match="past"):
+        above_roof_words([1, 256], [1.5, 1.94], [1, 128, 256], past=[True])
+
+
+def test_the_products_table_reads_the_weights_only_below_the_ridge():
+    s = measure.Samples
+    m = measure.Machine("cpu", 2, "2026-01-01", s((1e10, 2e10)), s((1e10,)), s((4e10, 2e10)), 2**28, 2048)
+    assert m.balance_point_flop_per_byte == 2     # 40 GFLOP/s over 20 GB/s
+    points = tuple(measure.ProductPoint(b, 8192, 8192, s((r,))) for b, r in ((1, 9e9), (2, 1.5e10), (4, 2.5e10), (8, 3e10), (16, 3.5e10), (32, 5e10)))
+    sweep = measure.ProductSweep(points, s((1.8e10,)))
+    table = measure.products_table(sweep, m).data
+    assert "| vectors | FLOP per byte | GFLOP/s | share of this machine's roof | weights read at (below the ridge) |" in table
+    assert "| 1 | 0.50 | 9.0 | 90% | 18.0 GB/s |" in table        # below the ridge: a memory benchmark
+    assert "| 8 | 3.99 | 30.0 | 75% |  |" in table                # past the ridge: the math sets the pace
+    assert "| 32 | 15.88 | 50.0 | 125% |  |" in table             # above the roof, and named so in the words
+    assert "| plain read, same rounds | | | | 18.0 GB/s |" in table
+    from inferlimits.figures.machine import products_words
+    words = products_words(sweep, m).data
+    assert "With 32 vectors the measured rate sat above the roof (125% of it)" in words
+    assert words.endswith("in a quieter spell than theirs.")
 
 
 def test_regime_words_say_where_each_batch_sat_by_the_books_rule():
@@ -497,7 +560,8 @@ def test_regime_words_say_where_each_batch_sat_by_the_books_rule():
                      "lower ceiling, the math ceiling (from 90% to 96%): compute-bound, by the book's rule.")
     # mixed, with a point above its ceiling
     mixed = regime_words(batches, [30, 10, 20, 190, 380, 450, 480], memory, math_)
-    assert mixed.startswith("Batch 1 measured above its lower ceiling (107%).")
+    assert mixed.startswith("Batch 1 measured above its lower ceiling (107%): it beat the fastest repeats the ceiling "
+                            "was drawn from, in a quieter spell than theirs or with some of its bytes from a cache.")
     assert "Batches 2 to 4 reached less than half of their lower ceiling (from 18% to 18%)" not in mixed
     assert "Batches 2 to 4 reached less than half of their lower ceiling (18%)" in mixed
     assert "dominated" not in mixed and "a quiet machine" in mixed
@@ -521,3 +585,147 @@ def test_share_words_compare_with_the_eager_run_as_measured():
     assert "above 100%" in share_words(33, 30, 400, eager)
     with pytest.raises(ValueError, match="eager_share"):
         share_words(1, 2, 3, 0)
+
+
+# ---- the whole run in one line, the crossing, the rise, the two contexts ---------------------------
+
+def test_verdict_words_for_made_up_runs():
+    from inferlimits.arithmetic.generation import OVERHEAD_BOUND
+    from inferlimits.arithmetic.roofline import COMPUTE_BOUND, MEMORY_BOUND
+    from inferlimits.figures.machine import ABOVE, QUIET_SPREAD, verdict_words
+    noisy = {"repeats of the plain read": 2.9, "repeats of the matrix-vector read": 1.6,
+             "repeats of the matrix product": 3.4}
+    quiet = {"repeats of the plain read": 1.04, "repeats of the matrix-vector read": 1.1,
+             "rounds of a typical setting of the decode sweep": 1.02}
+    # the stored run the student read: noisy and overhead-bound
+    busy = verdict_words(noisy, [OVERHEAD_BOUND] * 14)
+    assert busy == ("**This run:** noisy (the repeats of the matrix product spread 3.4× from slowest to fastest, more "
+                    "than the 1.25× this chapter calls quiet), and overhead-bound (every decode batch, at both "
+                    "contexts, reached less than half of its lower ceiling: far below both ceilings). "
+                    "Read the relations, not the heights.")
+    # quiet and bound by the ceilings: the heights mean something too
+    good = verdict_words(quiet, [MEMORY_BOUND] * 3 + [COMPUTE_BOUND] * 4 + [ABOVE])
+    assert good.startswith("**This run:** quiet (every measurement's repeats agreed within 1.1× from slowest to "
+                           "fastest, at most the 1.25× this chapter calls quiet), and close to its ceilings")
+    assert good.endswith("The heights, too, describe this machine.")
+    # noisy but bound; quiet but overhead-bound, in part
+    assert verdict_words(noisy, [MEMORY_BOUND] * 7).endswith(
+        "Read the relations first: another run may put the heights elsewhere by as much as the spread.")
+    partly = verdict_words(quiet, [OVERHEAD_BOUND] * 5 + [MEMORY_BOUND] * 9)
+    assert "partly overhead-bound (5 of the 14 decode measurements reached less than half" in partly
+    assert "read the relations there, not the heights" in partly
+    assert "quiet" in verdict_words({"x": QUIET_SPREAD}, [MEMORY_BOUND]) and "noisy" in verdict_words(
+        {"x": QUIET_SPREAD * 1.01}, [MEMORY_BOUND])
+    for bad in (dict(spreads={}, kinds=[MEMORY_BOUND]), dict(spreads=quiet, kinds=[]),
+                dict(spreads={"x": 0}, kinds=[MEMORY_BOUND])):
+        with pytest.raises(ValueError, match="spreads|kinds"):
+            verdict_words(**bad)
+
+
+def test_run_verdict_reads_the_spread_of_the_repeats_and_the_regimes_of_the_decode_points():
+    from inferlimits.figures.machine import run_spreads, run_verdict
+    s = measure.Samples
+    c = tinyllm.TINY_LLAMA
+    quiet = measure.Machine("cpu", 2, "2026-01-01", s((1.0e10, 1.05e10)), s((1e10,)), s((3e10, 3.1e10)), 2**28, 2048)
+    memory, math_ = measure.decode_ceilings_tokens_per_s(quiet, 1, 128, c)
+    near = [measure.DecodePoint(c, 1, 128, s((0.9 * min(memory, math_),) * 3))]
+    far = [measure.DecodePoint(c, 1, 128, s((0.1 * min(memory, math_),) * 3))]
+    assert run_verdict(quiet, near).data.endswith("The heights, too, describe this machine.")
+    assert "overhead-bound" in run_verdict(quiet, far).data
+    noisy = measure.Machine("cpu", 2, "2026-01-01", s((0.4e10, 1.0e10)), s((1e10,)), s((3e10,)), 2**28, 2048)
+    assert "the repeats of the plain read spread 2.5×" in run_verdict(noisy, far).data
+    # quiet speeds, but sweeps measured in a busy spell: the rounds of a typical setting speak too
+    busy = [measure.DecodePoint(c, b, 128, s((x, 2 * x, 3 * x))) for b, x in ((1, 0.1), (2, 0.2), (4, 0.3))]
+    words = run_verdict(quiet, busy).data
+    assert "noisy (the rounds of a typical setting of the decode sweep spread 3× from slowest to fastest" in words
+    sweep = measure.ProductSweep(tuple(measure.ProductPoint(b, 64, 64, s(r)) for b, r in
+                                       ((1, (1.0, 1.0, 1.0)), (2, (1.0, 1.1, 9.0)), (4, (1.0, 1.2, 1.0)))), s((1.0,)))
+    spreads = run_spreads(quiet, near, sweep)
+    assert spreads["rounds of a typical batch of the product sweep"] == pytest.approx(1.2), "one hiccup is not typical"
+    assert set(spreads) == {"repeats of the plain read", "repeats of the matrix-vector read",
+                            "repeats of the matrix product", "rounds of a typical batch of the product sweep",
+                            "rounds of a typical setting of the decode sweep"}
+
+
+def test_crossing_words():
+    from inferlimits.figures.machine import crossing_words
+    assert crossing_words(6.4, 6.0, 64, 128) == (
+        "At 128 tokens of context the two ceilings cross at a batch of about 6.4 on this machine (the balance point "
+        "times W/F gives 6.0); past it the math ceiling is the lower one.")
+    assert crossing_words(95.2, 40.0, 64, 1024).endswith(
+        "cross at a batch of about 95 on this machine (the balance point times W/F gives 40); that is beyond the "
+        "largest batch measured, 64, so memory is the lower ceiling at every batch here.")
+    assert "never cross" in crossing_words(math.inf, 40.0, 64, 1024)
+    assert "the math ceiling is the lower one at every batch" in crossing_words(0.5, 0.5, 64, 0)
+    with pytest.raises(ValueError, match="crossing"):
+        crossing_words(float("nan"), 1.0, 64, 0)
+
+
+def test_rise_words():
+    from inferlimits.figures.machine import rise_words
+    batches = [1, 2, 4, 8, 16, 32, 64]
+    # the zigzag the student quoted, rising 5.4× in all
+    zigzag = rise_words(batches, [12.9, 5.6, 15.6, 6.6, 31.7, 54.0, 70.2])
+    assert zigzag == ("From 1 to 64 sequences the measured tokens per second grew 5.4× in all, but not at every "
+                      "doubling: they fell from 1 to 2 and from 4 to 8 sequences.")
+    steady = rise_words(batches, [10, 19, 37, 70, 120, 160, 170])
+    assert steady == "From 1 to 64 sequences the measured tokens per second grew 17× in all, rising at every doubling."
+    level = rise_words([1, 2, 4], [10, 10.2, 9.0])
+    assert level == ("From 1 to 4 sequences the measured tokens per second fell in all (×0.9), but not at every "
+                     "doubling: they fell from 2 to 4 sequences and held level from 1 to 2 sequences.")
+    with pytest.raises(ValueError, match="one length"):
+        rise_words([1], [1.0])
+
+
+def test_decode_words_give_the_crossing_the_rise_and_the_regimes():
+    from inferlimits.arithmetic.generation import decode_knee_batch
+    from inferlimits.figures.machine import decode_words
+    s = measure.Samples
+    c = tinyllm.TINY_LLAMA
+    m = measure.Machine("cpu", 2, "2026-01-01", s((1.0e10,)), s((1e10,)), s((3e10,)), 2**28, 2048)
+    points = [measure.DecodePoint(c, b, 128, s((r,))) for b, r in ((1, 12.9), (2, 5.6), (4, 15.6), (8, 6.6))]
+    words = decode_words(points, m).data
+    items = words.split("\n")
+    assert [i.split(":**")[0] for i in items] == ["- **where the ceilings cross", "- **the rise",
+                                                   "- **each batch, by the book's rule"]
+    crossing = decode_knee_batch(c, 3e10, 1e10, 128, "FP32", "FP32", "FP32")
+    assert f"cross at a batch of about {crossing:.1f} on this machine (the balance point times W/F gives 6.0)" in words
+    assert "they fell from 1 to 2 and from 4 to 8 sequences" in words
+    assert "far below both ceilings" in words
+
+
+def test_context_words_set_the_measured_fall_beside_the_formulas():
+    from inferlimits.figures.machine import context_words
+    # the stored run the student quoted: the math ceiling binds at both contexts and falls 12%, the rate 47%
+    words = context_words(64, (128, 1024), 37.3 / 70.2, (1269, 519), (178, 157))
+    assert words == ("At a batch of 64, going from 128 to 1,024 tokens of context lowers the formula's lower ceiling "
+                     "by 12% (the math ceiling is the lower one at both); compared round by round, the measured rate "
+                     "fell by 47%. The measured rate fell further than the formula predicts, so it sat further below "
+                     "its ceiling at the long context: a cost the formula does not count grew with the context.")
+    # a machine that follows the formula, and one whose memory ceiling binds at the long context only
+    assert context_words(64, (128, 1024), 151 / 170, (1269, 519), (178, 157)).endswith(
+        "The measured rate fell about as far as the formula predicts.")
+    switch = context_words(64, (128, 1024), 290 / 300, (1269, 340), (400, 357))
+    assert "the lower one is the math ceiling at the short context and the memory ceiling at the long one" in switch
+    assert switch.endswith("The measured rate fell less than the formula predicts: it sat further below its ceiling "
+                           "at the short context than at the long one.")
+    # a noisy run whose rate did not fall at all
+    rose = context_words(8, (128, 1024), 1.1, (50, 40), (90, 80))
+    assert "compared round by round, the measured rate did not fall (×1.1). That goes against the formula" in rose
+    with pytest.raises(ValueError, match="measured_ratio"):
+        context_words(64, (128, 1024), 0.0, (1, 1), (1, 1))
+
+
+def test_context_change_compares_the_largest_batch_measured_at_both_contexts_round_by_round():
+    from inferlimits.figures.machine import context_change
+    s = measure.Samples
+    c = tinyllm.TINY_LLAMA
+    m = measure.Machine("cpu", 2, "2026-01-01", s((1.0e10,)), s((1e10,)), s((3e10,)), 2**28, 2048)
+    short = [measure.DecodePoint(c, b, 128, s(r)) for b, r in ((1, (10.0, 2.0, 10.0)), (2, (12.0, 12.0, 12.0)))]
+    long = [measure.DecodePoint(c, b, 1024, s(r)) for b, r in ((1, (9.0, 1.8, 9.0)), (2, (6.0, 6.0, 6.0)),
+                                                                 (4, (7.0, 7.0, 7.0)))]
+    assert context_change(short, long, m).data.startswith("At a batch of 2, going from 128 to 1,024 tokens")
+    # round 2 was slow for both contexts alike: round by round, the fall is 10% in every round
+    assert "the measured rate fell by 10%" in context_change(short, long, m, batch=1).data
+    with pytest.raises(ValueError, match="share"):
+        context_change(short, [measure.DecodePoint(c, 8, 1024, s((1.0,)))], m)

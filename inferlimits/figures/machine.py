@@ -7,12 +7,15 @@ only when a slider is released; in the static book each figure shows the measure
 the book was built, and its title says on which machine and when.
 
 The ``*_words`` functions word what a measurement shows (the batch doubled and the rate fell; a
-point reached less than half of its ceiling), from the measured values, so that sentences about
-a measurement are true of whichever machine ran the chapter.
+point reached less than half of its ceiling; the repeats spread 3×), from the measured values, so
+that sentences about a measurement are true of whichever machine ran the chapter. Each takes plain
+numbers, so that the tests can hand it made-up measurements; a thin wrapper feeds it the
+chapter's.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,7 +23,7 @@ from IPython.display import Markdown
 
 from inferlimits.machine import measure, tinyllm
 from inferlimits.figures.interactive import Control, panel as _panel
-from inferlimits.arithmetic.generation import OVERHEAD_BOUND, regime
+from inferlimits.arithmetic.generation import OVERHEAD_BOUND, decode_flops_per_token, decode_knee_batch, decode_point, regime
 from inferlimits.arithmetic.roofline import COMPUTE_BOUND, MEMORY_BOUND
 from inferlimits.data.units import GB, MIB, positive, whole
 from inferlimits.figures import ACCENT, FAINT, INK, base_layout
@@ -71,26 +74,27 @@ def _chapter_array_mib() -> int:
 
 
 def roofline_spec(array_mib: int | None = None, matmul_side: int = 2048) -> dict:
-    """This machine's roof from its median bandwidth and math rate, with the roofs its slowest
-    and fastest repeats would draw (how much the measurement wobbles). The array defaults to the
-    one sized from this machine's cache (``measure.bandwidth_array_bytes``)."""
+    """This machine's roof from the fastest repeats of its bandwidth and math rate, with the roofs
+    its medians and its slowest repeats would draw (how much the measurement wobbles). The array
+    defaults to the one sized from this machine's cache (``measure.bandwidth_array_bytes``)."""
     array_mib = _chapter_array_mib() if array_mib is None else int(array_mib)
     m = measure.this_machine(array_mib * MIB, int(matmul_side))
     x, y, ridge = _roof(m)
     lx, ly, _ = _roof(m, m.bandwidth.low, m.matmul.low)
-    hx, hy, _ = _roof(m, m.bandwidth.high, m.matmul.high)
+    mx, my, _ = _roof(m, m.bandwidth.median, m.matmul.median)
     data = [
-        dict(type="scatter", x=lx + [None] + hx, y=ly + [None] + hy, mode="lines",
-             line=dict(color=FAINT, width=1, dash="dot"), hoverinfo="skip", name="slowest and fastest repeats"),
-        dict(type="scatter", x=x, y=y, mode="lines", line=dict(color=ACCENT, width=3), name="this machine (medians)",
+        dict(type="scatter", x=lx + [None] + mx, y=ly + [None] + my, mode="lines",
+             line=dict(color=FAINT, width=1, dash="dot"), hoverinfo="skip", name="slowest repeats and medians"),
+        dict(type="scatter", x=x, y=y, mode="lines", line=dict(color=ACCENT, width=3),
+             name="this machine (fastest repeats)",
              hovertemplate="%{x:.3g} FLOP/byte → %{y:.4g} GFLOP/s<extra></extra>"),
         dict(type="scatter", x=[ridge, ridge], y=[GFLOPS_RANGE[0], y[1]], mode="lines+text",
              line=dict(color=ACCENT, width=1, dash="dot"), text=["", f"ridge {ridge:.3g} FLOP/byte"],
              textposition="top left", hoverinfo="skip", name="ridge"),
         dict(type="scatter", x=[INTENSITY_RANGE[0] * 2, INTENSITY_RANGE[1] / 2], mode="text",
              y=[INTENSITY_RANGE[0] * 2 * m.bandwidth_bytes_per_s / GIGA / 3, y[1] * 1.6],
-             text=[f"bandwidth {m.bandwidth_bytes_per_s / GB:.3g} GB/s ({m.bandwidth_from})",
-                   f"matrix product {m.peak_flop_per_s / GIGA:.3g} GFLOP/s"],
+             text=[f"bandwidth {m.bandwidth_bytes_per_s / GB:.3g} GB/s ({m.bandwidth_from}, fastest repeat)",
+                   f"matrix product {m.peak_flop_per_s / GIGA:.3g} GFLOP/s (fastest repeat)"],
              textposition=["bottom right", "top left"], hoverinfo="skip", name="measurements"),
     ]
     layout = base_layout(_title("Roofline of this machine", m), "arithmetic intensity (FLOP per byte moved)",
@@ -145,9 +149,10 @@ def products_spec(side: int = 8192, max_batch: int = 256, chapter: tuple[int, in
         dict(type="scatter", x=[p.intensity_flop_per_byte for p in sweep], y=[p.flop_per_s / GIGA for p in sweep],
              mode="markers+lines+text", marker=dict(size=10, color=INK), line=dict(color=INK, width=1),
              text=[str(p.batch) for p in sweep], textposition="bottom right", name="measured products",
-             customdata=[[p.batch, p.bandwidth_bytes_per_s / GB] for p in sweep],
-             hovertemplate=("%{customdata[0]} vectors: %{x:.3g} FLOP/byte, %{y:.4g} GFLOP/s, "
-                            "weights read at %{customdata[1]:.3g} GB/s<extra></extra>")),
+             # how fast a product read its weights means something only below the ridge, where memory sets the pace
+             customdata=[[p.batch, f", weights read at {p.bandwidth_bytes_per_s / GB:.3g} GB/s"
+                          if p.intensity_flop_per_byte < ridge else ""] for p in sweep],
+             hovertemplate="%{customdata[0]} vectors: %{x:.3g} FLOP/byte, %{y:.4g} GFLOP/s%{customdata[1]}<extra></extra>"),
     ]
     mib = side * side * 4 / MIB
     layout = base_layout(_title(f"A {side:,} × {side:,} weight matrix ({mib:,.0f} MiB) times 1 to {max_batch} vectors",
@@ -187,7 +192,7 @@ def decode_spec(context_tokens: int = 128, max_batch: int = 64, together: tuple[
         dict(type="scatter", x=curve, y=lower, mode="lines", line=dict(color=FAINT, width=8),
              name="the lower ceiling", hoverinfo="skip"),
         dict(type="scatter", x=curve, y=memory, mode="lines", line=dict(color=INK, width=1, dash="dash"),
-             name="memory ceiling B·BW/(W + B·K·L)", hovertemplate="batch %{x:.3g}: %{y:.4g} tokens/s<extra></extra>"),
+             name="memory ceiling B·BW/(W + B·(K·L + A))", hovertemplate="batch %{x:.3g}: %{y:.4g} tokens/s<extra></extra>"),
         dict(type="scatter", x=[1, max(batches)], y=[math_, math_], mode="lines",
              line=dict(color=ACCENT, width=1, dash="dash"), name="math ceiling P/F",
              hovertemplate="%{y:.4g} tokens/s<extra></extra>"),
@@ -219,9 +224,19 @@ def decode_panel(context_tokens: int = 128, max_batch: int = 64, together: tuple
 #: last one "held level".
 DOUBLED_WITHIN = 0.1
 LEVEL_WITHIN = 0.05
+#: A measured change within this fraction of the roof's (or the formula's) change kept pace with it.
+PACE_WITHIN = 0.1
 #: The book's rule (``generation.regime``, from the chapter on overhead): a rate below this share
 #: of the lower ceiling is far below both ceilings.
 NEAR = 0.5
+#: A run is quiet when every measurement's fastest repeat is at most this many times its slowest.
+QUIET_SPREAD = 1.25
+#: The regime ``regime_kinds`` gives a rate above its lower ceiling (``generation.regime`` refuses one).
+ABOVE = "above its lower ceiling"
+
+#: Why a measured rate can sit above a roof drawn from the fastest repeats.
+_BEAT = ("it beat the fastest repeats the {what} was drawn from, in a quieter spell than theirs or with some of "
+         "its bytes from a cache")
 
 
 def change_word(ratio: float) -> str:
@@ -257,13 +272,39 @@ def _runs(items: Sequence, key) -> list[list]:
     return runs
 
 
+def _times(k: int) -> str:
+    return {1: "once", 2: "twice"}.get(k, f"{k} times")
+
+
+def pace_word(measured: float, yardstick: float) -> str:
+    """How a measured change (new rate / old rate) compares with the roof's change over the same
+    doubling, ``yardstick``: "keeping pace with it" (within PACE_WITHIN of it), "outpacing it" or
+    "falling behind it"."""
+    r, y = positive("measured", measured), positive("yardstick", yardstick)
+    if r > y * (1 + PACE_WITHIN):
+        return "outpacing it"
+    if r >= y * (1 - PACE_WITHIN):
+        return "keeping pace with it"
+    return "falling behind it"
+
+
+def _pace(steps: Sequence[tuple[float, float]]) -> str:
+    """"keeping pace with it at both doublings", "falling behind it once and outpacing it twice"."""
+    words = [pace_word(r, y) for r, y in steps]
+    counts = {w: words.count(w) for w in dict.fromkeys(words)}
+    if len(counts) == 1:
+        return words[0] + ("" if len(words) == 1 else " at both doublings" if len(words) == 2 else " at every doubling")
+    return _join([f"{w} {_times(k)}" for w, k in counts.items()])
+
+
 def doubling_words(batches: Sequence[int], rates: Sequence[float], roofs: Sequence[float],
                    what: str = "vectors", rate: str = "math rate", where: str = "") -> str:
-    """What a measured rate did at each doubling of the batch, set against what the roof did
-    there: below the ridge the roof nearly doubles, across it the roof rises less, past it the roof
-    is flat. ``batches`` double from one to the next; ``rates`` are the measured rates and
-    ``roofs`` the roof's at each batch (any one unit); ``where`` ("On this machine") opens the
-    first sentence."""
+    """What a measured rate did at each doubling of the batch, against the right yardstick for
+    each region of the roof: below the ridge the roof doubles (×2), across it the roof rises by
+    its own factor, past it the roof is flat (×1). One short sentence per region, with the
+    measured factors and whether they kept pace with the roof's. ``batches`` double from one to
+    the next; ``rates`` are the measured rates and ``roofs`` the roof's at each batch (any one
+    unit); ``where`` ("On this machine") opens the first sentence."""
     batches = [whole("batch", b) for b in batches]
     rates = [positive("rate", r) for r in rates]
     roofs = [positive("roof", r) for r in roofs]
@@ -280,24 +321,21 @@ def doubling_words(batches: Sequence[int], rates: Sequence[float], roofs: Sequen
             return "below"
         return "past" if roof <= 1 + LEVEL_WITHIN else "across"
 
-    def phrase(run) -> str:
-        word, ratios = change_word(run[0][2]), ", ".join(f"×{s[2]:.2g}" for s in run)
-        if len(run) == 1:
-            return f"{word} from {run[0][0]:,} to {run[0][1]:,} {what} ({ratios})"
-        return f"{word} at each doubling from {run[0][0]:,} to {run[-1][1]:,} ({ratios})"
-
     sentences = []
     for region in _runs(steps, region_of):
-        subject = f"the measured {rate}" if not sentences else "it"
-        did = _join([phrase(run) for run in _runs(region, lambda s: change_word(s[2]))])
         kind = region_of(region[0])
+        span = f"from {region[0][0]:,} to {region[-1][1]:,} {what}"
+        factors = _join([f"×{s[2]:.2g}" for s in region])
         if kind == "below":
-            lead = "Below the ridge, where the roof nearly doubles with each doubling of the batch"
+            lead, roof, yard = "below the ridge", "the roof doubles at each doubling of the batch", [2.0] * len(region)
         elif kind == "past":
-            lead = "Past the ridge, where the roof is flat"
+            lead, roof, yard = "past the ridge", "the roof is flat", [1.0] * len(region)
         else:
-            lead = f"Across the ridge, where the roof rises by {_join([f'{s[3]:.2g}×' for s in region])}"
-        sentences.append(f"{lead}, {subject} {did}.")
+            lead, yard = "across the ridge", [s[3] for s in region]
+            roof = f"the roof rises {_join([f'×{y:.2g}' for y in yard])}"
+        subject = f"the measured {rate}" if not sentences else "the measured rate"
+        pace = _pace([(s[2], y) for s, y in zip(region, yard)])
+        sentences.append(f"{lead}, {span}, {roof}; {subject} went {factors}, {pace}.")
     return _sentences(sentences, where)
 
 
@@ -310,24 +348,34 @@ def _sentences(sentences: Sequence[str], where: str = "") -> str:
 
 
 def products_words(sweep: measure.ProductSweep, m: measure.Machine) -> Markdown:
-    """``doubling_words`` for a measured product sweep against this machine's roof."""
+    """``doubling_words`` for a measured product sweep against this machine's roof, and
+    ``above_roof_words`` for any point above it."""
     points = list(sweep)
     roofs = [min(m.peak_flop_per_s, p.intensity_flop_per_byte * m.bandwidth_bytes_per_s) for p in points]
     words = doubling_words([p.batch for p in points], [p.flop_per_s for p in points], roofs, where="On this machine")
-    above = [(p.batch, p.flop_per_s / r) for p, r in zip(points, roofs) if p.flop_per_s > r]
-    return Markdown(words + (" " + above_roof_words([b for b, _ in above], [x for _, x in above],
-                                                     [p.batch for p in points]) if above else ""))
+    above = [(p.batch, p.flop_per_s / r, p.intensity_flop_per_byte >= m.balance_point_flop_per_byte)
+             for p, r in zip(points, roofs) if p.flop_per_s > r]
+    return Markdown(words + (" " + above_roof_words([a[0] for a in above], [a[1] for a in above],
+                                                     [p.batch for p in points], past=[a[2] for a in above])
+                             if above else ""))
 
 
 def above_roof_words(batches: Sequence[int], shares: Sequence[float], every: Sequence[int],
-                     what: str = "vectors") -> str:
-    """A sentence naming the measured points that sat above their roof (``shares`` > 1 of it)."""
+                     what: str = "vectors", past: Sequence[bool] | None = None) -> str:
+    """A sentence naming the measured points that sat above their roof (``shares`` > 1 of it), and
+    why a point can: a quieter spell than the roof's fastest repeats saw, or, for a point below the
+    ridge (``past`` says which points lie past it; default none), bytes found in a cache."""
     if not batches or len(batches) != len(shares) or any(positive("share", x) <= 1 for x in shares):
         raise ValueError("batches and shares must name at least one point, each share above 1")
+    past = [False] * len(batches) if past is None else [bool(x) for x in past]
+    if len(past) != len(batches):
+        raise ValueError("past must say of every point whether it lies past the ridge")
     one = list(batches) == [1] and what.endswith("s")
-    return (f"With {_numbers(list(batches), list(every))} {what[:-1] if one else what} the measured rate sat above the roof ({_shares(shares)} of it): there the "
-            "measured speeds behind the roof understate this machine, because they were measured at another "
-            "moment, perhaps in a slow spell, or the product found some of its bytes in a cache.")
+    why = ("in a quieter spell than theirs" if all(past) else
+           "in a quieter spell than theirs or with some of its bytes from a cache" if not any(past) else
+           "in a quieter spell than theirs or, below the ridge, with some of its bytes from a cache")
+    return (f"With {_numbers(list(batches), list(every))} {what[:-1] if one else what} the measured rate sat above "
+            f"the roof ({_shares(shares)} of it): it beat the fastest repeats the roof was drawn from, {why}.")
 
 
 def _numbers(chosen: Sequence[int], every: Sequence[int]) -> str:
@@ -350,6 +398,13 @@ def _shares(shares: Sequence[float]) -> str:
     return f"{lo:.0%}" if f"{lo:.0%}" == f"{hi:.0%}" else f"from {lo:.0%} to {hi:.0%}"
 
 
+def regime_kinds(measured: Sequence[float], memory: Sequence[float], math_: Sequence[float]) -> list[str]:
+    """The regime of each measured rate by the book's rule (``generation.regime``), or ``ABOVE``
+    for a rate above its lower ceiling."""
+    return [ABOVE if x > min(mm, f) else regime(x, mm, f, NEAR)
+            for x, mm, f in zip(measured, memory, math_)]
+
+
 def regime_words(batches: Sequence[int], measured: Sequence[float], memory: Sequence[float],
                  math_: Sequence[float], where: str = "") -> str:
     """Which regime each measured batch sat in by the book's rule (``generation.regime``): at
@@ -363,8 +418,7 @@ def regime_words(batches: Sequence[int], measured: Sequence[float], memory: Sequ
     if not batches or not len(batches) == len(measured) == len(memory) == len(math_):
         raise ValueError("batches, measured, memory and math_ must be of one length, at least 1")
     shares = [x / min(mm, f) for x, mm, f in zip(measured, memory, math_)]
-    kinds = ["above" if s > 1 else regime(x, mm, f, NEAR)
-             for s, x, mm, f in zip(shares, measured, memory, math_)]
+    kinds = regime_kinds(measured, memory, math_)
     groups = {k: [(b, s) for b, s, kk in zip(batches, shares, kinds) if kk == k] for k in dict.fromkeys(kinds)}
 
     def who(k: str) -> tuple[str, str]:
@@ -388,9 +442,8 @@ def regime_words(batches: Sequence[int], measured: Sequence[float], memory: Sequ
             sentences.append(f"{name} reached at least half of {its} lower ceiling, the {wall} ceiling ({share}): "
                              f"{kind}, by the book's rule.")
         else:
-            sentences.append(f"{name} measured above {its} lower ceiling ({share}). There the measured speeds "
-                             "behind the ceiling understate this machine: they were measured at another moment, "
-                             "perhaps in a slow spell, or the step found some of its bytes in a cache.")
+            sentences.append(f"{name} measured above {its} lower ceiling ({share}): "
+                             f"{_BEAT.format(what='ceiling')}.")
     if OVERHEAD_BOUND in groups:
         sentences.append(("This run was dominated by those costs. " if everyone else "")
                          + "If other programs were busy during this run, a quiet machine would lose the time spent "
@@ -399,15 +452,186 @@ def regime_words(batches: Sequence[int], measured: Sequence[float], memory: Sequ
     return _sentences(sentences, where)
 
 
+def _about(x: float) -> str:
+    """A batch, rounded as the words give it: "6.6", "64", "1,200"."""
+    return f"{x:,.1f}" if x < 10 else f"{x:,.0f}"
+
+
+def crossing_words(crossing: float, estimate: float, largest: int, context_tokens: int) -> str:
+    """Where the book's two decode ceilings cross on this machine: ``crossing``, the batch at
+    which the memory ceiling reaches the math ceiling (``math.inf``: never), beside ``estimate``,
+    the short-context rule (balance point x W / F), and ``largest``, the largest batch measured."""
+    estimate, largest = positive("estimate", estimate), whole("largest", largest)
+    context_tokens = whole("context_tokens", context_tokens, 0)
+    at = f"At {context_tokens:,} tokens of context"
+    if crossing == math.inf:
+        return f"{at} the two ceilings never cross on this machine: memory is the lower ceiling at every batch."
+    crossing = positive("crossing", crossing)
+    rule = f"the balance point times W/F gives {_about(estimate)}"
+    if crossing <= 1:
+        return (f"{at} the two ceilings cross below a batch of 1 on this machine ({rule}): the math ceiling is the "
+                "lower one at every batch.")
+    after = ("past it the math ceiling is the lower one" if crossing < largest else
+             f"that is beyond the largest batch measured, {largest:,}, so memory is the lower ceiling at every batch here")
+    return f"{at} the two ceilings cross at a batch of about {_about(crossing)} on this machine ({rule}); {after}."
+
+
+def rise_words(batches: Sequence[int], rates: Sequence[float], what: str = "sequences") -> str:
+    """How measured tokens/s changed from the smallest batch to the largest, in all and at each
+    doubling: "grew 5.4× in all, rising at every doubling", or which doublings fell or held level."""
+    batches = [whole("batch", b) for b in batches]
+    rates = [positive("rate", r) for r in rates]
+    if len(batches) != len(rates) or len(batches) < 2:
+        raise ValueError("batches and rates must be of one length, at least 2")
+    total = rates[-1] / rates[0]
+    span = f"From {batches[0]:,} to {batches[-1]:,} {what}"
+    if total > 1 + LEVEL_WITHIN:
+        overall = f"{span} the measured tokens per second grew {total:,.2g}× in all"
+    elif total >= 1 - LEVEL_WITHIN:
+        overall = f"{span} the measured tokens per second held level in all (×{total:.2g})"
+    else:
+        overall = f"{span} the measured tokens per second fell in all (×{total:.2g})"
+    steps = [(b0, b1, change_word(r1 / r0)) for b0, b1, r0, r1 in zip(batches, batches[1:], rates, rates[1:])]
+    odd = {w: [(b0, b1) for b0, b1, ww in steps if ww == w] for w in ("fell", "held level")}
+    if not any(odd.values()):
+        return f"{overall}, rising at every doubling."
+    parts = [f"{w} {_join([f'from {b0:,} to {b1:,}' for b0, b1 in pairs])} {what}"
+             for w, pairs in odd.items() if pairs]
+    return f"{overall}, but not at every doubling: they {_join(parts)}."
+
+
 def decode_words(points: Sequence[measure.DecodePoint], m: measure.Machine) -> Markdown:
-    """``regime_words`` for measured decode points at one context against this machine's ceilings."""
+    """Under a decode table: where the two ceilings cross on this machine (``crossing_words``),
+    how the measured rate rose with the batch (``rise_words``), and where each batch sat by the
+    book's rule (``regime_words``), as three short items."""
     points = list(points)
     if not points:
         raise ValueError("points must hold at least one measured batch")
+    c, context = points[0].config, points[0].context_tokens
     ceilings = [measure.decode_ceilings_tokens_per_s(m, p.batch, p.context_tokens, p.config) for p in points]
-    return Markdown(regime_words([p.batch for p in points], [p.tokens_per_s for p in points],
-                                 [c[0] for c in ceilings], [c[1] for c in ceilings],
-                                 where=f"In this run at {points[0].context_tokens:,} tokens of context"))
+    fp32 = measure.PRECISION
+    crossing = decode_knee_batch(c, m.peak_flop_per_s, m.bandwidth_bytes_per_s, context, fp32, fp32, fp32)
+    w = decode_point(c, 1.0, 1.0, 1, 0, fp32, fp32, fp32).weight_bytes
+    estimate = m.balance_point_flop_per_byte * w / decode_flops_per_token(c)
+    items = [("where the ceilings cross", crossing_words(crossing, estimate, max(p.batch for p in points), context))]
+    if len(points) > 1:
+        items.append(("the rise", rise_words([p.batch for p in points], [p.tokens_per_s for p in points])))
+    items.append(("each batch, by the book's rule",
+                  regime_words([p.batch for p in points], [p.tokens_per_s for p in points],
+                               [x[0] for x in ceilings], [x[1] for x in ceilings], where="In this run")))
+    return Markdown("\n".join(f"- **{name}:** {text}" for name, text in items))
+
+
+def context_words(batch: int, contexts: tuple[int, int], measured_ratio: float,
+                  memory: tuple[float, float], math_: tuple[float, float]) -> str:
+    """At one ``batch``, how far going from the short context to the long one (``contexts``)
+    lowers the formula's lower ceiling, against how far it lowered the measured tokens/s
+    (``measured_ratio``: long over short, compared round by round, as the chapter's check compares
+    them); ``memory`` and ``math_`` are the two ceilings (short, long; tokens/s). Then what the
+    difference says: a rate that fell further than its ceiling sat further below it at the long
+    context."""
+    batch = whole("batch", batch)
+    short, long_ = (whole("contexts", L, 0) for L in contexts)
+    observed = positive("measured_ratio", measured_ratio)
+    mems, meml = (positive("memory", x) for x in memory)
+    fs, fl = (positive("math_", x) for x in math_)
+    predicted = min(meml, fl) / min(mems, fs)
+    walls = ["the math ceiling" if f < mm else "the memory ceiling" for mm, f in ((mems, fs), (meml, fl))]
+    binds = (f"{walls[0]} is the lower one at both" if walls[0] == walls[1] else
+             f"the lower one is {walls[0]} at the short context and {walls[1]} at the long one")
+    ceiling = (f"lowers the formula's lower ceiling by {1 - predicted:.0%}" if predicted < 1 else
+               f"leaves the formula's lower ceiling at ×{predicted:.2g}")
+    rate = (f"compared round by round, the measured rate fell by {1 - observed:.0%}" if observed < 1 else
+            f"compared round by round, the measured rate did not fall (×{observed:.2g})")
+    first = f"At a batch of {batch:,}, going from {short:,} to {long_:,} tokens of context {ceiling} ({binds}); {rate}."
+    if observed < predicted * (1 - PACE_WITHIN):
+        second = ("The measured rate fell further than the formula predicts, so it sat further below its ceiling at "
+                  "the long context: a cost the formula does not count grew with the context.")
+    elif observed > predicted * (1 + PACE_WITHIN):
+        second = ("That goes against the formula, which predicts a fall: " if observed >= 1 else
+                  "The measured rate fell less than the formula predicts: ")
+        second += "it sat further below its ceiling at the short context than at the long one."
+    else:
+        second = "The measured rate fell about as far as the formula predicts."
+    return f"{first} {second}"
+
+
+def context_change(short: Sequence[measure.DecodePoint], long: Sequence[measure.DecodePoint],
+                   m: measure.Machine, batch: int | None = None) -> Markdown:
+    """``context_words`` for the chapter's two contexts at ``batch`` (default: the largest measured
+    at both), the measured rates compared round by round (``measure.paired_ratio``)."""
+    common = sorted({p.batch for p in short} & {p.batch for p in long})
+    if not common:
+        raise ValueError("short and long must share at least one measured batch")
+    batch = max(common) if batch is None else batch
+    a, b = measure.point_at(short, batch), measure.point_at(long, batch)
+    ca = measure.decode_ceilings_tokens_per_s(m, a.batch, a.context_tokens, a.config)
+    cb = measure.decode_ceilings_tokens_per_s(m, b.batch, b.context_tokens, b.config)
+    return Markdown(context_words(batch, (a.context_tokens, b.context_tokens), measure.paired_ratio(b.rate, a.rate),
+                                  (ca[0], cb[0]), (ca[1], cb[1])))
+
+
+def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str]) -> str:
+    """The whole run in one line: quiet or noisy (``spreads``: how far each measurement's fastest
+    repeat lay above its slowest, keyed by what was repeated, e.g. "repeats of the plain read";
+    quiet when none exceeds QUIET_SPREAD), and how close the decoder came to its ceilings
+    (``kinds``: the regime of every decode point, as ``regime_kinds`` names them); then what to
+    read in it: the relations only, or the heights too."""
+    if not spreads or not kinds:
+        raise ValueError("spreads and kinds must each hold at least one value")
+    spreads = {name: positive("spreads", x) for name, x in spreads.items()}
+    name, worst = max(spreads.items(), key=lambda item: item[1])
+    noisy = worst > QUIET_SPREAD
+    if noisy:
+        run = (f"noisy (the {name} spread {worst:,.2g}× from slowest to fastest, more than the "
+               f"{QUIET_SPREAD:g}× this chapter calls quiet)")
+    else:
+        run = (f"quiet (every measurement's repeats agreed within {worst:,.2g}× from slowest to fastest, "
+               f"at most the {QUIET_SPREAD:g}× this chapter calls quiet)")
+    far, n = sum(k == OVERHEAD_BOUND for k in kinds), len(kinds)
+    if far == n:
+        decoder = ("overhead-bound (every decode batch, at both contexts, reached less than half of its lower "
+                   "ceiling: far below both ceilings)")
+    elif far == 0:
+        decoder = "close to its ceilings (every decode batch, at both contexts, reached at least half of its lower ceiling)"
+    else:
+        decoder = (f"partly overhead-bound ({far} of the {n} decode measurements reached less than half of their "
+                   "lower ceiling)")
+    if noisy and far:
+        advice = "Read the relations, not the heights."
+    elif noisy:
+        advice = "Read the relations first: another run may put the heights elsewhere by as much as the spread."
+    elif far:
+        advice = ("The speeds are steady, but Python's costs, not the hardware, set the decoder's heights where it "
+                  "fell below half: read the relations there, not the heights.")
+    else:
+        advice = "The heights, too, describe this machine."
+    return f"**This run:** {run}, and {decoder}. {advice}"
+
+
+def run_spreads(m: measure.Machine, runs: Sequence[measure.DecodePoint],
+                products: measure.ProductSweep | None = None) -> dict[str, float]:
+    """How far repeated measurements spread in this run (fastest over slowest), by what was
+    repeated: the repeats of each speed, and the rounds of a typical setting of each sweep (the
+    median over its settings, so that one hiccup does not speak for a whole sweep)."""
+    out = {f"repeats of the {name}": x for name, x in m.spreads.items()}
+    if products is not None:
+        out["rounds of a typical batch of the product sweep"] = float(np.median([p.rate.spread for p in products]))
+    if runs:
+        out["rounds of a typical setting of the decode sweep"] = float(np.median([p.rate.spread for p in runs]))
+    return out
+
+
+def run_verdict(m: measure.Machine, runs: Sequence[measure.DecodePoint],
+                products: measure.ProductSweep | None = None) -> Markdown:
+    """``verdict_words`` for this run: the spreads of ``run_spreads`` and the regime of every decode
+    point (every context) against this machine's ceilings."""
+    runs = list(runs)
+    if not runs:
+        raise ValueError("runs must hold at least one measured decode point")
+    ceilings = [measure.decode_ceilings_tokens_per_s(m, p.batch, p.context_tokens, p.config) for p in runs]
+    kinds = regime_kinds([p.tokens_per_s for p in runs], [c[0] for c in ceilings], [c[1] for c in ceilings])
+    return Markdown(verdict_words(run_spreads(m, runs, products), kinds))
 
 
 def share_words(measured: float, memory: float, math_: float, eager_share: float) -> str:
@@ -429,9 +653,7 @@ def share_words(measured: float, memory: float, math_: float, eager_share: float
                     "reasoning above expects. Costs other than reading memory took a larger part of each step "
                     "than in the eager run; the next paragraph says how a busy processor does that.")
     if share > 1:
-        rule = ("The share is above 100%: the measured speeds behind the ceiling understate this machine here; "
-                "they were measured at another moment, perhaps in a slow spell, or the step found some of its "
-                "bytes in a cache.")
+        rule = f"The share is above 100%: {_BEAT.format(what='ceiling')}."
     else:
         kind = regime(measured, memory, math_, NEAR)
         if kind == OVERHEAD_BOUND:

@@ -2,9 +2,12 @@
 throughput of one weight matrix times 1, 2, 4, ... vectors, and the decode speed of a small
 Llama-shaped model (``tinyllm``).
 
-Every measurement is repeated and summarised by its median, which one slow repeat (another
-program waking up) cannot move much. Sweeps measure in rounds, each round visiting every setting
-once, so that a slow spell of the machine touches all settings alike instead of one of them.
+Every measurement is repeated. A ceiling (the roof) takes the fastest repeat, the most the
+machine was seen to deliver: other programs slow a repeat down, and rarely speed one up (Python's
+``timeit.Timer.repeat`` says the same of the lowest time). A measured point, and a comparison
+between points, takes the median, which one slow repeat (another program waking up) cannot move
+much. Sweeps measure in rounds, each round visiting every setting once, so that a slow spell of
+the machine touches all settings alike instead of one of them.
 
 The functions whose names start with ``this_`` or end in ``_sweep`` remember their results for
 the rest of the session (the same arguments give the same measurement back), so that one
@@ -60,6 +63,11 @@ class Samples:
     @property
     def high(self) -> float:
         return max(self.values)
+
+    @property
+    def spread(self) -> float:
+        """The fastest repeat over the slowest (1 for a single repeat): how noisy the measurement was."""
+        return self.high / self.low
 
 
 def _seconds(fn: Callable[[], object]) -> float:
@@ -278,18 +286,18 @@ class Machine:
             return (f"none reported: the array assumes one of {UNREPORTED_CACHE_BYTES / MIB:,.0f} MiB "
                     f"and is {self.array_bytes / UNREPORTED_CACHE_BYTES:,.2g}× that")
         if ratio >= CACHE_MULTIPLE:
-            return f"the array is {ratio:,.2g}× it (at least {CACHE_MULTIPLE}× needed)"
+            return f"the array is {ratio:,.2g}× their total (at least {CACHE_MULTIPLE}× needed)"
         why = ""
         if self.memory and self.array_bytes >= int(MEMORY_SHARE * self.memory) // MIB * MIB:
             why = (f", capped at {MEMORY_SHARE:.0%} of this machine's {self.memory / GIB:,.1f} GiB of memory")
-        return (f"**the array is only {ratio:,.2g}× it**{why}: less than the {CACHE_MULTIPLE}× needed, "
+        return (f"**the array is only {ratio:,.2g}× their total**{why}: less than the {CACHE_MULTIPLE}× needed, "
                 "so part of each read may come from the cache, and the bandwidth may be too high")
 
     @property
     def bandwidth(self) -> Samples:
-        """The faster of the two reads (by median): the bandwidth this machine was seen to reach,
-        which is what a roof must show."""
-        return max(self.read, self.matvec_read, key=lambda s: s.median)
+        """The faster of the two reads, by its fastest repeat: the read that showed the most this
+        machine's memory was seen to deliver."""
+        return max(self.read, self.matvec_read, key=lambda s: s.high)
 
     @property
     def bandwidth_from(self) -> str:
@@ -297,12 +305,21 @@ class Machine:
 
     @property
     def bandwidth_bytes_per_s(self) -> float:
-        return self.bandwidth.median
+        """The roof's bandwidth: the fastest repeat of the faster read, so that no honest program
+        beats it except through a cache or in a quieter spell than any repeat saw."""
+        return self.bandwidth.high
 
     @property
     def peak_flop_per_s(self) -> float:
-        """The measured math rate, which plays the role of the datasheet's peak."""
-        return self.matmul.median
+        """The roof's math rate, which plays the role of the datasheet's peak: the fastest repeat of
+        the large product."""
+        return self.matmul.high
+
+    @property
+    def spreads(self) -> dict[str, float]:
+        """Each measurement's fastest repeat over its slowest, by name: how noisy the run was."""
+        return {"plain read": self.read.spread, "matrix-vector read": self.matvec_read.spread,
+                "matrix product": self.matmul.spread}
 
     @property
     def balance_point_flop_per_byte(self) -> float:
@@ -314,23 +331,27 @@ class Machine:
         return f"{self.processor} ({self.cores} cores), {self.date}"
 
     def _repr_markdown_(self) -> str:
-        r, v, m = self.read, self.matvec_read, self.matmul
+        def row(what: str, x: Samples, scale: float, unit: str) -> str:
+            return (f"| {what} | {x.high / scale:,.1f} {unit} | {x.median / scale:,.1f} {unit} "
+                    f"| {x.low / scale:,.1f} {unit} | {x.spread:,.2g}× |")
+
+        mib = f"{self.array_bytes / MIB:,.0f} MiB"
+        caches = (f"the last-level caches of all cores total {self.last_level_cache / MIB:,.0f} MiB, as the system "
+                  f"reports them; {self.cache_note}" if self.last_level_cache else
+                  f"the last-level caches of all cores: not reported; {self.cache_note}")
         return "\n".join([
             f"**Measured on {self.label}** (numpy {np.__version__}, float32)",
             "",
-            "| measured | median | lowest to highest repeat |",
-            "|:--|--:|--:|",
-            f"| plain read, {self.array_bytes / MIB:,.0f} MiB array | {r.median / 1e9:,.1f} GB/s "
-            f"| {r.low / 1e9:,.1f} to {r.high / 1e9:,.1f} GB/s |",
-            f"| matrix-vector read, {self.array_bytes / MIB:,.0f} MiB matrix | {v.median / 1e9:,.1f} GB/s "
-            f"| {v.low / 1e9:,.1f} to {v.high / 1e9:,.1f} GB/s |",
-            f"| bandwidth (the faster: {self.bandwidth_from}) | {self.bandwidth_bytes_per_s / 1e9:,.1f} GB/s | |",
-            f"| matrix product, {self.matmul_side:,} × {self.matmul_side:,} | {m.median / 1e9:,.1f} GFLOP/s "
-            f"| {m.low / 1e9:,.1f} to {m.high / 1e9:,.1f} GFLOP/s |",
-            f"| balance point | {self.balance_point_flop_per_byte:,.1f} FLOP/byte | |",
-            (f"| last-level caches of all cores, as the system reports them | {self.last_level_cache / MIB:,.0f} MiB "
-             f"| {self.cache_note} |" if self.last_level_cache else
-             f"| last-level caches of all cores | not reported | {self.cache_note} |"),
+            "| measured | fastest repeat | median | slowest repeat | fastest over slowest |",
+            "|:--|--:|--:|--:|--:|",
+            row(f"plain read, {mib} array", self.read, 1e9, "GB/s"),
+            row(f"matrix-vector read, {mib} matrix", self.matvec_read, 1e9, "GB/s"),
+            row(f"matrix product, {self.matmul_side:,} × {self.matmul_side:,}", self.matmul, 1e9, "GFLOP/s"),
+            "",
+            f"- **the roof:** bandwidth {self.bandwidth_bytes_per_s / 1e9:,.1f} GB/s, the fastest repeat of the "
+            f"faster read ({self.bandwidth_from}); math rate {self.peak_flop_per_s / 1e9:,.1f} GFLOP/s, the product's "
+            f"fastest repeat; balance point {self.balance_point_flop_per_byte:,.1f} FLOP/byte",
+            f"- **caches:** {caches}",
         ])
 
 
@@ -611,8 +632,8 @@ def point_at(points: Sequence, batch: int):
 def decode_ceilings_tokens_per_s(m: Machine, batch: float, context_tokens: float,
                                  c: Config = tinyllm.TINY_LLAMA) -> tuple[float, float]:
     """The book's two ceilings for a float32 decoder on this machine: memory
-    B x BW / (W + B x (K x L + A)) with the measured bandwidth, and math P / F with the measured
-    matrix-multiply rate."""
+    B x BW / (W + B x (K x L + A)) with the roof's bandwidth, and math P / F with the roof's
+    matrix-multiply rate (each the fastest repeat of its measurement: see ``Machine``)."""
     point = decode_point(c, m.peak_flop_per_s, m.bandwidth_bytes_per_s, batch, context_tokens,
                          PRECISION, PRECISION, PRECISION)
     return point.memory_ceiling, point.math_ceiling
@@ -624,15 +645,18 @@ def efficiency(point: DecodePoint, m: Machine) -> float:
 
 
 def products_table(sweep: ProductSweep, m: Machine) -> Markdown:
-    """Each measured product: intensity, math rate, how fast it read the weights, share of the
-    roof; and the plain read of the same matrix in the same rounds."""
-    rows = ["| vectors | FLOP per byte | GFLOP/s | weights read at | share of this machine's roof |",
+    """Each measured product: intensity, math rate, share of the roof, and, below the ridge only,
+    how fast it read the weights (past the ridge the math sets the pace, and that speed says
+    nothing about the memory); and the plain read of the same matrix in the same rounds."""
+    rows = ["| vectors | FLOP per byte | GFLOP/s | share of this machine's roof | weights read at (below the ridge) |",
             "|--:|--:|--:|--:|--:|"]
     for p in sweep:
         roof = min(m.peak_flop_per_s, p.intensity_flop_per_byte * m.bandwidth_bytes_per_s)
+        below = p.intensity_flop_per_byte < m.balance_point_flop_per_byte
+        read = f"{p.bandwidth_bytes_per_s / 1e9:,.1f} GB/s" if below else ""
         rows.append(f"| {p.batch:,} | {p.intensity_flop_per_byte:,.2f} | {p.flop_per_s / 1e9:,.1f} "
-                    f"| {p.bandwidth_bytes_per_s / 1e9:,.1f} GB/s | {p.flop_per_s / roof:.0%} |")
-    rows.append(f"| plain read | | | {sweep.read_bytes_per_s / 1e9:,.1f} GB/s | |")
+                    f"| {p.flop_per_s / roof:.0%} | {read} |")
+    rows.append(f"| plain read, same rounds | | | | {sweep.read_bytes_per_s / 1e9:,.1f} GB/s |")
     return Markdown(f"Measured on {m.label}:\n\n" + "\n".join(rows))
 
 
@@ -663,12 +687,13 @@ RETRIES = 2
 
 
 def relation(claim: str, measured: float | Ratio, *, at_least: float | None = None,
-             below: float | None = None) -> None:
+             below: float | None = None, show_measured: bool = False) -> None:
     """Assert a relation that holds on any machine: ``measured`` is at least ``at_least``, or
     below ``below``. When it does not hold and ``measured`` can be measured again, measure it
     again (up to ``RETRIES`` times) before raising CheckFailed, which names the claim and the
-    values measured. Prints one stable line with the bound, never the measured values (they
-    belong to the machine)."""
+    values measured. Prints one line with the bound; stable, without the measured values (they
+    belong to the machine), unless ``show_measured``: then the line also gives what this machine
+    measured, for a cell whose outputs nbval does not compare."""
     if not isinstance(claim, str) or not claim.strip():
         raise ValueError("claim must say in words what relation holds")
     if (at_least is None) == (below is None):
@@ -683,7 +708,11 @@ def relation(claim: str, measured: float | Ratio, *, at_least: float | None = No
     while not holds(seen[-1]) and ratio.again is not None and len(seen) <= RETRIES:
         seen.append(ratio.again())
     need = f"{'at least' if below is None else 'below'} {bound:g}"
+    values = ", then ".join(f"{x:.3g}" for x in seen)
     if not holds(seen[-1]):
-        raise CheckFailed(f"{claim}: not so on this machine (measured {', then '.join(f'{x:.3g}' for x in seen)}; "
+        raise CheckFailed(f"{claim}: not so on this machine (measured {values}; "
                           f"{need} needed). Was another program busy? Run the chapter again.")
-    print(f"✓ {claim} (on this machine: {need})")
+    if show_measured:
+        print(f"✓ {claim} (on this machine: {values}; {need} needed)")
+    else:
+        print(f"✓ {claim} (on this machine: {need})")
