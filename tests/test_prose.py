@@ -102,7 +102,7 @@ def test_a_page_is_measured_and_judged_against_the_limits(tmp_path):
 
 def test_the_table_covers_the_primer_and_every_numbered_chapter():
     names = [p.stem for p in prose.chapters()]
-    assert names[0] == "primer" and len(names) == 13 and all(n[:2].isdigit() for n in names[1:])
+    assert names[0] == "primer" and len(names) == 14 and all(n[:2].isdigit() for n in names[1:])
     assert "MLP" in prose.glossary_terms() and "knee" in prose.glossary_terms()
 
 
@@ -110,3 +110,47 @@ def test_an_everyday_word_needs_one_link_anywhere_a_term_needs_its_first_use_lin
     terms = ["key", "ridge"]
     assert prose.unlinked_terms("The key point. Each {term}`key <key>` is cached. The ridge.", terms) == ["ridge"]
     assert prose.unlinked_terms("The key point, and nothing linked.", terms) == ["key"]
+
+
+# ---- the book keeps the limits ------------------------------------------------------------------
+
+#: check() and check_range() calls in the chapters at d6468db, before the main lines were rewritten
+#: (counted by ``_check_calls``): moving a refinement aside must not drop a check
+CHECKS_BEFORE_TWO_DEPTHS = 3227
+
+
+def _check_calls(path) -> int:
+    import ast
+
+    n = 0
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type == "code":
+            source = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
+            n += sum(isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("check", "check_range")
+                     for node in ast.walk(ast.parse(source)))
+    return n
+
+
+@pytest.mark.parametrize("path", prose.chapters(), ids=lambda p: p.stem)
+def test_every_main_line_reads_in_one_sitting(path):
+    page = prose.measure(path, prose.glossary_terms())
+    assert page.within_limits() == [], f"{path.stem}: " + "; ".join(page.within_limits())
+    assert page.unlinked == (), f"{path.stem}: glossary terms used without a link: {', '.join(page.unlinked)}"
+
+
+@pytest.mark.parametrize("path", prose.chapters(), ids=lambda p: p.stem)
+def test_every_chapter_opens_with_what_it_relies_on(path):
+    cells = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown"]
+    opening = cells[0].source
+    box = opening.find("{admonition} Before this chapter")
+    assert box != -1, f"{path.stem}: no 'Before this chapter' box in its first Markdown cell"
+    objectives = opening.find("After this chapter you can")
+    assert objectives == -1 or box < objectives, f"{path.stem}: the box comes before the objectives"
+    body = opening[box:].split("\n```", 1)[0]
+    assert "**Recap:**" in body and len([l for l in body.split("**Recap:**", 1)[1].splitlines() if l.strip()]) <= 3
+
+
+def test_no_check_was_lost_on_the_way():
+    from inferlimits.book import notebooks
+
+    assert sum(_check_calls(p) for p in notebooks()) >= CHECKS_BEFORE_TWO_DEPTHS
