@@ -20,7 +20,7 @@ from inferlimits.book import ROOT, measures_this_machine, notebooks
 from inferlimits.figures import machine as machinefig
 
 CHAPTERS = {nb.stem: nb for nb in notebooks()}
-#: the chapters with panels that can be built here (chapter 12's measure this machine: see below)
+#: the chapters with panels that can be built here (chapter 13's measure this machine: see below)
 BUILT = [name for name, nb in CHAPTERS.items()
          if "panel(" in nb.read_text(encoding="utf-8") and not measures_this_machine(nb)]
 
@@ -50,17 +50,17 @@ NAMED = {
                ("batch", 128, "(at 128, about"), ("batch", 2048, "From 2,048 the"),
                ("model_name", "gpt-oss-120b", "choose gpt-oss-120b")],
     "10_speculative_decoding": [("batch", 256, "256 sequences give"), ("batch", 512, "and 512, which still")],
-    "10_index_card": [("context_tokens", 8192, "with 8,192 tokens of context"),
+    "11_index_card": [("context_tokens", 8192, "with 8,192 tokens of context"),
                       ("batch", 8, "at a batch of 8"), ("batch", 16, "the caches at 16"),
                       ("batch", 32, "stops at 16 and 32"), ("batch", 256, "without a rate is 256"),
                       ("batch", 512, "moves to 512"), ("kv_precision", "FP8", "KV cache to FP8")],
-    "11_worked_example": [("context_tokens", 16_384, "set the context to 16,384"),
+    "12_worked_example": [("context_tokens", 16_384, "set the context to 16,384"),
                           ("usable_fraction", 0.92, "on the slider, from 0.92"),
                           ("batch", 16, "set the batch to 16"), ("bandwidth_share", "70%", "At 70% of the bandwidth")],
-    "12_measure": [("side", 1024, "a side of 1,024"), ("array_mib", 4, "an array of 4 MiB"),
+    "13_measure": [("side", 1024, "a side of 1,024"), ("array_mib", 4, "an array of 4 MiB"),
                    ("context_tokens", 0, "from 0 to 1,024"), ("context_tokens", 1024, "to 1,024 tokens")],
 }
-#: chapter 12's controls, from the figure module: its panels measure this machine on construction
+#: chapter 13's controls, from the figure module: its panels measure this machine on construction
 MACHINE_STOPS = {"side": machinefig.PRODUCT_SIDES, "array_mib": machinefig.ARRAY_MIB,
                  "context_tokens": machinefig.CONTEXTS}
 
@@ -132,7 +132,7 @@ def test_every_value_an_exercise_names_is_a_stop(chapter):
     text = exercise_text(chapter)
     if chapter in BUILT:
         controls = [(c, p) for p in panels(chapter) for c in p.specs]
-    else:  # chapter 12: its slider stops, as the figure module lists them
+    else:  # chapter 13: its slider stops, as the figure module lists them
         controls = [(interactive.Control(name, name, stops, kind="slider"), None) for name, stops in MACHINE_STOPS.items()]
     for name, value, words in NAMED[chapter]:
         assert words in text, f"{chapter}: the exercises no longer say {words!r}: update NAMED"

@@ -23,7 +23,7 @@ from jupyterlab_driver import CHAPTERS, ROOT, Notebook, jupyterlab, source_hidde
 from test_controls import panels
 
 SHOTS = ROOT / "test-output" / "screenshots"
-NOTEBOOKS = ["01_two_speeds.ipynb", "10_index_card.ipynb"]
+NOTEBOOKS = ["01_two_speeds.ipynb", "11_index_card.ipynb"]
 #: the folder served (a copy of it) and read for what the notebooks should show
 SOURCE = CHAPTERS
 #: lab extensions to turn off (none: the test of the test turns off jupyterlab-myst here)

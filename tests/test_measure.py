@@ -399,7 +399,7 @@ def test_the_bandwidth_array_is_at_least_four_times_the_cache_this_machine_repor
     assert array >= measure.MIN_ARRAY_BYTES and array % 2**20 == 0
     from inferlimits.book import ROOT
     import nbformat
-    nb = nbformat.read(ROOT / "chapters" / "12_measure.ipynb", as_version=4)
+    nb = nbformat.read(ROOT / "chapters" / "13_measure.ipynb", as_version=4)
     sources = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
     assert "measure.this_machine(measure.bandwidth_array_bytes()" in sources
 

@@ -30,7 +30,7 @@ from inferlimits.arithmetic.overhead import (binding_wall, dispatch_sweep, eager
 from inferlimits.arithmetic.roofline import COMPUTE_BOUND, MEMORY_BOUND
 
 LLAMA = model("Llama-3.1-8B").config
-CHAPTERS = [ROOT / "chapters" / "06_overhead.ipynb", ROOT / "chapters" / "10_index_card.ipynb"]
+CHAPTERS = [ROOT / "chapters" / "06_overhead.ipynb", ROOT / "chapters" / "11_index_card.ipynb"]
 
 
 # ---- the overhead ceiling ------------------------------------------------------------------------

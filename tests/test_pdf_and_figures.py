@@ -118,14 +118,14 @@ def test_every_chapter_has_a_slide_export():
 
 
 def test_chapter_12_exports_keep_the_label_of_the_machine_that_measured():
-    nb = json.loads((export.CHAPTERS / "12_measure.ipynb").read_text(encoding="utf-8"))
+    nb = json.loads((export.CHAPTERS / "13_measure.ipynb").read_text(encoding="utf-8"))
     page = "".join("".join(o.get("data", {}).get("text/html", "")) for c in nb["cells"] for o in c.get("outputs", []))
     labels = set(re.findall(r"measured on ([^<\\]+?\d{4}-\d{2}-\d{2})", page))
-    assert labels, "chapter 12's committed outputs name no machine"
-    for name in ("12_machine_roofline", "12_machine_decode"):
+    assert labels, "chapter 13's committed outputs name no machine"
+    for name in ("13_machine_roofline", "13_machine_decode"):
         slide, text = export.SLIDES[name], _svg_text(name)
         assert any(f"measured on {label}" in text for label in labels), text
-        assert "12_measure.ipynb" in slide.caption and slide.caption in text
+        assert "13_measure.ipynb" in slide.caption and slide.caption in text
 
 
 def test_a_figure_missing_from_the_outputs_is_an_error_not_a_guess(tmp_path):

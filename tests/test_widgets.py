@@ -71,10 +71,10 @@ PANELS = {
                                                         2048, div_id="fig-test"),
     "frontier": lambda: servingfig.frontier_panel(list(models()), NAMES, "Llama-3.1-8B", "H100 SXM", "FP8", 1, 1024, 256,
                                                   64, div_id="fig-test"),
-    # chapter 11
+    # chapter 12
     "worked-capacity": lambda: workedfig.capacity_panel(workedfig.CACHE_LABELS[0], 2048, 0.95, div_id="fig-test"),
     "worked-step": lambda: workedfig.step_panel("100%", 1, div_id="fig-test"),
-    # chapter 12 (each change measures this machine again)
+    # chapter 13 (each change measures this machine again)
     "machine-roofline": lambda: machinefig.roofline_panel(256, 2048, div_id="fig-test"),
     "machine-products": lambda: machinefig.products_panel(8192, 256, div_id="fig-test"),
     "machine-decode": lambda: machinefig.decode_panel(128, 64, div_id="fig-test"),

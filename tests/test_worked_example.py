@@ -20,7 +20,7 @@ from inferlimits.arithmetic.kvcache import max_context_tokens, max_sequences
 from inferlimits.data.models import model, param_count
 from inferlimits.data.units import GB, GIB, MIB
 
-CHAPTER = Path(__file__).resolve().parent.parent / "chapters" / "11_worked_example.ipynb"
+CHAPTER = Path(__file__).resolve().parent.parent / "chapters" / "12_worked_example.ipynb"
 CLAIMS_FILE = "worked_example_claims.toml"
 
 

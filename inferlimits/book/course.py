@@ -103,9 +103,9 @@ SESSIONS = (
             notes="Batching shares the weights' read among the conversations; the caches are what it cannot "
                   "share. Ask how large a batch should be before showing the knee, and check the fit in memory "
                   "before any rate."),
-    Session("The third wall, measured", ("06_overhead", "12_measure"),
-            lab="run chapter 12 on a laptop and in Binder, and compare the two machines' roofs",
-            notes="Chapter 12 measures the machine it runs on, so the hosted book's figures show the machine "
+    Session("The third wall, measured", ("06_overhead", "13_measure"),
+            lab="run chapter 13 on a laptop and in Binder, and compare the two machines' roofs",
+            notes="Chapter 13 measures the machine it runs on, so the hosted book's figures show the machine "
                   "that built the book; students get their own machine's numbers only with the notebook running, "
                   "which is the point of the lab."),
     Session("Low precision", ("07_low_precision",),
@@ -117,7 +117,7 @@ SESSIONS = (
                   "model's. Read the figure's MoE curve against its dense twin's before the formula."),
     Session("Serving at scale", ("09_serving_at_scale", "10_speculative_decoding"),
             lab="in Binder, find a set-up on the frontier of {doc}`10_speculative_decoding` that meets a stated speed per user"),
-    Session("The index card and a worked example", ("10_index_card", "11_worked_example"),
+    Session("The index card and a worked example", ("11_index_card", "12_worked_example"),
             notes="The worked example checks a published post claim by claim and makes a good final "
                   "assignment: let students fill in the index card for it first."),
 )

@@ -5,7 +5,7 @@ and PNG. Deterministic: exporting twice on one machine gives identical files.
 Each export is the figure exactly as its chapter draws it: the figure object read from the static
 figure in the chapter's committed outputs (the one the hosted book shows, at the values the
 chapter opens it with), with its dropdowns and sliders hidden, so that a slide can never drift
-from its chapter. Chapter 12's figures are measurements of the machine that executed it, and keep
+from its chapter. Chapter 13's figures are measurements of the machine that executed it, and keep
 the label that says which machine and when.
 
 ``figures/exports.json`` records, for each export, a hash of what it was drawn from (the figure,
@@ -108,8 +108,8 @@ def source_hash(fig: dict) -> str:
     return _sha256(json.dumps(source, sort_keys=True, separators=(",", ":")).encode())
 
 
-_MEASURED = ("Measured when chapter 12 was last executed; drawn from the figure data committed in "
-             "chapters/12_measure.ipynb, not re-measured.")
+_MEASURED = ("Measured when chapter 13 was last executed; drawn from the figure data committed in "
+             "chapters/13_measure.ipynb, not re-measured.")
 
 #: name -> slide; every chapter has at least one (a test checks).
 SLIDES: dict[str, Slide] = {
@@ -128,11 +128,11 @@ SLIDES: dict[str, Slide] = {
     "09_tensor_parallel": Slide("09_serving_at_scale", "fig-tensor-parallel"),
     "09_speculative": Slide("10_speculative_decoding", "fig-speculative"),
     "09_frontier": Slide("10_speculative_decoding", "fig-frontier"),
-    "10_index_card": Slide("10_index_card", "fig-index-card"),
-    "11_worked_capacity": Slide("11_worked_example", "fig-worked-capacity"),
-    "11_worked_step": Slide("11_worked_example", "fig-worked-step"),
-    "12_machine_roofline": Slide("12_measure", "fig-machine-roofline", _MEASURED),
-    "12_machine_decode": Slide("12_measure", "fig-machine-decode", _MEASURED),
+    "11_index_card": Slide("11_index_card", "fig-index-card"),
+    "12_worked_capacity": Slide("12_worked_example", "fig-worked-capacity"),
+    "12_worked_step": Slide("12_worked_example", "fig-worked-step"),
+    "13_machine_roofline": Slide("13_measure", "fig-machine-roofline", _MEASURED),
+    "13_machine_decode": Slide("13_measure", "fig-machine-decode", _MEASURED),
 }
 
 

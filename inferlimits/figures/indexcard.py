@@ -1,4 +1,4 @@
-"""The index card as one panel (chapter 10): both decode ceilings and a measured rate (tokens/s),
+"""The index card as one panel (chapter 11): both decode ceilings and a measured rate (tokens/s),
 where a decode step's time goes (ms), the all-reduces on several GPUs among it, and the card's
 verdict and levers as text."""
 from __future__ import annotations
