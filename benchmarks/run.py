@@ -1,4 +1,5 @@
 """Measure the book's budgets (DESIGN.md): build times, kernel-side redraw latency, page weight,
+each chapter's main line (words and sentence lengths),
 the first visit of chapter 1 with an empty cache (Debian's chromium, bytes by type, uncompressed
 and gzip), notebook sizes. Reports, never asserts; writes benchmarks/results.json and prints it.
 
@@ -109,6 +110,15 @@ def first_visit_kb(page: str = "chapters/01_two_speeds.html") -> dict:
     return {"page": page, **{k: kb(v) for k, v in weight["by_type"].items()}, "total": kb(weight["total"])}
 
 
+def main_lines() -> dict[str, dict]:
+    """Each chapter's main line (``inferlimits.book.prose``): words, median sentence, share of
+    sentences over 40 words, glossary terms used without a link."""
+    from inferlimits.book import prose
+
+    return {p.page: {"words": p.words, "median sentence": p.median_sentence, "over 40 words": round(p.long_share, 3),
+                     "unlinked terms": list(p.unlinked)} for p in prose.table()}
+
+
 def notebook_sizes_kb() -> dict[str, float]:
     return {p.name: p.stat().st_size / 1000 for p in sorted((ROOT / "chapters").glob("*.ipynb"))}
 
@@ -178,6 +188,7 @@ def main() -> None:
     results["page kB (budget 1,500 per chapter page)"] = {k: round(v, 1) for k, v in page_weights_kb().items()}
     results["first visit, empty cache (budget 2,000 kB)"] = first_visit_kb()
     results["notebook kB (budget 300)"] = {k: round(v, 1) for k, v in notebook_sizes_kb().items()}
+    results["main line (budget 3,500 words, median sentence 22, 10% over 40 words)"] = main_lines()
     last = json.loads((ROOT / "benchmarks" / "results.json").read_text())
     if FRESH in last:   # measured by --fresh-clone, kept
         results[FRESH] = last[FRESH]
