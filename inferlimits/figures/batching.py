@@ -69,7 +69,8 @@ def throughput_spec(model_name: str, accelerator_name: str, batch: float, activa
     False the step moves the weights alone (A = 0) and the knee, B = R x W / F, is marked.
 
     The curves without overlap are dashed, like the memory ceiling; with ``thin_no_overlap`` they
-    are thin, pale and solid instead, so that each line style means one thing (dashed: the memory
+    are thin and solid instead (at full colour: a pale line would fall below the 3:1 contrast the
+    site holds every line to), so that each line style means one thing (dashed: the memory
     ceiling; dotted: the math ceiling and the knee; dash-dot: the measured math)."""
     p, bw, w, f, act, fits = _setup(model_name, accelerator_name, activations)
     b = max(1, round(batch))
@@ -83,7 +84,7 @@ def throughput_spec(model_name: str, accelerator_name: str, batch: float, activa
     measured = math_ceiling_tokens_per_s(best, f) if best else None
     agg, one = rate(aggregate_tokens_per_s, True, b), rate(per_user_tokens_per_s, True, b)
     hover = "batch %{x:.0f} → %{y:,.0f} tokens/s<extra>%{fullData.name}</extra>"
-    no_overlap = (dict(line_width=1.5, opacity=0.5, dash=None) if thin_no_overlap
+    no_overlap = (dict(line_width=1, opacity=None, dash=None) if thin_no_overlap
                   else dict(line_width=2, opacity=None, dash="dash"))
 
     def no_overlap_trace(color, y: list, name: str) -> dict:
