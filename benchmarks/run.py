@@ -1,11 +1,13 @@
 """Measure the book's budgets (DESIGN.md): build times, kernel-side redraw latency, page weight,
 each chapter's main line (words and sentence lengths),
 the first visit of chapter 1 with an empty cache (Debian's chromium, bytes by type, uncompressed
-and gzip), notebook sizes. Reports, never asserts; writes benchmarks/results.json and prints it.
+and gzip), the first paint of chapters 1, 3 and 8 on a phone (benchmarks/firstpaint.py), notebook
+sizes. Reports, never asserts; writes benchmarks/results.json and prints it.
 
     .venv/bin/python benchmarks/run.py            # all
     .venv/bin/python benchmarks/run.py --no-build # skip the two timed builds
     .venv/bin/python benchmarks/run.py --fresh-clone  # only `make test` on a fresh clone (minutes)
+    .venv/bin/python benchmarks/run.py --first-paint [--html DIR]  # only the first paint on a phone (minutes)
 """
 from __future__ import annotations
 
@@ -124,6 +126,19 @@ def notebook_sizes_kb() -> dict[str, float]:
 
 
 FRESH = "make test from a fresh clone, s (budget 300)"
+FIRST_PAINT = "first paint on a phone, median of 3, s (budget: first contentful paint 1.8, load 6)"
+
+
+def first_paint(html: Path = ROOT / "_build" / "html") -> dict:
+    """Chapters 1, 3 and 8 under Lighthouse's mobile profile (benchmarks/firstpaint.py), served as
+    a static host serves them (gzip) and, as the test server does, uncompressed."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import firstpaint
+
+    out = {"date": time.strftime("%Y-%m-%d"), "profile": firstpaint.describe_profile(True).split("; ")[0]}
+    for compress, label in ((True, "served gzip-compressed, as a static host serves it"), (False, "served uncompressed")):
+        out[label] = firstpaint.measure(html, compress=compress)
+    return out
 
 
 #: where each phase of ``make test`` begins: the first line of its output that holds this text
@@ -167,6 +182,13 @@ def fresh_clone_test() -> dict:
 
 
 def main() -> None:
+    if "--first-paint" in sys.argv:   # minutes: measured alone, the other results kept
+        results = json.loads((ROOT / "benchmarks" / "results.json").read_text())
+        html = Path(sys.argv[sys.argv.index("--html") + 1]) if "--html" in sys.argv else ROOT / "_build" / "html"
+        results[FIRST_PAINT] = first_paint(html)
+        (ROOT / "benchmarks" / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+        print(json.dumps(results[FIRST_PAINT], indent=2))
+        return
     if "--fresh-clone" in sys.argv:   # minutes: measured alone, the other results kept
         results = json.loads((ROOT / "benchmarks" / "results.json").read_text())
         results[FRESH] = {"date": time.strftime("%Y-%m-%d"), **fresh_clone_test()}
@@ -187,6 +209,7 @@ def main() -> None:
     results["redraw median ms (budget 16)"] = {k: round(v, 2) for k, v in redraw_latency_ms().items()}
     results["page kB (budget 1,500 per chapter page)"] = {k: round(v, 1) for k, v in page_weights_kb().items()}
     results["first visit, empty cache (budget 2,000 kB)"] = first_visit_kb()
+    results[FIRST_PAINT] = first_paint()
     results["notebook kB (budget 300)"] = {k: round(v, 1) for k, v in notebook_sizes_kb().items()}
     results["main line (budget 3,500 words, median sentence 22, 10% over 40 words)"] = main_lines()
     last = json.loads((ROOT / "benchmarks" / "results.json").read_text())

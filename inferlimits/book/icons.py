@@ -75,7 +75,11 @@ def subset_site(outdir: Path) -> set[int]:
     css_path = outdir / THEME_CSS
     css = css_path.read_text(encoding="utf-8")
     names = used_icons(p.read_text(encoding="utf-8") for p in outdir.rglob("*.html"))
-    chars = codepoints(css, names) | extension_icons(p.read_text(encoding="utf-8") for p in (outdir / "_static").glob("*.css"))
+    # the extensions' stylesheets, and the themes' others (sphinx-book-theme's draws a caret by its
+    # character), which firstpaint merges into each page's bundle
+    sheets = [*(outdir / "_static").glob("*.css"),
+              *(p for p in (outdir / THEME_CSS.parent).glob("*.css") if p.name != THEME_CSS.name)]
+    chars = codepoints(css, names) | extension_icons(p.read_text(encoding="utf-8") for p in sheets)
     css_path.write_text(purge_rules(css, names), encoding="utf-8")
     for font in sorted((outdir / FONTS).glob("*")):
         if font.suffix in (".woff2", ".ttf"):

@@ -80,14 +80,21 @@ def purge(css: str, classes: set[str]) -> str:
     return "".join(out)
 
 
+def site_classes(outdir: Path) -> set[str]:
+    """The classes that can occur on the site under ``outdir``: those of its pages' ``class``
+    attributes, and the words of its scripts."""
+    outdir = Path(outdir)
+    classes = page_classes(p.read_text(encoding="utf-8") for p in outdir.rglob("*.html"))
+    return classes | script_words(p.read_text(encoding="utf-8", errors="replace")
+                                  for p in (outdir / "_static").rglob("*.js"))
+
+
 def purge_site(outdir: Path) -> tuple[int, int]:
     """Cut the theme's stylesheet under ``outdir`` to the rules its pages and scripts can use;
     its size before and after, in bytes."""
     outdir = Path(outdir)
     path = outdir / THEME_CSS
     css = path.read_text(encoding="utf-8")
-    classes = page_classes(p.read_text(encoding="utf-8") for p in outdir.rglob("*.html"))
-    classes |= script_words(p.read_text(encoding="utf-8", errors="replace") for p in (outdir / "_static").rglob("*.js"))
-    cut = purge(css, classes)
+    cut = purge(css, site_classes(outdir))
     path.write_text(cut, encoding="utf-8")
     return len(css.encode()), len(cut.encode())

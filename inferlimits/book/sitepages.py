@@ -3,9 +3,14 @@
 - Figures: each ``Plotly.newPlot`` call a chapter's output holds becomes a JSON block
   (``<script type="application/json" class="il-figure-data">``) with the config of
   ``display.PLOTLY_CONFIG``, which the site's ``figures.js`` draws, names, describes, tabulates
-  and gives keyboard controls. A page with figures gets plotly.js (the partial bundle) and
-  figures.js, both deferred at the end of the body, so first paint never waits for them; a page
-  without figures loads neither.
+  and gives keyboard controls. A page with figures gets figures.js, deferred at the end of the
+  body, and declares plotly.js (the partial bundle) there in a ``<template>``, inert: figures.js
+  loads it when a figure comes near the screen or the page is printed, and once the page has
+  loaded draws the other figures, one at a time while the browser is idle; until a figure is
+  drawn, its place shows its title and what it plots. First paint and the page's load never wait
+  for plotly.js; a page without figures loads neither.
+- Layout: every page marks itself loaded (``LOADED``), until which ``book.css`` leaves the
+  sections away from the screen unlaid (``content-visibility``), those with figures excepted.
 - Assets a page does not use are left out: sphinx-design's stylesheet and script where no
   sphinx-design component is on the page, and, from the written pages (``tidy_theme``), the
   theme's hard-coded icon script (fontawesome.js, 1.5 MB: the theme's stylesheet already draws
@@ -28,7 +33,12 @@ from inferlimits.figures.plotlyhtml import plot_calls
 
 FIGURE_SCRIPTS = ("plotly-basic.min.js", "figures.js")
 FIGURE_DATA = "il-figure-data"
+#: the ``<template>`` that declares plotly.js for figures.js to load when a figure needs it
+PLOTLY_TEMPLATE = "il-plotly"
 DESIGN_ASSETS = ("sphinx-design.min.css", "design-tabs.js")
+#: marks the page loaded (``<html data-loaded>``): book.css lays out the sections away from the
+#: screen only then, so that the first screen does not wait for the whole chapter's layout
+LOADED = '\n<script>addEventListener("load", () => { document.documentElement.dataset.loaded = ""; });</script>'
 #: what the theme's templates write into every page and the site leaves out: pattern, replacement,
 #: and the pages that keep it
 THEME_FIXES = (
@@ -77,9 +87,11 @@ def page_assets(app, pagename, templatename, context, doctree) -> None:
     body, figures = figure_data(body)
     for old, new in BODY_FIXES:
         body = body.replace(old, new)
+    body += LOADED
     if figures:
-        body += "".join(f'\n<script defer src="{context["pathto"]("_static/" + s, 1)}"></script>'
-                        for s in FIGURE_SCRIPTS)
+        plotly, script = (context["pathto"]("_static/" + s, 1) for s in FIGURE_SCRIPTS)
+        body += (f'\n<template class="{PLOTLY_TEMPLATE}"><script defer src="{plotly}"></script></template>'
+                 f'\n<script defer src="{script}"></script>')
     context["body"] = body
     if not _DESIGN_USED.search(body):
         for key in ("css_files", "script_files"):

@@ -5,11 +5,13 @@
   ``figures.js`` and ``book.css`` (``inferlimits/book/site``); which page loads what is decided in
   ``sitepages``. Math is drawn as SVG when the book is built (``mathsvg``), by the npm package
   ``mathjax`` (``inferlimits_mathjax_dir``); the theme's icon font is cut to the icons in use
-  (``icons``), and its stylesheet to the rules the pages can use (``purgecss``). ``make setup`` installs the npm packages into ``.venv/npm``.
+  (``icons``), and its stylesheet to the rules the pages can use (``purgecss``); every page waits
+  for as little as it can before its first paint (``firstpaint``: the extensions' stylesheets
+  merged into one and cut, no script blocking it, plotly.js loaded when a figure comes near). ``make setup`` installs the npm packages into ``.venv/npm``.
 - Navigation on every width: pydata-sphinx-theme's header (a second search box, and a second pair
   of sidebar toggles, which both themes' scripts take for the only one, so the visible toggles
   of sphinx-book-theme did nothing) is left empty (``navbar_persistent = []``).
-- Execute only the chapters that measure the machine building the book (chapter 12): every other
+- Execute only the chapters that measure the machine building the book (chapter 13): every other
   chapter is shown with its committed outputs, which the strict nbval run of ``make test``
   proves are what the code computes now (``make outputs`` refreshes them after a change), so a
   chapter is executed once per test run, not once for the build and again for nbval. The
@@ -37,7 +39,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from inferlimits.book import ROOT, icons, mathsvg, measures_this_machine, notebooks, purgecss, sitepages
+from inferlimits.book import ROOT, firstpaint, icons, mathsvg, measures_this_machine, notebooks, purgecss, sitepages
 
 PACKAGE = Path(__file__).resolve().parents[1]  # inferlimits/
 SITE = Path(__file__).resolve().parent / "site"
@@ -48,7 +50,7 @@ EDITION_ENV = "INFERLIMITS_EDITION"
 EDITIONS = ("full", "student")
 #: the tag of the check cells that state an exercise's answers
 SOLUTION_TAG = "solution"
-BUILD_ONLY = ("sphinxext.py", "sitepages.py", "mathsvg.py", "icons.py", "purgecss.py", "plotlyhtml.py")
+BUILD_ONLY = ("sphinxext.py", "sitepages.py", "mathsvg.py", "icons.py", "purgecss.py", "firstpaint.py", "plotlyhtml.py")
 
 
 def _npm_file(app, value: str, what: str) -> Path:
@@ -85,6 +87,13 @@ def _copy_assets(app, exception) -> None:
         sitepages.tidy_theme(Path(app.outdir))
         icons.subset_site(Path(app.outdir))
         purgecss.purge_site(Path(app.outdir))
+
+
+def _first_paint(app, exception) -> None:
+    """After every other extension has written its stylesheets (pydata-sphinx-theme its
+    pygments.css, myst-nb and sphinx-exercise theirs, at build-finished too)."""
+    if exception is None and app.builder.format == "html":
+        firstpaint.tidy_site(Path(app.outdir))
 
 
 def package_digest() -> str:
@@ -224,4 +233,5 @@ def setup(app):
     app.connect("doctree-read", _drop_widget_state)
     app.connect("doctree-read", _drop_solution_cells)
     app.connect("build-finished", _copy_assets)
+    app.connect("build-finished", _first_paint, priority=900)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

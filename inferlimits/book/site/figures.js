@@ -9,6 +9,13 @@
 //  - a layout that fits its width: the title wrapped, and labels that would leave the figure moved
 //    back inside; on a narrow screen also smaller type and the legend under the plot.
 // Nothing here knows a particular figure: every figure the chapters draw gets all of it.
+//
+// plotly.js (1.2 MB) does not load with the page, which paints and loads without it: the page
+// declares it in a <template class="il-plotly">, and it is loaded when a figure comes within
+// NEAR of the screen, or the page is printed. The figures near the screen are drawn first; once
+// the page has loaded, the others, one at a time while the browser is idle, so that each is
+// drawn by the time a reader scrolls to it. Until then a figure's place shows its title and what
+// it plots.
 (function () {
   "use strict";
 
@@ -181,7 +188,9 @@
 
   // ---- name, description and data ----------------------------------------------------------
 
-  const shown = (gd) => gd.data.filter((t) => t.visible !== false && t.visible !== "legendonly");
+  // (``fig`` below is what is drawn, plotly's div, or before that the figure's spec: both have
+  // ``data`` and ``layout``)
+  const shown = (fig) => fig.data.filter((t) => t.visible !== false && t.visible !== "legendonly");
 
   function axisWords(a) {
     const log = a.type === "log";
@@ -278,7 +287,8 @@
       select.value = String(menu.active || 0);
       select.addEventListener("change", () => {
         fig.state[`m${m}`] = +select.value;
-        run(gd, menu.buttons[+select.value], { [`updatemenus[${m}].active`]: +select.value });
+        if (fig.drawn) run(gd, menu.buttons[+select.value], { [`updatemenus[${m}].active`]: +select.value });
+        else soon(fig);   // drawn with the reader's choice
       });
       const set = (i) => { select.value = String(i); fig.state[`m${m}`] = i; };
       list.push({ el: [label, select], words: `${name} (${menu.buttons.length} choices)`, menu: m, set,
@@ -302,7 +312,8 @@
       range.addEventListener("input", () => {
         const i = +range.value;
         show(i);
-        run(gd, steps[i], { [`sliders[${s}].active`]: i });
+        if (fig.drawn) run(gd, steps[i], { [`sliders[${s}].active`]: i });
+        else soon(fig);
       });
       list.push({ el: [label, range, out], words: `${name} (${steps.length} stops)`, slider: s, set: show,
                   replay: (i) => run(gd, steps[i], { [`sliders[${s}].active`]: i }) });
@@ -371,10 +382,12 @@
     fig.gd.dataset.layout = fig.narrow ? "narrow" : "wide";
   }
 
+  /** The figure's frame, before plotly.js is there: its controls, its name and description, its
+   *  (still empty) data table, and in the plot's place its title and what it plots. */
   function setup(script) {
     const gd = document.getElementById(script.dataset.for);
     const box = gd.parentElement;
-    const fig = { gd, spec: JSON.parse(script.textContent), state: {} };
+    const fig = { gd, spec: JSON.parse(script.textContent), state: {}, drawn: false };
     const figure = document.createElement("figure");
     figure.className = "il-figure";
     box.parentElement.insertBefore(figure, box);
@@ -398,11 +411,31 @@
     fig.description = Object.assign(document.createElement("p"), { id: `${gd.id}-description` });
     fig.table = document.createElement("div");
     details.append(fig.description, fig.table);
+    details.addEventListener("toggle", () => {   // opened before the figure is drawn: the spec's numbers
+      if (details.open && !fig.drawn && !fig.table.childElementCount) fig.table.replaceChildren(dataTable(fig.spec));
+    });
     caption.append(fig.name, details);
     figure.appendChild(caption);
     figure.setAttribute("aria-labelledby", fig.name.id);
     figure.setAttribute("aria-describedby", fig.description.id);
+    fig.name.textContent = plain(fig.spec.layout.title) || gd.id.replace(/^fig-/, "").replace(/-/g, " ");
+    fig.description.textContent = describe(fig.spec, fig.controls);
+    // in the plot's place until it is drawn (the figure's name and description speak for it)
+    fig.placeholder = document.createElement("div");
+    fig.placeholder.className = "il-placeholder";
+    fig.placeholder.setAttribute("aria-hidden", "true");
+    fig.placeholder.append(Object.assign(document.createElement("strong"), { textContent: fig.name.textContent }),
+                           Object.assign(document.createElement("span"), {
+                             textContent: fig.description.textContent.replace(/ Its numbers are in .*$/, "") }));
+    gd.appendChild(fig.placeholder);
     figures.push(fig);
+    return fig;
+  }
+
+  /** Draw ``fig`` for the first time (plotly.js loaded). */
+  function first(fig) {
+    const { gd } = fig;
+    fig.placeholder.remove();
     return draw(fig).then(() => {
       gd.on("plotly_sliderchange", (e) => {
         const c = fig.controls.find((k) => k.slider === e.slider._index);
@@ -415,9 +448,74 @@
       for (const event of ["plotly_restyle", "plotly_relayout", "plotly_update"]) {
         gd.on(event, () => requestAnimationFrame(() => refresh(fig)));
       }
+      fig.drawn = true;
       gd.dataset.ready = "true";
-      watcher.observe(box);
+      watcher.observe(gd.parentElement);
     });
+  }
+
+  // ---- when each figure is drawn -----------------------------------------------------------
+
+  const NEAR = "1000px 0px";      // a figure this far above or below the screen is drawn now
+  const near = new Set();         // the figures within NEAR of the screen, and those a reader used
+  let everyFigure = false;        // true once the page has loaded
+  let printing = false;           // true once the page is printed: every figure, at once
+  let plotly = null;              // plotly.js, loading or loaded
+  let drawing = false;
+
+  function loadPlotly() {
+    if (!plotly) {
+      plotly = window.Plotly ? Promise.resolve() : new Promise((resolve, reject) => {
+        const declared = document.querySelector("template.il-plotly").content.querySelector("script");
+        const script = document.createElement("script");
+        script.src = declared.getAttribute("src");
+        script.onload = resolve;
+        script.onerror = () => reject(new Error(`plotly.js did not load from ${script.src}`));
+        document.body.appendChild(script);
+      });
+    }
+    return plotly;
+  }
+
+  let wake = () => {};            // ends the wait for idle time: a figure has come near
+  const idle = () => new Promise((resolve) => {
+    wake = resolve;
+    if (window.requestIdleCallback) requestIdleCallback(resolve, { timeout: 1000 });
+    else setTimeout(resolve, 50);
+  });
+
+  function nextFigure() {
+    const waiting = figures.filter((f) => !f.started);
+    return waiting.find((f) => printing || near.has(f)) || (everyFigure ? waiting[0] : undefined);
+  }
+
+  /** Draw the figures that should be drawn, nearest first, one at a time. */
+  async function drawWaiting() {
+    if (drawing) return;
+    drawing = true;
+    try {
+      for (let fig = nextFigure(); fig; fig = nextFigure()) {
+        if (!printing && !near.has(fig)) await idle();   // not needed yet: when the browser has time
+        await loadPlotly();
+        fig = nextFigure();   // chosen now: the reader may have scrolled to another meanwhile
+        if (!fig) break;
+        fig.started = true;
+        await first(fig);
+      }
+    } finally {
+      drawing = false;
+    }
+  }
+
+  function soon(fig) {
+    near.add(fig);
+    wake();
+    drawWaiting();
+  }
+
+  function drawEveryFigure() {
+    everyFigure = true;
+    drawWaiting();
   }
 
   // A figure follows its own box, not the window: the page's columns settle after the window
@@ -443,7 +541,15 @@
   // inferlimits/book/pdf.py, opens each page in print media at the printed width: its figures are
   // drawn for the paper from the start.)
   const PRINT_WIDTH = 680;  // px
+  const printMedia = matchMedia("print");
+  printMedia.addEventListener("change", () => printMedia.matches && drawPrinted());
+  function drawPrinted() {   // printed (the book's PDF opens each page as print): every figure, now
+    printing = true;
+    wake();
+    drawEveryFigure();
+  }
   window.addEventListener("beforeprint", () => {
+    drawPrinted();
     for (const fig of figures) {
       const box = fig.gd.parentElement;
       if (fig.gd.dataset.ready !== "true" || box.clientWidth <= PRINT_WIDTH) continue;
@@ -461,4 +567,17 @@
   });
 
   document.querySelectorAll("script.il-figure-data").forEach(setup);
+  const approach = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      const fig = figures.find((f) => f.gd.parentElement === entry.target);
+      if (fig && entry.isIntersecting) near.add(fig);
+      else if (fig) near.delete(fig);
+    }
+    if (near.size) wake();
+    drawWaiting();
+  }, { rootMargin: NEAR });
+  for (const fig of figures) approach.observe(fig.gd.parentElement);
+  if (printMedia.matches) drawPrinted();
+  if (document.readyState === "complete") drawEveryFigure();
+  else window.addEventListener("load", drawEveryFigure);
 })();
