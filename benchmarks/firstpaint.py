@@ -24,20 +24,17 @@ arrived until the load. Each chapter is loaded ``runs`` times, and the median is
 from __future__ import annotations
 
 import argparse
-import contextlib
-import functools
 import gzip
-import http.server
 import io
 import json
 import statistics
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from inferlimits.book.serve import CHROMIUM, CHROMIUM_FLAGS, Quiet, serve  # noqa: E402
 
 CHAPTERS = ("chapters/01_two_speeds.html", "chapters/03_prefill.html", "chapters/08_moe.html")
 #: Lighthouse's mobile profile, as issue 34 states it
@@ -65,14 +62,11 @@ TIMES = """() => new Promise((resolve) => {
 })"""
 
 
-class _Host(http.server.SimpleHTTPRequestHandler):
+class _Host(Quiet):
     """Serves files as a static host does: HTTP/1.1 with keep-alive, and text gzip-compressed
     (level 6) when the browser accepts it."""
     protocol_version = "HTTP/1.1"
     compress = True
-
-    def log_message(self, *args) -> None:
-        pass
 
     def send_head(self):
         path = Path(self.translate_path(self.path))
@@ -89,20 +83,6 @@ class _Host(http.server.SimpleHTTPRequestHandler):
         self.send_header("Vary", "Accept-Encoding")
         self.end_headers()
         return io.BytesIO(body)
-
-
-@contextlib.contextmanager
-def host(directory: Path, compress: bool = True) -> Iterator[str]:
-    """Serve ``directory`` on 127.0.0.1 at a free port, as a static host would; yield the base URL."""
-    handler = type("Host", (_Host,), {"compress": compress})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(directory)))
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def load_once(browser, url: str, profile: dict = PROFILE) -> dict:
@@ -136,10 +116,8 @@ def measure(html: Path, chapters=CHAPTERS, runs: int = 3, compress: bool = True)
     """For each chapter, the median of ``runs`` cold loads (seconds, and kB over the wire until load)."""
     from playwright.sync_api import sync_playwright
 
-    from inferlimits.book.serve import CHROMIUM, CHROMIUM_FLAGS
-
     out = {}
-    with host(Path(html), compress) as base, sync_playwright() as p:
+    with serve(Path(html), type("Host", (_Host,), {"compress": compress})) as base, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS, headless=True)
         try:
             for chapter in chapters:

@@ -382,6 +382,14 @@ def _pixels_differ(browser, a: bytes, b: bytes) -> int:
         page.close()
 
 
+def open_solution_and_check(page) -> None:
+    """Open a chapter's first solution and its first hidden check cell, and let them settle."""
+    for opener in (".solution.dropdown .admonition-title", "details.hide summary"):
+        page.locator(opener).first.scroll_into_view_if_needed()
+        page.locator(opener).first.click()
+    page.wait_for_timeout(500)
+
+
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
 def test_pages_look_the_same_with_the_theme_stylesheet_whole(site, browser, viewport):
     """The cut theme stylesheet (inferlimits/book/purgecss.py) against the theme's own: a chapter
@@ -399,10 +407,7 @@ def test_pages_look_the_same_with_the_theme_stylesheet_whole(site, browser, view
             page.goto(f"{site}/{path}", wait_until="networkidle")
             page.wait_for_timeout(500)
             if path.startswith("chapters/02"):
-                for opener in (".solution.dropdown .admonition-title", "details.hide summary"):
-                    page.locator(opener).first.scroll_into_view_if_needed()
-                    page.locator(opener).first.click()
-                page.wait_for_timeout(500)
+                open_solution_and_check(page)
             shots.append(page.screenshot())
         page.close()
     half = len(shots) // 2

@@ -140,7 +140,7 @@ def test_pages_look_the_same_with_the_stylesheets_whole(built, site, browser, vi
     """The bundles and theme.css, cut, against the extensions' stylesheets whole and the theme's
     theme.css importing Sphinx's basic.css whole: a figure drawn, a chapter with a solution and a
     check cell opened, and the search page, pixel for pixel the same."""
-    from test_browser import _pixels_differ
+    from test_browser import _pixels_differ, open_solution_and_check
 
     whole = _whole(built)
     shots = []
@@ -158,10 +158,7 @@ def test_pages_look_the_same_with_the_stylesheets_whole(built, site, browser, vi
             if not path.startswith("chapters/01"):   # (its top is drawn with a pixel or two of noise)
                 shots.append(page.screenshot())
             if path.startswith("chapters/02"):
-                for opener in (".solution.dropdown .admonition-title", "details.hide summary"):
-                    page.locator(opener).first.scroll_into_view_if_needed()
-                    page.locator(opener).first.click()
-                page.wait_for_timeout(300)
+                open_solution_and_check(page)
                 shots.append(page.screenshot())
             if path.startswith("chapters/01"):
                 page.locator(".plotly-graph-div").first.scroll_into_view_if_needed()

@@ -10,15 +10,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    """Python's static file handler, without a log line per request."""
+
     def log_message(self, *args) -> None:
         pass
 
 
 @contextlib.contextmanager
-def serve(directory: Path) -> Iterator[str]:
-    """Serve ``directory`` on 127.0.0.1 at a free port; yield the base URL."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(directory)))
+def serve(directory: Path, handler: type[Quiet] = Quiet) -> Iterator[str]:
+    """Serve ``directory`` on 127.0.0.1 at a free port with ``handler``; yield the base URL."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(directory)))
+    server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
