@@ -10,7 +10,7 @@ import pytest
 
 from inferlimits.data import datafiles
 from inferlimits.data.hardware import device
-from inferlimits.arithmetic.measured import (NEAR, Comparison, bytes_per_weight, compare, comparisons,
+from inferlimits.arithmetic.measured import (NEAR, PER_SEQUENCE, Comparison, bytes_per_weight, compare, comparisons,
                                              implied_bytes_per_step, math_rate)
 from inferlimits.data.measurements import DECODE_METRICS, METRICS, kernel_measurements, measurements
 from inferlimits.data.models import model
@@ -18,7 +18,7 @@ from inferlimits.data.units import formats
 
 ROWS = measurements()
 #: a URL, a repository (owner/name) with a file in it or a pull request, or the book's source document
-WHERE = re.compile(r"https?://|\b[\w.-]+/[\w.-]+\b.*(\.md|\.rst|pull request)|the book's main source")
+WHERE = re.compile(r"https?://|\b[\w.-]+/[\w.-]+\b.*(\.\w+\b|pull request)|the book's main source")
 
 
 def test_there_are_at_least_25_published_points():
@@ -30,16 +30,16 @@ def test_every_row_is_complete_and_sourced(key):
     m = ROWS[key]
     model(m.model), device(m.accelerator)  # both in the data
     assert m.weight_precision in formats() and m.metric in METRICS
-    assert m.math_precision in ("BF16", "FP16", "FP8", "INT8", "unstated")
+    assert m.math_precision in ("BF16", "FP16", "FP8", "INT8", "FP4", "unstated")
     assert m.kv_precision in ("BF16", "FP16", "FP8", "unstated")
     assert m.gpus >= 1 and m.value > 0
     assert re.fullmatch(r"\d{4}-\d\d-\d\d|undated", m.date)
     assert WHERE.search(m.source), f"{key}: the source names no URL, repository path or document: {m.source}"
     assert len(m.quote) >= 10 and len(m.setup) >= 40
-    if m.metric in DECODE_METRICS and m.metric != "tokens_per_s":
-        assert m.batch is not None, f"{key}: a per-sequence rate needs its batch"
-    if m.batch is None:
-        assert not m.clear, f"{key}: a row without its batch is not clear"
+    if m.metric in PER_SEQUENCE and m.sequences is None:
+        assert not m.clear, f"{key}: a per-sequence rate without its batch is not clear"
+    if m.sequences is None and (m.input_tokens is None or m.output_tokens is None):
+        assert not m.clear, f"{key}: a row without its batch or its lengths is not clear"
 
 
 @pytest.mark.parametrize("key", ROWS)

@@ -28,6 +28,7 @@ math is FP8 (else BF16), and unstated lengths are zero.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from inferlimits.data import datafiles
@@ -35,13 +36,13 @@ from inferlimits.arithmetic.generation import (COMPUTE_BOUND, MEMORY_BOUND, OVER
                                                math_ceiling_tokens_per_s, memory_ceiling_tokens_per_s, prefill_flops,
                                                weight_bytes_read_per_step)
 from inferlimits.data.hardware import Accelerator, device
-from inferlimits.arithmetic.kvcache import fit
+from inferlimits.arithmetic.kvcache import fit, max_sequences
 from inferlimits.data.measurements import DECODE_METRICS, Measurement, measurements
 from inferlimits.arithmetic.parallel import tensor_parallel_communication_s
 from inferlimits.data.models import (Config, cached_tokens, embedding_params, kept_precision, kv_bytes_per_token,
                                      model, multiplied_params_per_token, weight_bytes)
 from inferlimits.arithmetic.roofline import step_time_s
-from inferlimits.data.units import bytes_per_element, storage_format
+from inferlimits.data.units import bytes_per_element, positive, storage_format
 
 #: a measured rate at least this share of its ceiling is bound by that ceiling's wall (the book's
 #: rule, as in ``generation.regime``); below it, far below both ceilings
@@ -52,6 +53,8 @@ GROUP_SCALE_BYTES = 4
 KINDS = {"decode": "generated tokens per second",
          "first token": "prompt tokens per second",
          "whole run": "generated tokens per second of the whole run, prefill included"}
+#: the metrics that time one sequence: with the batch unstated, the ceiling is that of one sequence alone
+PER_SEQUENCE = ("tokens_per_s_per_user", "ms_per_output_token", "ms_to_first_token", "ms_end_to_end")
 #: the weight formats of the runs that show what good single-stream decode reaches
 SIXTEEN_BIT = ("BF16", "FP16")
 
@@ -142,6 +145,16 @@ def _prefill_time(c: Config, peak: float, bw: float, w: float, k: float, batch: 
     return step_time_s(batch * prefill_flops(c, prompt), w + batch * prompt * k, peak, bw)
 
 
+def _communication_s(m: Measurement, a: Accelerator, c: Config, tokens: float) -> float:
+    """What the ceiling charges for talking between devices in one pass over ``tokens`` tokens: the
+    tensor-parallel all-reduces over the row's tensor-parallel group (every device where the row
+    states no layout), and nothing for a mixture of experts spread by expert parallelism, whose
+    all-to-alls the ceiling leaves out, the generous side."""
+    if c.is_moe and (m.ep or m.attention_dp):
+        return 0.0
+    return tensor_parallel_communication_s(a, c, m.tp or m.gpus, tokens)
+
+
 def compare(m: Measurement) -> Comparison:
     """The measurement ``m`` beside the book's ceiling under its conditions."""
     c = model(m.model).config
@@ -150,38 +163,47 @@ def compare(m: Measurement) -> Comparison:
     peak, bw, capacity = T * math_rate(a, m.math_precision), T * a.bandwidth_bytes_per_s, T * a.capacity_bytes
     k = kv_bytes_per_token(c, cache_precision(m))
     S, n = m.input_tokens or 0, m.output_tokens or 0
-    w = weights_read(m, c, m.batch or 1)
+    q = 1 + (m.draft_tokens or 0)  # the tokens of a sequence one verify pass can accept
     L = S + n / 2
     kept = cached_tokens(c, L)
     math_ceiling = math_ceiling_tokens_per_s(peak, decode_flops_per_token(c, L))
     stored = stored_bytes(m, c)
-    if m.batch is None:  # any batch: the math ceiling, or the cache alone once the batch is large
-        best = min(math_ceiling, bw / (k * kept)) if kept else math_ceiling
-        wall = COMPUTE_BOUND if best == math_ceiling else MEMORY_BOUND
-        if m.metric != "tokens_per_s":
-            raise ValueError(f"{m.key}: a row without its batch must give tokens_per_s")
-        return Comparison(m, "decode", m.value, best, wall, None, L, w, None, None)
-    B = m.batch
-    fits = fit(capacity, stored, k, B, S + n).fits
-    fits_whole = fit(capacity, stored, k, B, S + n, usable_fraction=1.0).fits
-    memory = memory_ceiling_tokens_per_s(bw, w, B, k, kept, 1.0, 0.0)
-    step = B / min(memory, math_ceiling) + tensor_parallel_communication_s(a, c, T, B)
-    wall = MEMORY_BOUND if memory <= math_ceiling else COMPUTE_BOUND
+    B = m.sequences
+    if B is None and m.metric in PER_SEQUENCE:  # one sequence's pace: fastest alone
+        B = 1
+    if B is None and kept:  # the engine's own batch: the most sequences of the run's mean context that fit
+        B = max(1, max_sequences(capacity, stored, k, kept, usable_fraction=1.0))
+    if B is None:  # any batch, and no cache: the math ceiling
+        if m.metric not in ("tokens_per_s", "tokens_per_s_per_gpu"):
+            raise ValueError(f"{m.key}: a row without its batch must give tokens_per_s or tokens_per_s_per_gpu")
+        return Comparison(m, "decode", m.decode_tokens_per_s(), math_ceiling * q, COMPUTE_BOUND, None, L,
+                          weights_read(m, c), None, None)
+    w = weights_read(m, c, B * q)
+    if m.sequences is None:  # the batch is the book's, sized to fit
+        fits = fits_whole = None
+    else:
+        fits = fit(capacity, stored, k, B, S + n).fits
+        fits_whole = fit(capacity, stored, k, B, S + n, usable_fraction=1.0).fits
+    memory = memory_ceiling_tokens_per_s(bw, w, B, k, kept, 1.0, 0.0)  # per verify pass: B sequences
+    # one pass: the weights and caches read once, the math of B q tokens, and the exchanges
+    step = max(B / memory, B * q / math_ceiling) + _communication_s(m, a, c, B * q)
+    wall = MEMORY_BOUND if B / memory >= B * q / math_ceiling else COMPUTE_BOUND
     if m.metric == "ms_to_first_token":
         w = weights_read(m, c, S)
         t = _prefill_time(c, peak, bw, w, k, 1, S)
         wall = COMPUTE_BOUND if prefill_flops(c, S) / peak >= (w + S * k) / bw else MEMORY_BOUND
         return Comparison(m, "first token", S / (m.value / 1e3), S / t, wall, 1, 0, w, fits, fits_whole)
-    whole_run = m.metric == "ms_end_to_end" or (m.prefill_in_time and n > 0)
-    if whole_run:  # the prefill gives the first token of each sequence; n - 1 decode steps follow
-        best = _prefill_time(c, peak, bw, w, k, B, S) + (n - 1) * step
+    whole_run = m.metric == "ms_end_to_end" or (n > 0 and S > 0 and m.serving != "disaggregated"
+                                                and (m.prefill_in_time or m.batch is None))
+    if whole_run:  # the prefill gives the first token of each sequence; at best q per pass follow
+        best = _prefill_time(c, peak, bw, weights_read(m, c, B), k, B, S) + (n - 1) / q * step
         measured = B * n / (m.value / 1e3) if m.metric == "ms_end_to_end" else m.decode_tokens_per_s(B)
         return Comparison(m, "whole run", measured, B * n / best, wall, B, L, w,
                           fits, fits_whole)
     if m.metric not in DECODE_METRICS:
         raise ValueError(f"metric of {m.key} must be one of the decode metrics, ms_to_first_token or "
                          f"ms_end_to_end; got {m.metric!r}")
-    return Comparison(m, "decode", m.decode_tokens_per_s(B), B / step, wall, B, L, w,
+    return Comparison(m, "decode", m.decode_tokens_per_s(B), B * q / step, wall, B, L, w,
                       fits, fits_whole)
 
 
@@ -191,7 +213,7 @@ def comparisons() -> dict[str, Comparison]:
     out = {}
     for key, m in measurements().items():
         cmp = compare(m)
-        if m.math_precision == "unstated" and cmp.wall == COMPUTE_BOUND:
+        if m.clear and m.math_precision == "unstated" and cmp.wall == COMPUTE_BOUND:
             raise ValueError(f"{key}: the math rate of an unstated precision cannot name the wall")
         out[key] = cmp
     return out
@@ -222,3 +244,60 @@ def typical_decode_share() -> tuple[float, float]:
 def implied_bytes_per_step(m: Measurement) -> float | None:
     """The bytes per step the source's own bandwidth figure implies (its bandwidth over its rate)."""
     return None if m.reported_bandwidth_gb_s is None else m.reported_bandwidth_gb_s * 1e9 / m.decode_tokens_per_s()
+
+
+# ---- the expected rate (arithmetic/expected.py) ---------------------------------------------
+
+@dataclass(frozen=True)
+class Prediction:
+    """What the book expects of a run, in the run's own metric: ``expected``, the 80% interval
+    ``low`` to ``high``, and the ``ceiling`` (for a time, the least time: ``bound``)."""
+
+    expected: float
+    low: float
+    high: float
+    ceiling: float
+    unit: str
+    metric: str
+
+    def position(self, measured: float) -> str:
+        """Where a measured figure falls: "below", "inside" or "above" the interval (for a time,
+        "below" is faster)."""
+        x = positive("measured", measured)
+        return "below" if x < self.low else "above" if x > self.high else "inside"
+
+
+#: each metric's unit, as a prediction prints it
+METRIC_UNITS = {"tokens_per_s": "tokens/s", "tokens_per_s_per_user": "tokens/s per user",
+                "ms_per_output_token": "ms per output token", "ms_to_first_token": "ms to first token",
+                "ms_end_to_end": "ms end to end", "tokens_per_s_per_gpu": "tokens/s per GPU"}
+
+
+def _in_metric(m: Measurement, cmp: Comparison) -> float:
+    """The comparison's ceiling rate in ``m``'s own metric."""
+    B, S, n = cmp.batch or 1, m.input_tokens or 0, m.output_tokens or 0
+    r = cmp.ceiling
+    return {"tokens_per_s": r, "tokens_per_s_per_gpu": r / m.counted_gpus, "tokens_per_s_per_user": r / B, "ms_per_output_token": 1e3 * B / r,
+            "ms_to_first_token": 1e3 * S / r if S else 1e3 / r, "ms_end_to_end": 1e3 * B * max(n, 1) / r}[m.metric]
+
+
+@datafiles.cached
+def fitted():
+    """The expected-rate model fitted to every published run (``expected.fit_runs``)."""
+    from inferlimits.arithmetic import expected
+    return expected.fit_runs(list(measurements().values()))
+
+
+def predict(row: dict) -> Prediction:
+    """The expected figure of a run described by ``row`` (a dict with the fields of
+    measurements.toml), with its 80% interval from the cross-validated misses and its ceiling,
+    all in the row's own metric. Unknown fields are ignored; bad input raises a ValueError naming
+    the field."""
+    from inferlimits.arithmetic import expected
+    from inferlimits.data.measurements import run
+    m = run(row)
+    f = fitted()
+    log_value = float(expected.Design([expected.plan(m)]).log_values(f.theta)[0])
+    lo, hi = expected._interval(f.log_measured - f.log_cross)
+    return Prediction(math.exp(log_value), math.exp(log_value + lo), math.exp(log_value + hi),
+                      _in_metric(m, compare(m)), METRIC_UNITS[m.metric], m.metric)
