@@ -553,7 +553,7 @@ def test_unknown_accelerator_names_raise_naming_accelerator(name):
         accelerator(name)
 
 
-@pytest.mark.parametrize("name", ["Llama-3.1-405B", "llama-3.1-8b", "Llama-3.1-8B ", "", None, 8])
+@pytest.mark.parametrize("name", ["Llama-3.3-70B", "llama-3.1-8b", "Llama-3.1-8B ", "", None, 8])
 def test_unknown_model_names_raise_naming_model(name):
     with pytest.raises(ValueError, match=r"\bmodel\b"):
         model(name)

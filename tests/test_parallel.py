@@ -329,8 +329,9 @@ def test_acceptance_from_draft_rate_rejects_a_share_above_one():
 
 def test_link_domains():
     from inferlimits.arithmetic.parallel import SERVER_GPUS, link_domain_gpus
-    assert link_domain_gpus(accelerator("B200 (GB200)")) == 72
-    assert all(link_domain_gpus(a) == SERVER_GPUS == 8 for n, a in accelerators().items() if n != "B200 (GB200)")
+    racks = ("B200 (GB200)", "B300 (GB300)")   # the NVL72 racks' parts
+    assert all(link_domain_gpus(accelerator(n)) == 72 for n in racks)
+    assert all(link_domain_gpus(a) == SERVER_GPUS == 8 for n, a in accelerators().items() if n not in racks)
     assert all(T <= SERVER_GPUS for T in (1, 2, 4, 8))
 
 

@@ -41,7 +41,9 @@ SERVER_GPUS = 8
 #: Parts whose link joins more GPUs than one server: a GB200 NVL72 rack joins 72 GPUs, on 18 trays,
 #: through NVLink switch trays, each at the part's full link rate (jax-ml/scaling-book gpus.md,
 #: commit 1a55377a: "72 GPUs in a single NVLink domain with full 900GB/s of GPU to GPU bandwidth").
-NVLINK_DOMAIN_GPUS = {"B200 (GB200)": 72}
+#: A GB300 NVL72 rack is built the same way (ai-dynamo/aiconfigurator gb300.yaml, commit 095f58a5:
+#: "num_gpus_per_rack: 72", "NVLink via NVSwitch within rack" at 900 GB/s per GPU each way).
+NVLINK_DOMAIN_GPUS = {"B200 (GB200)": 72, "B300 (GB300)": 72}
 #: A GB200 NVL72 rack's compute trays (flat servers that slide into the rack) and the GPUs on each:
 #: two GB200 boards of one Grace CPU and two B200s each (NVIDIA GB200 NVL Multi-Node Tuning Guide,
 #: "Understanding Your Grace-Blackwell Systems": "GB200 72x1 contains one rack with 72 GPUs.
@@ -75,8 +77,9 @@ def collective_latency_s(link_kind: str, gpus: int = 2) -> float:
 
 def link_domain_gpus(a: Accelerator) -> int:
     """The most GPUs that reach one another over ``a``'s own link rather than a network: its
-    NVLink domain, 72 for the GB200 in an NVL72 rack (``NVLINK_DOMAIN_GPUS``), one server's eight
-    otherwise (``SERVER_GPUS``). Tensor and expert parallelism at the link's rate stay inside it."""
+    NVLink domain, 72 for the GB200 and the GB300 in an NVL72 rack (``NVLINK_DOMAIN_GPUS``), one
+    server's eight otherwise (``SERVER_GPUS``). Tensor and expert parallelism at the link's rate stay
+    inside it."""
     return NVLINK_DOMAIN_GPUS.get(a.name, SERVER_GPUS)
 
 

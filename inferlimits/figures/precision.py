@@ -161,7 +161,7 @@ def panel(names, model_names, accelerator_name: str = "B200 (HGX)", model_name: 
 GENERATIONS = (("Ampere", "NVIDIA", ("A100 40GB SXM", "A100 80GB SXM", "A100 80GB PCIe")),
                ("Ada", "NVIDIA", ("L4", "L40S", "RTX 4090")),
                ("Hopper", "NVIDIA", ("H100 SXM", "H100 PCIe", "H200 SXM", "H20")),
-               ("Blackwell", "NVIDIA", ("B200 (HGX)", "B200 (GB200)", "B300 (HGX)")),
+               ("Blackwell", "NVIDIA", ("B200 (HGX)", "B200 (GB200)", "B300 (HGX)", "B300 (GB300)")),
                ("CDNA 3", "AMD", ("MI300X", "MI325X")),
                ("CDNA 4", "AMD", ("MI355X",)))
 
