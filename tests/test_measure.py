@@ -326,9 +326,10 @@ def test_machine_and_powers_of_two():
     assert m.spreads == {"plain read": 3, "matrix-vector read": 1, "matrix product": 3}
     table = m._repr_markdown_()
     assert "cpu (2 cores), 2026-01-01" in table
-    assert "| plain read, 256 MiB array | 30.0 GB/s | 20.0 GB/s | 10.0 GB/s | 3× |" in table
-    assert "**the roof:** bandwidth 30.0 GB/s, the fastest repeat of the faster read (the plain read)" in table
-    assert "math rate 150.0 GFLOP/s, the product's fastest repeat; balance point 5.0 FLOP/byte" in table
+    assert "| plain read, 268 MB array | 30.0 GB/s | 20.0 GB/s | 10.0 GB/s | 3× |" in table
+    assert "- **Roof bandwidth:** 30.0 GB/s, the fastest repeat of the plain read." in table
+    assert "- **Roof math rate:** 150.0 GFLOP/s, the fastest repeat of the product." in table
+    assert "- **Balance point:** 5.0 FLOP per byte, the math rate over the bandwidth." in table
     faster = measure.Machine("cpu", 2, "2026-01-01", matvec, plain, measure.Samples((1e11,)), 2**28, 2048)
     assert faster.bandwidth is plain and faster.bandwidth_from == "the matrix-vector read", "the faster read sets the roof"
     # the faster read is the one with the fastest repeat, even where its median is the lower
@@ -337,6 +338,15 @@ def test_machine_and_powers_of_two():
     assert spikier.bandwidth is spiky and spikier.bandwidth_bytes_per_s == 2.6e10
     assert measure.Samples((4.0, 1.0, 2.0)).spread == 4 and measure.Samples((3.0,)).spread == 1
     assert measure.processor_name()
+    # the load average before measuring, said beside the measurements, and a busy machine named as such
+    assert "Load before measuring" not in table and not m.busy
+    loaded = measure.Machine("cpu", 2, "2026-01-01", plain, matvec, measure.Samples((1e11,)), 2**28, 2048, load=10.4)
+    assert loaded.busy and not measure.Machine("cpu", 2, "2026-01-01", plain, matvec, measure.Samples((1e11,)),
+                                               2**28, 2048, load=1.0).busy
+    assert ("- **Load before measuring:** 10.4, the system's 1-minute load average. An idle machine shows near 0. "
+            "Above 1, other programs kept more than half of its 2 cores busy.") in loaded._repr_markdown_()
+    first = measure.load_before_measuring()
+    assert (first is None or first >= 0) and measure.load_before_measuring() is first, "one load for the session"
 
 
 @pytest.mark.parametrize("call", [
@@ -379,7 +389,7 @@ def test_last_level_cache_sums_the_caches_of_every_core_complex(tmp_path):
     assert measure.last_level_cache_bytes(str(tmp_path)) == 64 * 2**20
     m = measure.Machine("cpu", 2, "2026-01-01", measure.Samples((1e10,)), measure.Samples((2e10,)),
                         measure.Samples((1e11,)), 2**28, 2048, last_level_cache=480 * 2**20)
-    assert "total 480 MiB" in m._repr_markdown_() and "only 0.53× their total" in m._repr_markdown_()
+    assert "503 MB of last-level cache in all" in m._repr_markdown_() and "only 0.53× that" in m._repr_markdown_()
     assert "less than the 4× needed" in m._repr_markdown_()
 
 
@@ -426,14 +436,14 @@ def test_a_capped_or_unreported_cache_is_said_beside_the_measurement():
     capped = measure.Machine("cpu", 2, "2026-01-01", s, s, s, 512 * MiB, 2048,
                              last_level_cache=300 * MiB, memory=2 * GiB)
     assert capped.array_over_cache == pytest.approx(512 / 300)
-    assert "only 1.7×" in capped.cache_note and "capped at 25% of this machine's 2.0 GiB" in capped.cache_note
+    assert "only 1.7×" in capped.cache_note and "capped at 25% of this machine's memory, 2.1 GB" in capped.cache_note
     ample = measure.Machine("cpu", 2, "2026-01-01", s, s, s, 1200 * MiB, 2048,
                             last_level_cache=300 * MiB, memory=24 * GiB)
-    assert ample.cache_note == "the array is 4× their total (at least 4× needed)"
+    assert ample.cache_note == "The array is 4× that (4× needed)."
     unreported = measure.Machine("cpu", 2, "2026-01-01", s, s, s, 1 * GiB, 2048)
     assert unreported.array_over_cache is None
-    assert ("the last-level caches of all cores: not reported; none reported: the array assumes one of 256 MiB "
-            "and is 4× that") in unreported._repr_markdown_()
+    assert ("- **Caches:** none reported. The array assumes one of 268 MB, and is 4× that."
+            in unreported._repr_markdown_())
     assert measure.physical_memory_bytes() is None or measure.physical_memory_bytes() > 2**20
 
 
@@ -470,30 +480,36 @@ def test_doubling_words_set_each_region_against_its_own_yardstick():
     from inferlimits.figures.machine import doubling_words
     batches = [1, 2, 4, 8, 16, 32]
     roofs = [min(30.0, 5.0 * b) for b in batches]         # ridge between 4 and 8 vectors
-    # a quiet, memory-bound-then-compute-bound run that follows its roof: ×2 below the ridge, ×1 past it
+    # a quiet, memory-bound-then-compute-bound run that follows its roof: ×4 below the ridge, flat past it
     follows = doubling_words(batches, [0.9 * r for r in roofs], roofs)
-    assert follows == ("Below the ridge, from 1 to 4 vectors, the roof doubles at each doubling of the batch; the "
-                       "measured math rate went ×2 and ×2, keeping pace with it at both doublings. Across the ridge, "
-                       "from 4 to 8 vectors, the roof rises ×1.5; the measured rate went ×1.5, keeping pace with it. "
-                       "Past the ridge, from 8 to 32 vectors, the roof is flat; the measured rate went ×1 and ×1, "
-                       "keeping pace with it at both doublings.")
+    assert follows == (
+        "- **Below the ridge, 1 to 4 vectors:** The roof rises 4×. The measured math rate rose 4×: it kept pace with "
+        "the roof.\n"
+        "- **Across the ridge, 4 to 8 vectors:** The roof rises 1.5×. The measured math rate rose 1.5×: it kept pace "
+        "with the roof.\n"
+        "- **Past the ridge, 8 to 32 vectors:** The roof is flat. The measured math rate held level: it kept pace "
+        "with the roof.")
     # the noisy stored run the student quoted: a dip at 2 vectors, then climbs past the ridge
     rates = [8.4, 1.3, 2.4, 3.7, 5.1, 13.1, 18.2, 20.5, 44.6]
     intensities = [0.5, 1.0, 2.0, 3.99, 7.97, 15.88, 31.51, 62.06, 120.47]
-    noisy = doubling_words([2**i for i in range(9)], rates, [min(29.3, 9.7 * x) for x in intensities],
-                           where="On this machine")
-    assert noisy == ("On this machine, below the ridge, from 1 to 4 vectors, the roof doubles at each doubling of the "
-                     "batch; the measured math rate went ×0.15 and ×1.8, falling behind it once and keeping pace with "
-                     "it once. Across the ridge, from 4 to 8 vectors, the roof rises ×1.5; the measured rate went "
-                     "×1.5, keeping pace with it. Past the ridge, from 8 to 256 vectors, the roof is flat; the "
-                     "measured rate went ×1.4, ×2.6, ×1.4, ×1.1 and ×2.2, outpacing it at every doubling.")
-    assert noisy.count(". ") == 2, "one short sentence per region: three in all"
-    # an overhead-bound run falls behind a rising roof and never holds level
+    noisy = doubling_words([2**i for i in range(9)], rates, [min(29.3, 9.7 * x) for x in intensities])
+    assert noisy.splitlines() == [
+        "- **Below the ridge, 1 to 4 vectors:** The roof rises 4×. The measured math rate fell by 71%, while the roof "
+        "rose.",
+        "- **Across the ridge, 4 to 8 vectors:** The roof rises 1.5×. The measured math rate rose 1.5×: it kept pace "
+        "with the roof.",
+        "- **Past the ridge, 8 to 256 vectors:** The roof is flat. The measured math rate rose 12×: it rose faster "
+        "than the roof."]
+    for line in noisy.splitlines():
+        assert line.count(". ") + line.count(": ") <= 3, "short sentences, one number each"
+    # an overhead-bound run falls behind a rising roof
     behind = doubling_words([1, 2, 4], [1.0, 1.2, 1.3], [1.0, 2.0, 4.0], what="sequences", rate="throughput")
-    assert behind == ("Below the ridge, from 1 to 4 sequences, the roof doubles at each doubling of the batch; the "
-                      "measured throughput went ×1.2 and ×1.1, falling behind it at both doublings.")
+    assert behind == ("- **Below the ridge, 1 to 4 sequences:** The roof rises 4×. The measured throughput rose 1.3×: "
+                      "it rose less than the roof.")
+    fell = doubling_words([1, 2, 4], [4.0, 3.0, 2.0], [1.0, 1.0, 1.0])
+    assert fell.endswith("The roof is flat. The measured math rate fell by 50%, while the roof stayed flat.")
     mixed = doubling_words([1, 2, 4, 8], [1.0, 2.0, 2.4, 2.0], [1.0, 2.0, 2.0, 2.0])
-    assert mixed.endswith("the measured rate went ×1.2 and ×0.83, outpacing it once and falling behind it once.")
+    assert mixed.endswith("The roof is flat. The measured math rate held level: it kept pace with the roof.")
     with pytest.raises(ValueError, match="double"):
         doubling_words([1, 3], [1, 2], [1, 2])
     with pytest.raises(ValueError, match="one length"):
@@ -502,22 +518,28 @@ def test_doubling_words_set_each_region_against_its_own_yardstick():
         doubling_words([1, 2], [1, 0], [1, 2])
 
 
+def test_drop_words_name_the_doublings_at_which_the_rate_fell():
+    from inferlimits.figures.machine import drop_words
+    assert drop_words([1, 2, 4, 8], [8.4, 1.3, 2.4, 1.0]) == "The rate dropped from 1 to 2 and from 4 to 8 vectors."
+    assert drop_words([1, 2, 4], [1.0, 2.0, 4.0]) == ""
+    assert drop_words([1, 2, 4], [10, 10.2, 9.0], "sequences", "They", level=True) == (
+        "They dropped from 2 to 4 and held level from 1 to 2 sequences.")
+
+
 def test_above_roof_words_name_the_points_that_beat_the_fastest_repeats():
     from inferlimits.figures.machine import above_roof_words
     assert above_roof_words([128, 256], [1.05, 1.2], [1, 2, 128, 256]).startswith(
-        "With 128 to 256 vectors the measured rate sat above the roof (from 105% to 120% of it): it beat the fastest "
-        "repeats the roof was drawn from")
-    assert above_roof_words([1, 256], [1.2, 1.2], [1, 2, 256]).startswith("With 1 and 256 vectors")
-    assert above_roof_words([1], [1.18], [1, 2]).startswith("With 1 vector the measured rate sat above the roof (118%")
+        "128 to 256 vectors ran at 105% to 120% of the roof. They beat the fastest repeats the roof came from")
+    assert above_roof_words([1, 256], [1.2, 1.2], [1, 2, 256]).startswith("1 and 256 vectors ran at 120% of the roof.")
+    assert above_roof_words([1], [1.18], [1, 2]).startswith("1 vector ran at 118% of the roof. It beat")
     with pytest.raises(ValueError, match="share"):
         above_roof_words([1], [0.9], [1, 2])
     # a cache can lift a point below the ridge above its roof, never one past it, where the math sets the roof
-    assert above_roof_words([1], [1.5], [1, 2]).endswith("in a quieter spell than theirs or with some of its bytes "
-                                                         "from a cache.")
+    assert above_roof_words([1], [1.5], [1, 2]).endswith("it ran in a quieter spell, or read some bytes from a cache.")
     assert above_roof_words([128, 256], [1.9, 1.94], [1, 128, 256], past=[True, True]).endswith(
-        "it beat the fastest repeats the roof was drawn from, in a quieter spell than theirs.")
+        "They beat the fastest repeats the roof came from: they ran in a quieter spell.")
     assert above_roof_words([1, 256], [1.5, 1.94], [1, 128, 256], past=[False, True]).endswith(
-        "in a quieter spell than theirs or, below the ridge, with some of its bytes from a cache.")
+        "they ran in a quieter spell, or, below the ridge, read some bytes from a cache.")
     with pytest.raises(ValueError, match="past"):
         above_roof_words([1, 256], [1.5, 1.94], [1, 128, 256], past=[True])
 
@@ -529,15 +551,63 @@ def test_the_products_table_reads_the_weights_only_below_the_ridge():
     points = tuple(measure.ProductPoint(b, 8192, 8192, s((r,))) for b, r in ((1, 9e9), (2, 1.5e10), (4, 2.5e10), (8, 3e10), (16, 3.5e10), (32, 5e10)))
     sweep = measure.ProductSweep(points, s((1.8e10,)))
     table = measure.products_table(sweep, m).data
-    assert "| vectors | FLOP per byte | GFLOP/s | share of this machine's roof | weights read at (below the ridge) |" in table
-    assert "| 1 | 0.50 | 9.0 | 90% | 18.0 GB/s |" in table        # below the ridge: a memory benchmark
-    assert "| 8 | 3.99 | 30.0 | 75% |  |" in table                # past the ridge: the math sets the pace
-    assert "| 32 | 15.88 | 50.0 | 125% |  |" in table             # above the roof, and named so in the words
-    assert "| plain read, same rounds | | | | 18.0 GB/s |" in table
+    assert ("| vectors | FLOP per byte | GFLOP/s | share of the roof | spread of rounds "
+            "| weights read at (below the ridge) |") in table
+    assert "| 1 | 0.50 | 9.0 | 90% | 1× | 18.0 GB/s |" in table        # below the ridge: a memory benchmark
+    assert "| 8 | 3.99 | 30.0 | 75% | 1× |  |" in table                # past the ridge: the math sets the pace
+    assert "| 32 | 15.88 | 50.0 | 125% | 1× |  |" in table             # above the roof, and named so in the words
+    assert "| plain read, same rounds | | | | 1× | 18.0 GB/s |" in table
+    assert table.startswith("Measured on cpu (2 cores), 2026-01-01; one round each:")
     from inferlimits.figures.machine import products_words
     words = products_words(sweep, m).data
-    assert "With 32 vectors the measured rate sat above the roof (125% of it)" in words
-    assert words.endswith("in a quieter spell than theirs.")
+    assert words.startswith("- **This sweep:** Quiet: a typical batch's rounds varied 1× from slowest to fastest.")
+    assert "- **Above the roof:** 32 vectors ran at 125% of the roof." in words
+    assert "It beat the fastest repeats the roof came from: it ran in a quieter spell." in words
+    assert words.endswith("- **The lesson:** This run shows the climb-then-level shape. The widest batch reached 125% "
+                          "of the flat roof.")
+    assert "On a quiet machine" not in words
+    # the same sweep measured in a busy spell: said to be noisy, with what a quiet machine would show
+    busy = measure.ProductSweep(tuple(measure.ProductPoint(p.batch, p.rows, p.cols, s((p.flop_per_s, p.flop_per_s / 3)))
+                                      for p in points), s((1.8e10, 0.6e10)))
+    words = products_words(busy, m).data
+    assert words.startswith("- **This sweep:** Noisy: a typical batch's rounds varied 3× from slowest to fastest.")
+    assert words.endswith("- **The lesson:** This run shows the climb-then-level shape. The widest batch reached 125% "
+                          "of the flat roof. The run was noisy, so the heights may still move.")
+    assert "fastest of 2 rounds" in measure.products_table(busy, m).data
+    assert "| 1 | 0.50 | 9.0 | 90% | 3× | 18.0 GB/s |" in measure.products_table(busy, m).data, "the fastest round"
+
+
+def test_product_lesson_words_say_whether_this_run_shows_the_climb_then_level_shape():
+    from inferlimits.figures.machine import product_lesson_words
+    # the noisy stored run the student quoted: a dip at 2 vectors, and still doubling at the widest batch
+    rates = [8.4, 1.3, 2.4, 3.7, 5.1, 13.1, 18.2, 20.5, 44.6]
+    intensities = [0.5, 1.0, 2.0, 3.99, 7.97, 15.88, 31.51, 62.06, 120.47]
+    batches, roofs = [2**i for i in range(9)], [min(29.3, 9.7 * x) for x in intensities]
+    assert product_lesson_words(batches, rates, roofs, 2.0) == (
+        "this run does not show the climb-then-level shape. The rate still doubled at the last doubling of the batch. "
+        "The rounds were noisy: other programs may have slowed the sweep. On a quiet machine, the roofline expects "
+        "the rate to climb along the slanted roof to the ridge, then level off under the flat roof. numpy may still "
+        "dip at a few vectors, where it changes routine.")
+    # a quiet run that follows its roof, and one held far below it by the library
+    follows = [0.9 * r for r in roofs]
+    assert product_lesson_words(batches, follows, roofs, 1.1) == (
+        "this run shows the climb-then-level shape. The widest batch reached 90% of the flat roof.")
+    # a quiet run that dips at 2 vectors and does most of its climbing past the ridge, as numpy's routine warms up
+    late = [2.8, 0.7, 1.4, 3.0, 6.1, 7.8, 14.5, 17.1, 25.2]
+    assert product_lesson_words(batches, late, [min(24.3, 10.8 * x) for x in intensities], 1.2) == (
+        "this run shows the climb-then-level shape. The widest batch reached 104% of the flat roof. The rate dipped "
+        "after one vector, where numpy changes routine. Most of the climb came past the ridge, as numpy's routine "
+        "grew more efficient with the batch.")
+    low = product_lesson_words(batches, [0.3 * r for r in roofs], roofs, 1.1)
+    assert low.startswith("this run does not show the climb-then-level shape. Its widest batch reached only 30% of "
+                          "the roof. The rounds agreed, so the library, not noise, set this shape. The roofline allows")
+    # a sweep that stops below the ridge cannot show the level part
+    assert "Its widest batch, 4 vectors, lies below the ridge." in product_lesson_words(
+        batches[:3], follows[:3], roofs[:3], 1.1)
+    with pytest.raises(ValueError, match="one length"):
+        product_lesson_words([1, 2], [1.0], [1.0, 2.0], 1.0)
+    with pytest.raises(ValueError, match="spread"):
+        product_lesson_words([1, 2], [1.0, 2.0], [1.0, 2.0], 0)
 
 
 def test_regime_words_say_where_each_batch_sat_by_the_books_rule():
@@ -548,24 +618,22 @@ def test_regime_words_say_where_each_batch_sat_by_the_books_rule():
     batches = [1, 2, 4, 8, 16, 32, 64]
     memory, math_ = [28, 55, 109, 212, 400, 718, 1193], [502] * 7
     # the stored run the review quoted: every point at 4% to 14% of its ceiling
-    busy = regime_words(batches, [3.6, 2.7, 5.1, 10.5, 14.0, 42.0, 68.7], memory, math_,
-                        where="In this run at 128 tokens of context")
-    assert busy.startswith("In this run at 128 tokens of context, every batch reached less than half of its lower "
-                           "ceiling (from 4% to 14%): far below both ceilings, by the book's rule.")
-    assert "This run was dominated by those costs." in busy and "a quiet machine" in busy
+    busy = regime_words(batches, [3.6, 2.7, 5.1, 10.5, 14.0, 42.0, 68.7], memory, math_)
+    assert busy == ("Every batch reached less than half of its lower ceiling (4% to 14%). By the book's rule, that is "
+                    "far below both ceilings: overhead, not memory or math, set the pace.")
     # a quiet run: memory-bound at small batches, compute-bound at large ones
     quiet = regime_words(batches, [25, 50, 100, 190, 380, 450, 480], memory, math_)
-    assert quiet == ("Batches 1 to 16 reached at least half of their lower ceiling, the memory ceiling (from 89% "
-                     "to 95%): memory-bound, by the book's rule. Batches 32 to 64 reached at least half of their "
-                     "lower ceiling, the math ceiling (from 90% to 96%): compute-bound, by the book's rule.")
+    assert quiet == ("Batches 1 to 16 reached at least half of their lower ceiling, the memory ceiling (89% to 95%). "
+                     "By the book's rule, those are memory-bound. Batches 32 to 64 reached at least half of their "
+                     "lower ceiling, the math ceiling (90% to 96%). By the book's rule, those are compute-bound.")
     # mixed, with a point above its ceiling
     mixed = regime_words(batches, [30, 10, 20, 190, 380, 450, 480], memory, math_)
-    assert mixed.startswith("Batch 1 measured above its lower ceiling (107%): it beat the fastest repeats the ceiling "
-                            "was drawn from, in a quieter spell than theirs or with some of its bytes from a cache.")
-    assert "Batches 2 to 4 reached less than half of their lower ceiling (from 18% to 18%)" not in mixed
-    assert "Batches 2 to 4 reached less than half of their lower ceiling (18%)" in mixed
-    assert "dominated" not in mixed and "a quiet machine" in mixed
-    assert "Batches 1, 8 and 64" in regime_words(batches, [30, 10, 20, 230, 380, 450, 510], memory, math_)
+    assert mixed.startswith("Batch 1 measured above its lower ceiling (107%). It beat the fastest repeats the ceiling "
+                            "came from: it ran in a quieter spell, or read some bytes from a cache.")
+    assert "Batches 2 to 4 reached less than half of their lower ceiling (18% to 18%)" not in mixed
+    assert "Batches 2 to 4 reached less than half of their lower ceiling (18%). By the book's rule, those are" in mixed
+    assert "Batches 1, 8 and 64 measured above their lower ceiling (102% to 108%). They beat" in regime_words(
+        batches, [30, 10, 20, 230, 380, 450, 510], memory, math_)
     with pytest.raises(ValueError, match="one length"):
         regime_words([1, 2], [1.0], [2.0], [3.0])
     with pytest.raises(ValueError, match="measured"):
@@ -576,12 +644,13 @@ def test_share_words_compare_with_the_eager_run_as_measured():
     from inferlimits.figures.machine import share_words
     eager = 0.0545
     above = share_words(3.6, 27.9, 502, eager)            # 13% of the ceiling: 2.4 times the eager run's
-    assert above.startswith("This machine's share is 2.4 times the eager run's: above it")
-    assert "less than half of the ceiling: far below both ceilings" in above and "many times" not in above
+    assert above == ("This machine's share is 2.4 times the eager run's: higher, as the reasoning above expects. "
+                     "This share is below half of the ceiling: far below both ceilings, by the book's rule.")
     below = share_words(1.5, 51.5, 400, eager)            # 3%
-    assert below.startswith("This machine's share is only 0.53 times the eager run's: below it")
+    assert below.startswith("This machine's share is only 0.53 times the eager run's. The reasoning above expects it "
+                            "higher: costs other than reading memory took a larger part of each step.")
     assert "about the eager run's" in share_words(0.0545 * 30, 30, 400, eager)
-    assert "at least half of the ceiling: memory-bound" in share_words(20, 30, 400, eager)
+    assert "This share is at least half of the ceiling: memory-bound" in share_words(20, 30, 400, eager)
     assert "above 100%" in share_words(33, 30, 400, eager)
     with pytest.raises(ValueError, match="eager_share"):
         share_words(1, 2, 3, 0)
@@ -599,23 +668,30 @@ def test_verdict_words_for_made_up_runs():
              "rounds of a typical setting of the decode sweep": 1.02}
     # the stored run the student read: noisy and overhead-bound
     busy = verdict_words(noisy, [OVERHEAD_BOUND] * 14)
-    assert busy == ("**This run:** noisy (the repeats of the matrix product spread 3.4× from slowest to fastest, more "
-                    "than the 1.25× this chapter calls quiet), and overhead-bound (every decode batch, at both "
-                    "contexts, reached less than half of its lower ceiling: far below both ceilings). "
-                    "Read the relations, not the heights.")
+    assert busy == (
+        "**This run, in short**\n\n"
+        "- **Quiet or noisy:** Noisy: the repeats of the matrix product varied 3.4× from slowest to fastest.\n"
+        "- **The decoder:** Overhead-bound: all 14 decode measurements reached less than half of their lower ceiling.\n"
+        "- **What to read:** The relations, not the heights. Other programs slowed this run, so its heights are likely "
+        "too low and its sweeps may zigzag. On a quiet machine, expect smaller spreads and smoother sweeps.")
     # quiet and bound by the ceilings: the heights mean something too
     good = verdict_words(quiet, [MEMORY_BOUND] * 3 + [COMPUTE_BOUND] * 4 + [ABOVE])
-    assert good.startswith("**This run:** quiet (every measurement's repeats agreed within 1.1× from slowest to "
-                           "fastest, at most the 1.25× this chapter calls quiet), and close to its ceilings")
-    assert good.endswith("The heights, too, describe this machine.")
+    assert "- **Quiet or noisy:** Quiet: every measurement's repeats varied at most 1.1×." in good
+    assert "- **The decoder:** Near its ceilings: all 8 decode measurements reached at least half" in good
+    assert good.endswith("- **What to read:** The relations and the heights. Both describe this machine.")
     # noisy but bound; quiet but overhead-bound, in part
     assert verdict_words(noisy, [MEMORY_BOUND] * 7).endswith(
-        "Read the relations first: another run may put the heights elsewhere by as much as the spread.")
+        "The relations first. Another run may move the heights by as much as the spread.")
     partly = verdict_words(quiet, [OVERHEAD_BOUND] * 5 + [MEMORY_BOUND] * 9)
-    assert "partly overhead-bound (5 of the 14 decode measurements reached less than half" in partly
-    assert "read the relations there, not the heights" in partly
-    assert "quiet" in verdict_words({"x": QUIET_SPREAD}, [MEMORY_BOUND]) and "noisy" in verdict_words(
+    assert "Partly overhead-bound: 5 of its 14 decode measurements reached less than half" in partly
+    assert "where the decoder fell below half, its own costs, not noise, set its heights" in partly
+    assert "Quiet:" in verdict_words({"x": QUIET_SPREAD}, [MEMORY_BOUND]) and "Noisy:" in verdict_words(
         {"x": QUIET_SPREAD * 1.01}, [MEMORY_BOUND])
+    # steady repeats on a machine that other programs kept busy throughout: still not a quiet run
+    steady_but_busy = verdict_words(quiet, [OVERHEAD_BOUND] * 14, busy=True)
+    assert "- **Quiet or noisy:** Noisy: other programs kept the cores busy, though every measurement's repeats " \
+           "varied at most 1.1×." in steady_but_busy
+    assert "The relations, not the heights." in steady_but_busy
     for bad in (dict(spreads={}, kinds=[MEMORY_BOUND]), dict(spreads=quiet, kinds=[]),
                 dict(spreads={"x": 0}, kinds=[MEMORY_BOUND])):
         with pytest.raises(ValueError, match="spreads|kinds"):
@@ -630,14 +706,17 @@ def test_run_verdict_reads_the_spread_of_the_repeats_and_the_regimes_of_the_deco
     memory, math_ = measure.decode_ceilings_tokens_per_s(quiet, 1, 128, c)
     near = [measure.DecodePoint(c, 1, 128, s((0.9 * min(memory, math_),) * 3))]
     far = [measure.DecodePoint(c, 1, 128, s((0.1 * min(memory, math_),) * 3))]
-    assert run_verdict(quiet, near).data.endswith("The heights, too, describe this machine.")
-    assert "overhead-bound" in run_verdict(quiet, far).data
+    assert run_verdict(quiet, near).data.endswith("The relations and the heights. Both describe this machine.")
+    busy_quiet = measure.Machine("cpu", 2, "2026-01-01", s((1.0e10, 1.05e10)), s((1e10,)), s((3e10, 3.1e10)), 2**28,
+                                 2048, load=3.0)
+    assert "Noisy: other programs kept the cores busy" in run_verdict(busy_quiet, near).data
+    assert "Overhead-bound" in run_verdict(quiet, far).data
     noisy = measure.Machine("cpu", 2, "2026-01-01", s((0.4e10, 1.0e10)), s((1e10,)), s((3e10,)), 2**28, 2048)
-    assert "the repeats of the plain read spread 2.5×" in run_verdict(noisy, far).data
+    assert "the repeats of the plain read varied 2.5×" in run_verdict(noisy, far).data
     # quiet speeds, but sweeps measured in a busy spell: the rounds of a typical setting speak too
     busy = [measure.DecodePoint(c, b, 128, s((x, 2 * x, 3 * x))) for b, x in ((1, 0.1), (2, 0.2), (4, 0.3))]
     words = run_verdict(quiet, busy).data
-    assert "noisy (the rounds of a typical setting of the decode sweep spread 3× from slowest to fastest" in words
+    assert "Noisy: the rounds of a typical setting of the decode sweep varied 3× from slowest to fastest" in words
     sweep = measure.ProductSweep(tuple(measure.ProductPoint(b, 64, 64, s(r)) for b, r in
                                        ((1, (1.0, 1.0, 1.0)), (2, (1.0, 1.1, 9.0)), (4, (1.0, 1.2, 1.0)))), s((1.0,)))
     spreads = run_spreads(quiet, near, sweep)
@@ -649,16 +728,16 @@ def test_run_verdict_reads_the_spread_of_the_repeats_and_the_regimes_of_the_deco
 
 def test_crossing_words():
     from inferlimits.figures.machine import crossing_words
-    assert crossing_words(6.4, 6.0, 64, 128) == (
-        "At 128 tokens of context the two ceilings cross at a batch of about 6.4 on this machine (the balance point "
-        "times W/F gives 6.0); past it the math ceiling is the lower one.")
-    assert crossing_words(95.2, 40.0, 64, 1024).endswith(
-        "cross at a batch of about 95 on this machine (the balance point times W/F gives 40); that is beyond the "
-        "largest batch measured, 64, so memory is the lower ceiling at every batch here.")
-    assert "never cross" in crossing_words(math.inf, 40.0, 64, 1024)
-    assert "the math ceiling is the lower one at every batch" in crossing_words(0.5, 0.5, 64, 0)
+    assert crossing_words(6.4, 6.0, 64) == (
+        "the ceilings cross at a batch of about 6.4. The short rule, balance point × W/F, gives 6.0. Past the knee, "
+        "math is the lower ceiling.")
+    assert crossing_words(95.2, 40.0, 64) == (
+        "the ceilings cross at a batch of about 95. The short rule, balance point × W/F, gives 40. That lies past the "
+        "largest batch measured, so memory is the lower ceiling at every batch here.")
+    assert crossing_words(math.inf, 40.0, 64) == "the ceilings never cross. Memory is the lower ceiling at every batch."
+    assert "Math is the lower ceiling at every batch" in crossing_words(0.5, 0.5, 64)
     with pytest.raises(ValueError, match="crossing"):
-        crossing_words(float("nan"), 1.0, 64, 0)
+        crossing_words(float("nan"), 1.0, 64)
 
 
 def test_rise_words():
@@ -666,13 +745,13 @@ def test_rise_words():
     batches = [1, 2, 4, 8, 16, 32, 64]
     # the zigzag the student quoted, rising 5.4× in all
     zigzag = rise_words(batches, [12.9, 5.6, 15.6, 6.6, 31.7, 54.0, 70.2])
-    assert zigzag == ("From 1 to 64 sequences the measured tokens per second grew 5.4× in all, but not at every "
-                      "doubling: they fell from 1 to 2 and from 4 to 8 sequences.")
+    assert zigzag == ("From 1 to 64 sequences, tokens per second rose 5.4×. They dropped from 1 to 2 and from 4 to 8 "
+                      "sequences.")
     steady = rise_words(batches, [10, 19, 37, 70, 120, 160, 170])
-    assert steady == "From 1 to 64 sequences the measured tokens per second grew 17× in all, rising at every doubling."
+    assert steady == "From 1 to 64 sequences, tokens per second rose 17×. They rose at every doubling."
     level = rise_words([1, 2, 4], [10, 10.2, 9.0])
-    assert level == ("From 1 to 4 sequences the measured tokens per second fell in all (×0.9), but not at every "
-                     "doubling: they fell from 2 to 4 sequences and held level from 1 to 2 sequences.")
+    assert level == ("From 1 to 4 sequences, tokens per second fell by 10%. They dropped from 2 to 4 and held level "
+                     "from 1 to 2 sequences.")
     with pytest.raises(ValueError, match="one length"):
         rise_words([1], [1.0])
 
@@ -686,12 +765,43 @@ def test_decode_words_give_the_crossing_the_rise_and_the_regimes():
     points = [measure.DecodePoint(c, b, 128, s((r,))) for b, r in ((1, 12.9), (2, 5.6), (4, 15.6), (8, 6.6))]
     words = decode_words(points, m).data
     items = words.split("\n")
-    assert [i.split(":**")[0] for i in items] == ["- **where the ceilings cross", "- **the rise",
-                                                   "- **each batch, by the book's rule"]
+    assert [i.split(":**")[0] for i in items] == ["- **This sweep", "- **The knee", "- **The rise",
+                                                   "- **Against the ceilings", "- **The lesson"]
+    assert items[-1] == ("- **The lesson:** This run does not show the memory-to-math knee: all 4 batches were "
+                         "overhead-bound. The rounds agreed, so this is not noise: Python's loop and numpy's calls set "
+                         "the pace. The ceilings allow the rate to rise near the memory ceiling up to the knee, then "
+                         "level off under the math ceiling.")
     crossing = decode_knee_batch(c, 3e10, 1e10, 128, "FP32", "FP32", "FP32")
-    assert f"cross at a batch of about {crossing:.1f} on this machine (the balance point times W/F gives 6.0)" in words
-    assert "they fell from 1 to 2 and from 4 to 8 sequences" in words
+    assert f"The ceilings cross at a batch of about {crossing:.1f}. The short rule, balance point × W/F, gives 6.0." in words
+    assert "They dropped from 1 to 2 and from 4 to 8 sequences." in words
     assert "far below both ceilings" in words
+    assert items[0] == "- **This sweep:** Quiet: a typical batch's rounds varied 1× from slowest to fastest."
+    # the same points measured in a busy spell: what a quiet machine would show instead
+    busy = [measure.DecodePoint(c, p.batch, 128, s((p.tokens_per_s, p.tokens_per_s / 2))) for p in points]
+    items = decode_words(busy, m).data.split("\n")
+    assert items[0] == "- **This sweep:** Noisy: a typical batch's rounds varied 2× from slowest to fastest."
+    assert items[-1].startswith("- **The lesson:** This run does not show the memory-to-math knee: all 4 batches "
+                                "were overhead-bound. The rounds were noisy: other programs may have slowed them. On a "
+                                "quiet machine, the formula expects the rate to rise near the memory ceiling")
+
+
+def test_knee_lesson_words():
+    from inferlimits.arithmetic.generation import OVERHEAD_BOUND
+    from inferlimits.arithmetic.roofline import COMPUTE_BOUND, MEMORY_BOUND
+    from inferlimits.figures.machine import knee_lesson_words
+    batches = [1, 2, 4, 8, 16, 32, 64]
+    near = [MEMORY_BOUND] * 3 + [COMPUTE_BOUND] * 4
+    assert knee_lesson_words(batches, near, 6.1, 1.1) == (
+        "this run shows the memory-to-math knee. Every batch reached at least half of its lower ceiling: the memory "
+        "ceiling below the knee, the math ceiling past it.")
+    partly = knee_lesson_words(batches, [MEMORY_BOUND] + [OVERHEAD_BOUND] * 2 + [COMPUTE_BOUND] * 4, 6.1, 2.0)
+    assert partly.startswith("this run does not show the memory-to-math knee: 2 of its 7 batches were overhead-bound.")
+    assert knee_lesson_words(batches, near, 95.0, 1.1) == (
+        "this sweep cannot show the memory-to-math knee: the knee lies past the largest batch measured.")
+    assert "past the largest" in knee_lesson_words(batches, near, math.inf, 1.1)
+    assert "below the smallest" in knee_lesson_words(batches, near, 0.5, 1.1)
+    with pytest.raises(ValueError, match="one length"):
+        knee_lesson_words(batches, near[:3], 6.1, 1.1)
 
 
 def test_context_words_set_the_measured_fall_beside_the_formulas():
@@ -699,19 +809,26 @@ def test_context_words_set_the_measured_fall_beside_the_formulas():
     # the stored run the student quoted: the math ceiling binds at both contexts and falls 12%, the rate 47%
     words = context_words(64, (128, 1024), 37.3 / 70.2, (1269, 519), (178, 157))
     assert words == ("At a batch of 64, going from 128 to 1,024 tokens of context lowers the formula's lower ceiling "
-                     "by 12% (the math ceiling is the lower one at both); compared round by round, the measured rate "
-                     "fell by 47%. The measured rate fell further than the formula predicts, so it sat further below "
-                     "its ceiling at the long context: a cost the formula does not count grew with the context.")
+                     "by 12%. Math is the lower ceiling at both. Compared round by round, the measured rate fell by "
+                     "47%. That is further than the ceiling fell. A cost the formula leaves out grew with the context.")
+    assert context_words(64, (128, 1024), 37.3 / 70.2, (1269, 519), (178, 157), spread=2.0).endswith(
+        "grew with the context. The rounds were noisy, so part of this gap may be noise.")
+    # the same run, its rates far below both ceilings (70.2 of 178 tokens/s): the ceiling's fall bounds nothing
+    assert context_words(64, (128, 1024), 37.3 / 70.2, (1269, 519), (178, 157), far=(True, True)).endswith(
+        "That is further than the ceiling fell. The rate sat below half of its ceiling at both contexts, so the "
+        "ceiling's fall did not bound the rate's. A cost the formula leaves out grew with the context.")
+    assert "below half of its ceiling at the long context, so" in context_words(
+        64, (128, 1024), 37.3 / 70.2, (1269, 519), (178, 157), far=(False, True))
     # a machine that follows the formula, and one whose memory ceiling binds at the long context only
-    assert context_words(64, (128, 1024), 151 / 170, (1269, 519), (178, 157)).endswith(
-        "The measured rate fell about as far as the formula predicts.")
+    assert context_words(64, (128, 1024), 151 / 170, (1269, 519), (178, 157), spread=2.0).endswith(
+        "fell by 11%. That is about as far as the ceiling fell.")
     switch = context_words(64, (128, 1024), 290 / 300, (1269, 340), (400, 357))
-    assert "the lower one is the math ceiling at the short context and the memory ceiling at the long one" in switch
-    assert switch.endswith("The measured rate fell less than the formula predicts: it sat further below its ceiling "
-                           "at the short context than at the long one.")
+    assert "The lower ceiling is math at the short context and memory at the long one." in switch
+    assert switch.endswith("That is less far than the ceiling fell. The rate sat further below its ceiling "
+                           "at the short context.")
     # a noisy run whose rate did not fall at all
     rose = context_words(8, (128, 1024), 1.1, (50, 40), (90, 80))
-    assert "compared round by round, the measured rate did not fall (×1.1). That goes against the formula" in rose
+    assert "Compared round by round, the measured rate did not fall (1.1×). That goes against the ceiling" in rose
     with pytest.raises(ValueError, match="measured_ratio"):
         context_words(64, (128, 1024), 0.0, (1, 1), (1, 1))
 

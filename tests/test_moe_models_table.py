@@ -36,3 +36,16 @@ def test_the_batch_touching_half_the_experts_waits_for_its_own_table():
 def test_an_unknown_part_is_refused():
     with pytest.raises(ValueError, match="part"):
         tables.moe_models("H200 SXM", part="cache")
+
+
+def test_names_keep_only_those_models_in_the_datas_order():
+    full = _rows(tables.moe_models("H200 SXM", part="weights").data)
+    some = _rows(tables.moe_models("H200 SXM", part="weights", names=["gpt-oss-120b", "DeepSeek-V3"]).data)
+    assert [r[0] for r in some[1:]] == ["DeepSeek-V3", "gpt-oss-120b"]
+    assert all(r in full for r in some)
+
+
+@pytest.mark.parametrize("names", [[], ["Llama-3.1-8B"], ["no such model"], "DeepSeek-V3"])
+def test_names_that_are_not_mixtures_of_experts_are_refused(names):
+    with pytest.raises(ValueError, match="names"):
+        tables.moe_models("H200 SXM", names=names)

@@ -417,6 +417,78 @@ def test_tables_are_generated():
     assert one.count("\n") == 2 and "| A100 80GB SXM | L2 | 40 MiB | 41.9 | 40.0 | 1,525 |" in one
 
 
+def test_the_cache_sizes_table_shows_the_factor_reproducing_each_of_the_plans_caches():
+    sizes = tables.worked_example_cache_sizes().data
+    assert sizes.count("\n") == 2 + 4 - 1
+    assert "| 2,048 | 0.537 | 1.34 | “1.34 GB” |" in sizes and "| 131,072 | 34.4 | 85.9 | “85.9 GB” |" in sizes
+    # the largest is the whole card: 2.5 x 32 GiB = 80 GiB, the capacity the card reports
+    s = we.Setting()
+    assert s.factor * s.k * 131_072 == 2.5 * 32 * GIB == s.a.capacity_bytes
+
+
+def test_the_claims_table_can_leave_out_the_points_and_show_what_words_are_read_as():
+    table = tables.worked_example_claims(shares=True, points=False, readings=True).data
+    assert table.splitlines()[0] == "| the plan says | recomputed | usable share | verdict | why |"
+    assert "“determined by memory bandwidth” (read as 100%) | 100% | the book's 90% |" in table
+    assert "(read as" not in tables.worked_example_claims().data
+
+
+def test_the_reference_table_holds_each_quantity_in_both_units_beside_the_plan():
+    memory = tables.worked_example_memory().data
+    s = we.Setting()
+    longest = we.longest_context(s)
+    assert "| A100 80GB SXM: capacity the card reports | 85.9 | 80.0 | “80 GB” |" in memory
+    assert "| usable, the plan's 95% | 81.6 | 76.0 | “76 GB” |" in memory
+    assert "| Qwen2.5-32B: weights stored, BF16 | 65.5 | 61.0 | “65 GB” |" in memory
+    assert "| KV cache of one 2,048-token sequence, BF16 | 0.537 | 0.500 | “1.34 GB” |" in memory
+    assert "| read by one decode step: one sequence, no context | 64.0 | 59.6 | “1.55GB” |" in memory
+    assert f"| read by one decode step: one sequence, {longest:,} tokens (the longest that fits at 90%) | 75.8 | 70.6 | – |" in memory
+    assert memory.count("\n") == 2 + 9 - 1
+
+
+def _recomputed_with(claim_id: str, **shares: float):
+    """A claim's recomputation with the usable shares of the Setting replaced (``usable``, ``doc_usable``)."""
+    s = we.Setting()
+    s.__dict__.update(shares)          # before left/doc_left are computed from them
+    cl = we.claim(claim_id)
+    return we.RECOMPUTATIONS[cl.recompute](cl, s)
+
+
+def test_each_verdict_names_the_usable_share_its_judged_value_rests_on():
+    s = we.Setting()
+    for v in we.verdicts():
+        share = we.usable_share(v)
+        judged = getattr(v.recomputed, v.judged)
+        book = getattr(_recomputed_with(v.claim.id, usable=0.8), v.judged)
+        plan = getattr(_recomputed_with(v.claim.id, doc_usable=0.85), v.judged)
+        if share == s.doc_usable:      # the plan's 95%: its claims on the usable memory and the room
+            assert plan != judged and book == judged, v.claim.id
+        elif share == s.usable:        # the book's 90%: what fits, and the longest context a step can have
+            assert plan == judged, v.claim.id
+            if v.claim.recompute == "memory_share_of_time":   # 100% either way; the steps it covers change
+                smaller = we.Setting()
+                smaller.__dict__.update(usable=0.8)
+                assert [x.batch for x in we.plan_steps(smaller)] != [x.batch for x in we.plan_steps(s)]
+            else:
+                assert book != judged, v.claim.id
+        else:
+            assert share is None and plan == judged and book == judged, v.claim.id
+    shares = {v.claim.id: we.usable_share(v) for v in we.verdicts()}
+    assert {k for k, u in shares.items() if u == s.doc_usable} == {"usable_fraction", "usable", "remaining"}
+    assert {k for k, u in shares.items() if u == s.usable} == {"seq_2k", "seq_8k", "seq_32k", "streamed",
+                                                                 "step_time", "compute", "memory_bound"}
+
+
+def test_the_table_of_verdicts_can_name_each_usable_share():
+    plain = tables.worked_example_claims().data
+    table = tables.worked_example_claims(shares=True).data
+    assert "usable share" not in plain and plain.count("\n") == table.count("\n")
+    assert "| point | the plan says | recomputed | usable share | verdict | why |" in table
+    assert "| memory left for KV caches: “11 GB” | 16.08 GB | the plan's 95% | **does not hold** |" in table
+    assert "| sequences that fit, 2,048 tokens: “~8” | 21 sequences | the book's 90% | **does not hold** |" in table
+    assert "| memory free beside the weights: “16 GB” | 20.37 GB | – | **does not hold** |" in table
+
+
 @pytest.mark.parametrize("cache", fig.CACHE_LABELS)
 @pytest.mark.parametrize("context", [512, 2048, 131_072])
 @pytest.mark.parametrize("usable", [fig.USABLES[0], 0.95, fig.USABLES[-1]])

@@ -171,6 +171,11 @@ def example_model() -> Config:
     return model(_data()["model"]).config
 
 
+def example_model_name() -> str:
+    """The name of the model the document runs ("Qwen2.5-32B")."""
+    return _data()["model"]
+
+
 def example_accelerator() -> Accelerator:
     """The accelerator the document runs it on (the A100 80GB SXM)."""
     return accelerator(_data()["accelerator"])
@@ -730,6 +735,25 @@ def shown(v: Verdict, which: str | None = None) -> str:
     if which not in ("right", "assumed", "route", "named"):
         raise ValueError(f"which must be right, assumed, route or named; got {which!r}")
     return _show(v.claim, getattr(v.recomputed, which))
+
+
+#: The recomputations that count what fits beside the weights in the book's usable memory: the
+#: sequences that fit, and the step claims, judged up to the longest context one sequence can keep.
+FITS_IN_THE_BOOKS_SHARE = ("sequences", "bytes_per_step", "step_time", "compute_time", "memory_share_of_time")
+
+
+def usable_share(v: Verdict) -> float | None:
+    """The share of the card's memory held usable that a verdict's judged value rests on: the
+    document's own (its 95%) where the claim is judged under its stated usable_share assumption;
+    the book's (90%) where the recomputation counts what fits beside the weights
+    (``FITS_IN_THE_BOOKS_SHARE``); None where no usable share enters (the capacity, the free memory,
+    the weights, the cache of one sequence)."""
+    s = Setting()
+    if v.judged == "assumed" and any(a.id == "usable_share" for a in rests_on(v.claim)):
+        return s.doc_usable
+    if v.judged != "named" and v.claim.recompute in FITS_IN_THE_BOOKS_SHARE:
+        return s.usable
+    return None
 
 
 def verdicts() -> list[Verdict]:

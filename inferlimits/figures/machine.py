@@ -25,7 +25,7 @@ from inferlimits.machine import measure, tinyllm
 from inferlimits.figures.interactive import Control, panel as _panel
 from inferlimits.arithmetic.generation import OVERHEAD_BOUND, decode_flops_per_token, decode_knee_batch, decode_point, regime
 from inferlimits.arithmetic.roofline import COMPUTE_BOUND, MEMORY_BOUND
-from inferlimits.data.units import GB, MIB, positive, whole
+from inferlimits.data.units import GB, MB, MIB, positive, whole
 from inferlimits.figures import ACCENT, FAINT, INK, base_layout
 
 GIGA = 1e9
@@ -123,7 +123,14 @@ def roofline_panel(array_mib: int | None = None, matmul_side: int = 2048, div_id
 def _rounds(chapter: bool, rounds: int) -> tuple[int, str]:
     """The chapter's own settings keep its rounds (and its measurement); any other setting is
     measured live, in one round, so that a control answers within seconds."""
-    return (rounds, f"median of {rounds} rounds") if chapter else (1, "one round, measured live")
+    return ((rounds, f"points: fastest of {rounds} rounds; bars reach the slowest") if chapter else
+            (1, "one round, measured live"))
+
+
+def _down_to_slowest(samples: Sequence[measure.Samples], scale: float = 1.0) -> dict:
+    """Error bars from each point (its fastest round) down to its slowest round."""
+    return dict(type="data", symmetric=False, array=[0.0] * len(samples),
+                arrayminus=[(x.high - x.low) / scale for x in samples], color=INK, thickness=1, width=3)
 
 
 def products_spec(side: int = 8192, max_batch: int = 256, chapter: tuple[int, int] = (8192, 256)) -> dict:
@@ -148,14 +155,15 @@ def products_spec(side: int = 8192, max_batch: int = 256, chapter: tuple[int, in
              textposition="top left", hoverinfo="skip", name="ridge"),
         dict(type="scatter", x=[p.intensity_flop_per_byte for p in sweep], y=[p.flop_per_s / GIGA for p in sweep],
              mode="markers+lines+text", marker=dict(size=10, color=INK), line=dict(color=INK, width=1),
+             error_y=_down_to_slowest([p.rate for p in sweep], GIGA),
              text=[str(p.batch) for p in sweep], textposition="bottom right", name="measured products",
              # how fast a product read its weights means something only below the ridge, where memory sets the pace
              customdata=[[p.batch, f", weights read at {p.bandwidth_bytes_per_s / GB:.3g} GB/s"
                           if p.intensity_flop_per_byte < ridge else ""] for p in sweep],
              hovertemplate="%{customdata[0]} vectors: %{x:.3g} FLOP/byte, %{y:.4g} GFLOP/s%{customdata[1]}<extra></extra>"),
     ]
-    mib = side * side * 4 / MIB
-    layout = base_layout(_title(f"A {side:,} × {side:,} weight matrix ({mib:,.0f} MiB) times 1 to {max_batch} vectors",
+    mb = side * side * 4 / MB
+    layout = base_layout(_title(f"A {side:,} × {side:,} weight matrix ({mb:,.3g} MB) times 1 to {max_batch} vectors",
                                 m, how),
                          "arithmetic intensity (FLOP per byte moved)", "measured math rate (float32 GFLOP/s)",
                          x_log=True, y_log=True, x_range=INTENSITY_RANGE, y_range=GFLOPS_RANGE, legend=True)
@@ -198,6 +206,7 @@ def decode_spec(context_tokens: int = 128, max_batch: int = 64, together: tuple[
              hovertemplate="%{y:.4g} tokens/s<extra></extra>"),
         dict(type="scatter", x=[p.batch for p in points], y=[p.tokens_per_s for p in points],
              mode="markers+lines", marker=dict(size=10, color=INK), line=dict(color=INK, width=1),
+             error_y=_down_to_slowest([p.rate for p in points]),
              name="measured", customdata=[[measure.efficiency(p, m)] for p in points],
              hovertemplate="batch %{x}: %{y:.4g} tokens/s, %{customdata[0]:.0%} of the ceiling<extra></extra>"),
     ]
@@ -219,6 +228,11 @@ def decode_panel(context_tokens: int = 128, max_batch: int = 64, together: tuple
 
 
 # ---- words that follow the measurements ------------------------------------------------------
+#
+# Short sentences, one number each, in bullets whose bold label says what the bullet is about.
+# Each block opens with whether the measurements it speaks for were quiet or noisy, and closes
+# with whether this run shows the sweep's lesson; where it does not, it says why (noise, or a
+# rate far below its ceilings) and what a quiet machine should show instead.
 
 #: A rate within this fraction of twice the last one "doubled"; one within ``LEVEL_WITHIN`` of the
 #: last one "held level".
@@ -234,9 +248,47 @@ QUIET_SPREAD = 1.25
 #: The regime ``regime_kinds`` gives a rate above its lower ceiling (``generation.regime`` refuses one).
 ABOVE = "above its lower ceiling"
 
-#: Why a measured rate can sit above a roof drawn from the fastest repeats.
-_BEAT = ("it beat the fastest repeats the {what} was drawn from, in a quieter spell than theirs or with some of "
-         "its bytes from a cache")
+
+def _beat(what: str, plural: bool = False, cache: str = "always") -> str:
+    """Why a measured rate can sit above a roof (``what``) drawn from the fastest repeats: a
+    quieter spell, or (``cache``: "always", "never", or "below", for points below the ridge
+    only) bytes found in a cache."""
+    they, it_ran = ("They", "they ran") if plural else ("It", "it ran")
+    why = {"always": ", or read some bytes from a cache", "never": "",
+           "below": ", or, below the ridge, read some bytes from a cache"}[cache]
+    return f"{they} beat the fastest repeats the {what} came from: {it_ran} in a quieter spell{why}."
+
+
+def _factor(r: float) -> str:
+    """A factor as the words give it: "0.75×", "4.8×", "16×", "120×"."""
+    return f"{r:.2g}×" if r < 10 else f"{r:,.0f}×"
+
+
+def _went(r: float) -> str:
+    """How a rate changed over a span, ``r`` = new / old: "rose 4.8×", "held level", "fell by 20%"."""
+    if r > 1 + LEVEL_WITHIN:
+        return f"rose {_factor(r)}"
+    if r >= 1 - LEVEL_WITHIN:
+        return "held level"
+    return f"fell by {1 - r:.0%}"
+
+
+def _bullets(items: Sequence[tuple[str, str]]) -> str:
+    """"- **Label:** text" lines."""
+    return "\n".join(f"- **{label}:** {text[0].upper()}{text[1:]}" for label, text in items)
+
+
+def is_noisy(spread: float) -> bool:
+    """Whether a spread (fastest over slowest) is more than this chapter calls quiet."""
+    return positive("spread", spread) > QUIET_SPREAD
+
+
+def noise_words(spread: float, what: str = "batch") -> str:
+    """Whether a sweep was quiet, from ``spread``, how far the rounds of its typical ``what`` (its
+    median spread) lay apart: "noisy: a typical batch's rounds varied 2.1× from slowest to fastest.\""""
+    spread = positive("spread", spread)
+    kind = "noisy" if is_noisy(spread) else "quiet"
+    return f"{kind}: a typical {what}'s rounds varied {_factor(spread)} from slowest to fastest."
 
 
 def change_word(ratio: float) -> str:
@@ -272,13 +324,9 @@ def _runs(items: Sequence, key) -> list[list]:
     return runs
 
 
-def _times(k: int) -> str:
-    return {1: "once", 2: "twice"}.get(k, f"{k} times")
-
-
 def pace_word(measured: float, yardstick: float) -> str:
     """How a measured change (new rate / old rate) compares with the roof's change over the same
-    doubling, ``yardstick``: "keeping pace with it" (within PACE_WITHIN of it), "outpacing it" or
+    span, ``yardstick``: "keeping pace with it" (within PACE_WITHIN of it), "outpacing it" or
     "falling behind it"."""
     r, y = positive("measured", measured), positive("yardstick", yardstick)
     if r > y * (1 + PACE_WITHIN):
@@ -288,23 +336,26 @@ def pace_word(measured: float, yardstick: float) -> str:
     return "falling behind it"
 
 
-def _pace(steps: Sequence[tuple[float, float]]) -> str:
-    """"keeping pace with it at both doublings", "falling behind it once and outpacing it twice"."""
-    words = [pace_word(r, y) for r, y in steps]
-    counts = {w: words.count(w) for w in dict.fromkeys(words)}
-    if len(counts) == 1:
-        return words[0] + ("" if len(words) == 1 else " at both doublings" if len(words) == 2 else " at every doubling")
-    return _join([f"{w} {_times(k)}" for w, k in counts.items()])
+def drop_words(batches: Sequence[int], rates: Sequence[float], what: str = "vectors", subject: str = "The rate",
+               level: bool = False) -> str:
+    """The doublings of the batch at which a measured rate fell (and, with ``level``, held level),
+    as one sentence: "The rate dropped from 1 to 2 and from 64 to 128 vectors."; "" where it
+    did neither."""
+    steps = [(b0, b1, change_word(r1 / r0)) for b0, b1, r0, r1 in zip(batches, batches[1:], rates, rates[1:])]
+    kinds = (("fell", "dropped"), ("held level", "held level")) if level else (("fell", "dropped"),)
+    parts = [f"{said} {_join([f'from {b0:,} to {b1:,}' for b0, b1, w in steps if w == word])}"
+             for word, said in kinds if any(w == word for _, _, w in steps)]
+    return f"{subject} {_join(parts)} {what}." if parts else ""
 
 
 def doubling_words(batches: Sequence[int], rates: Sequence[float], roofs: Sequence[float],
-                   what: str = "vectors", rate: str = "math rate", where: str = "") -> str:
-    """What a measured rate did at each doubling of the batch, against the right yardstick for
-    each region of the roof: below the ridge the roof doubles (×2), across it the roof rises by
-    its own factor, past it the roof is flat (×1). One short sentence per region, with the
-    measured factors and whether they kept pace with the roof's. ``batches`` double from one to
-    the next; ``rates`` are the measured rates and ``roofs`` the roof's at each batch (any one
-    unit); ``where`` ("On this machine") opens the first sentence."""
+                   what: str = "vectors", rate: str = "math rate") -> str:
+    """What a measured rate did over each region of the roof, against the roof's own change there:
+    below the ridge the roof doubles with the batch, across it the roof rises by its own factor,
+    past it the roof is flat. One bullet per region, two short sentences each: the roof's change,
+    then the measured change and whether it kept pace (``pace_word``, over the region's doublings).
+    ``batches`` double from one to the next; ``rates`` are the measured rates and ``roofs`` the
+    roof's at each batch (any one unit)."""
     batches = [whole("batch", b) for b in batches]
     rates = [positive("rate", r) for r in rates]
     roofs = [positive("roof", r) for r in roofs]
@@ -312,70 +363,120 @@ def doubling_words(batches: Sequence[int], rates: Sequence[float], roofs: Sequen
         raise ValueError("batches, rates and roofs must be of one length, at least 2")
     if any(b1 != 2 * b0 for b0, b1 in zip(batches, batches[1:])):
         raise ValueError(f"batches must double from one to the next; got {batches}")
-    steps = [(b0, b1, r1 / r0, f1 / f0)
-             for b0, b1, r0, r1, f0, f1 in zip(batches, batches[1:], rates, rates[1:], roofs, roofs[1:])]
+    steps = [(i, f1 / f0) for i, (f0, f1) in enumerate(zip(roofs, roofs[1:]))]
 
     def region_of(step) -> str:
-        roof = step[3]
+        roof = step[1]
         if roof >= 2 * (1 - DOUBLED_WITHIN):
-            return "below"
-        return "past" if roof <= 1 + LEVEL_WITHIN else "across"
+            return "Below the ridge"
+        return "Past the ridge" if roof <= 1 + LEVEL_WITHIN else "Across the ridge"
 
-    sentences = []
+    items = []
     for region in _runs(steps, region_of):
-        kind = region_of(region[0])
-        span = f"from {region[0][0]:,} to {region[-1][1]:,} {what}"
-        factors = _join([f"×{s[2]:.2g}" for s in region])
-        if kind == "below":
-            lead, roof, yard = "below the ridge", "the roof doubles at each doubling of the batch", [2.0] * len(region)
-        elif kind == "past":
-            lead, roof, yard = "past the ridge", "the roof is flat", [1.0] * len(region)
+        first, last = region[0][0], region[-1][0] + 1
+        roof, measured = roofs[last] / roofs[first], rates[last] / rates[first]
+        flat = region_of(region[0]) == "Past the ridge"
+        said = "the roof is flat" if flat else f"the roof rises {_factor(roof)}"
+        pace = pace_word(measured, roof)
+        if pace == "keeping pace with it":
+            tail = ": it kept pace with the roof"
+        elif pace == "outpacing it":
+            tail = ": it rose faster than the roof"
+        elif measured > 1 + LEVEL_WITHIN:
+            tail = ": it rose less than the roof"
         else:
-            lead, yard = "across the ridge", [s[3] for s in region]
-            roof = f"the roof rises {_join([f'×{y:.2g}' for y in yard])}"
-        subject = f"the measured {rate}" if not sentences else "the measured rate"
-        pace = _pace([(s[2], y) for s, y in zip(region, yard)])
-        sentences.append(f"{lead}, {span}, {roof}; {subject} went {factors}, {pace}.")
-    return _sentences(sentences, where)
-
-
-def _sentences(sentences: Sequence[str], where: str = "") -> str:
-    """Sentences joined, each capitalised, ``where`` opening the first ("On this machine, below ...")."""
-    sentences = list(sentences)
-    if where:
-        sentences[0] = f"{where}, {sentences[0][0].lower()}{sentences[0][1:]}"
-    return " ".join(x[0].upper() + x[1:] for x in sentences)
+            tail = ", while the roof stayed flat" if flat else ", while the roof rose"
+        items.append((f"{region_of(region[0])}, {batches[first]:,} to {batches[last]:,} {what}",
+                      f"{said}. The measured {rate} {_went(measured)}{tail}."))
+    return _bullets(items)
 
 
 def products_words(sweep: measure.ProductSweep, m: measure.Machine) -> Markdown:
-    """``doubling_words`` for a measured product sweep against this machine's roof, and
-    ``above_roof_words`` for any point above it."""
+    """Under the product table: whether the sweep was quiet, what the rate did in each region of
+    the roof (``doubling_words``), where it dropped, any point above the roof
+    (``above_roof_words``), and whether this run shows the climb-then-level shape
+    (``product_lesson_words``)."""
     points = list(sweep)
     roofs = [min(m.peak_flop_per_s, p.intensity_flop_per_byte * m.bandwidth_bytes_per_s) for p in points]
-    words = doubling_words([p.batch for p in points], [p.flop_per_s for p in points], roofs, where="On this machine")
+    batches, rates = [p.batch for p in points], [p.flop_per_s for p in points]
+    spread = float(np.median([p.rate.spread for p in points]))
+    lines = [_bullets([("This sweep", noise_words(spread))])]
+    if len(points) > 1:
+        lines.append(doubling_words(batches, rates, roofs))
+        drops = drop_words(batches, rates)
+        if drops:
+            lines.append(_bullets([("Drops", drops)]))
     above = [(p.batch, p.flop_per_s / r, p.intensity_flop_per_byte >= m.balance_point_flop_per_byte)
              for p, r in zip(points, roofs) if p.flop_per_s > r]
-    return Markdown(words + (" " + above_roof_words([a[0] for a in above], [a[1] for a in above],
-                                                     [p.batch for p in points], past=[a[2] for a in above])
-                             if above else ""))
+    if above:
+        lines.append(_bullets([("Above the roof", above_roof_words([a[0] for a in above], [a[1] for a in above],
+                                                                    batches, past=[a[2] for a in above]))]))
+    if len(points) > 1:
+        lines.append(_bullets([("The lesson", product_lesson_words(batches, rates, roofs, spread))]))
+    return Markdown("\n".join(lines))
+
+
+def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: Sequence[float],
+                         spread: float) -> str:
+    """Whether a product sweep shows the roofline's lesson, the climb-then-level shape, and if
+    not, why not and what a quiet machine should show. It shows the shape when the widest batch
+    lies past the ridge (the roof's last doubling is flat), reaches at least NEAR of the flat roof,
+    the rate rose in all at least NEAR of the roof's rise, and its last doubling no longer doubled
+    it. ``batches`` double from one to the next; ``rates`` and ``roofs`` are in any one unit;
+    ``spread`` is the sweep's typical spread of rounds (``noise_words``)."""
+    batches = [whole("batch", b) for b in batches]
+    rates = [positive("rate", r) for r in rates]
+    roofs = [positive("roof", r) for r in roofs]
+    spread = positive("spread", spread)
+    if not len(batches) == len(rates) == len(roofs) or len(batches) < 2:
+        raise ValueError("batches, rates and roofs must be of one length, at least 2")
+    past = roofs[-1] / roofs[-2] <= 1 + LEVEL_WITHIN
+    share, overall, roof_rise = rates[-1] / roofs[-1], rates[-1] / rates[0], roofs[-1] / roofs[0]
+    last = change_word(rates[-1] / rates[-2])
+    why = []
+    if not past:
+        why.append(f"Its widest batch, {batches[-1]:,} {'vector' if batches[-1] == 1 else 'vectors'}, lies below "
+                   "the ridge.")
+    if share < NEAR:
+        why.append(f"Its widest batch reached only {share:.0%} of the roof.")
+    if overall < NEAR * roof_rise:
+        why.append(f"In all, the rate rose only {_factor(overall)}, against the roof's {_factor(roof_rise)}.")
+    if last in ("doubled", "more than doubled"):
+        why.append(f"The rate still {last} at the last doubling of the batch.")
+    if not why:
+        said = [f"this run shows the climb-then-level shape. The widest batch reached {share:.0%} of the flat roof."]
+        if rates[1] < rates[0] * (1 - LEVEL_WITHIN):
+            said.append("The rate dipped after one vector, where numpy changes routine.")
+        flat = next(i for i in range(len(roofs) - 1) if roofs[i + 1] / roofs[i] <= 1 + LEVEL_WITHIN)
+        if rates[-1] / rates[flat] > max(rates[flat] / rates[0], 1 + LEVEL_WITHIN):
+            said.append("Most of the climb came past the ridge, as numpy's routine grew more efficient with the batch.")
+        if is_noisy(spread):
+            said.append("The run was noisy, so the heights may still move.")
+        return " ".join(said)
+    shape = ("the rate to climb along the slanted roof to the ridge, then level off under the flat roof. numpy may "
+             "still dip at a few vectors, where it changes routine.")
+    if is_noisy(spread):
+        after = ["The rounds were noisy: other programs may have slowed the sweep.",
+                 f"On a quiet machine, the roofline expects {shape}"]
+    else:
+        after = ["The rounds agreed, so the library, not noise, set this shape.", f"The roofline allows {shape}"]
+    return " ".join(["this run does not show the climb-then-level shape.", *why, *after])
 
 
 def above_roof_words(batches: Sequence[int], shares: Sequence[float], every: Sequence[int],
                      what: str = "vectors", past: Sequence[bool] | None = None) -> str:
-    """A sentence naming the measured points that sat above their roof (``shares`` > 1 of it), and
-    why a point can: a quieter spell than the roof's fastest repeats saw, or, for a point below the
-    ridge (``past`` says which points lie past it; default none), bytes found in a cache."""
+    """Two sentences naming the measured points that sat above their roof (``shares`` > 1 of it),
+    and why a point can: a quieter spell than the roof's fastest repeats saw, or, for a point below
+    the ridge (``past`` says which points lie past it; default none), bytes found in a cache."""
     if not batches or len(batches) != len(shares) or any(positive("share", x) <= 1 for x in shares):
         raise ValueError("batches and shares must name at least one point, each share above 1")
     past = [False] * len(batches) if past is None else [bool(x) for x in past]
     if len(past) != len(batches):
         raise ValueError("past must say of every point whether it lies past the ridge")
     one = list(batches) == [1] and what.endswith("s")
-    why = ("in a quieter spell than theirs" if all(past) else
-           "in a quieter spell than theirs or with some of its bytes from a cache" if not any(past) else
-           "in a quieter spell than theirs or, below the ridge, with some of its bytes from a cache")
-    return (f"With {_numbers(list(batches), list(every))} {what[:-1] if one else what} the measured rate sat above "
-            f"the roof ({_shares(shares)} of it): it beat the fastest repeats the roof was drawn from, {why}.")
+    cache = "never" if all(past) else "always" if not any(past) else "below"
+    return (f"{_numbers(list(batches), list(every))} {what[:-1] if one else what} ran at {_shares(shares)} of the "
+            f"roof. {_beat('roof', plural=len(batches) > 1, cache=cache)}")
 
 
 def _numbers(chosen: Sequence[int], every: Sequence[int]) -> str:
@@ -394,8 +495,9 @@ def _batches(chosen: Sequence[int], every: Sequence[int]) -> str:
 
 
 def _shares(shares: Sequence[float]) -> str:
+    """"137%", "105% to 120%"."""
     lo, hi = min(shares), max(shares)
-    return f"{lo:.0%}" if f"{lo:.0%}" == f"{hi:.0%}" else f"from {lo:.0%} to {hi:.0%}"
+    return f"{lo:.0%}" if f"{lo:.0%}" == f"{hi:.0%}" else f"{lo:.0%} to {hi:.0%}"
 
 
 def regime_kinds(measured: Sequence[float], memory: Sequence[float], math_: Sequence[float]) -> list[str]:
@@ -406,11 +508,11 @@ def regime_kinds(measured: Sequence[float], memory: Sequence[float], math_: Sequ
 
 
 def regime_words(batches: Sequence[int], measured: Sequence[float], memory: Sequence[float],
-                 math_: Sequence[float], where: str = "") -> str:
+                 math_: Sequence[float]) -> str:
     """Which regime each measured batch sat in by the book's rule (``generation.regime``): at
     least half of the lower ceiling is bound by that wall, less is far below both ceilings; a rate
-    above its ceiling is named as such. ``measured``, ``memory`` and ``math_`` are tokens/s;
-    ``where`` ("In this run") opens the first sentence."""
+    above its ceiling is named as such. Two short sentences per group of batches. ``measured``,
+    ``memory`` and ``math_`` are tokens/s."""
     batches = [whole("batch", b) for b in batches]
     measured = [positive("measured", x) for x in measured]
     memory = [positive("memory", x) for x in memory]
@@ -420,36 +522,24 @@ def regime_words(batches: Sequence[int], measured: Sequence[float], memory: Sequ
     shares = [x / min(mm, f) for x, mm, f in zip(measured, memory, math_)]
     kinds = regime_kinds(measured, memory, math_)
     groups = {k: [(b, s) for b, s, kk in zip(batches, shares, kinds) if kk == k] for k in dict.fromkeys(kinds)}
-
-    def who(k: str) -> tuple[str, str]:
-        chosen = [b for b, _ in groups[k]]
-        return _batches(chosen, batches), "its" if len(chosen) == 1 else "their"
-
     sentences = []
-    everyone = len(groups) == 1
     for kind, members in groups.items():
-        name, its = who(kind)
-        name = "every batch" if everyone and len(batches) > 1 else name
-        its = "its" if name == "every batch" else its
+        chosen = [b for b, _ in members]
+        every = len(groups) == 1 and len(batches) > 1
+        name = "every batch" if every else _batches(chosen, batches)
+        plural = len(chosen) > 1 and not every
+        its, that = ("their", "those are") if plural else ("its", "that is")
         share = _shares([s for _, s in members])
         if kind == OVERHEAD_BOUND:
-            sentences.append(f"{name} reached less than half of {its} lower ceiling ({share}): "
-                             f"{OVERHEAD_BOUND}, by the book's rule. Neither memory nor math set the pace there; "
-                             "costs the roofline does not model did, such as the Python loop, threads waiting for "
-                             "busy cores, or library routines that read memory slowly.")
+            sentences.append(f"{name} reached less than half of {its} lower ceiling ({share}). By the book's rule, "
+                             f"{that} {OVERHEAD_BOUND}: overhead, not memory or math, set the pace.")
         elif kind in (MEMORY_BOUND, COMPUTE_BOUND):
             wall = "memory" if kind == MEMORY_BOUND else "math"
-            sentences.append(f"{name} reached at least half of {its} lower ceiling, the {wall} ceiling ({share}): "
-                             f"{kind}, by the book's rule.")
+            sentences.append(f"{name} reached at least half of {its} lower ceiling, the {wall} ceiling ({share}). "
+                             f"By the book's rule, {that} {kind}.")
         else:
-            sentences.append(f"{name} measured above {its} lower ceiling ({share}): "
-                             f"{_BEAT.format(what='ceiling')}.")
-    if OVERHEAD_BOUND in groups:
-        sentences.append(("This run was dominated by those costs. " if everyone else "")
-                         + "If other programs were busy during this run, a quiet machine would lose the time spent "
-                         "waiting for cores and keep the time to read memory. Shares like these should then rise: "
-                         "close other programs and run the chapter again to see how far.")
-    return _sentences(sentences, where)
+            sentences.append(f"{name} measured above {its} lower ceiling ({share}). {_beat('ceiling', plural)}")
+    return " ".join(x[0].upper() + x[1:] for x in sentences)
 
 
 def _about(x: float) -> str:
@@ -457,53 +547,41 @@ def _about(x: float) -> str:
     return f"{x:,.1f}" if x < 10 else f"{x:,.0f}"
 
 
-def crossing_words(crossing: float, estimate: float, largest: int, context_tokens: int) -> str:
-    """Where the book's two decode ceilings cross on this machine: ``crossing``, the batch at
-    which the memory ceiling reaches the math ceiling (``math.inf``: never), beside ``estimate``,
-    the short-context rule (balance point x W / F), and ``largest``, the largest batch measured."""
+def crossing_words(crossing: float, estimate: float, largest: int) -> str:
+    """Where the book's two decode ceilings cross on this machine, the knee: ``crossing``, the
+    batch at which the memory ceiling reaches the math ceiling (``math.inf``: never), beside
+    ``estimate``, the short-context rule (balance point x W / F), and ``largest``, the largest
+    batch measured."""
     estimate, largest = positive("estimate", estimate), whole("largest", largest)
-    context_tokens = whole("context_tokens", context_tokens, 0)
-    at = f"At {context_tokens:,} tokens of context"
     if crossing == math.inf:
-        return f"{at} the two ceilings never cross on this machine: memory is the lower ceiling at every batch."
+        return "the ceilings never cross. Memory is the lower ceiling at every batch."
     crossing = positive("crossing", crossing)
-    rule = f"the balance point times W/F gives {_about(estimate)}"
+    rule = f"The short rule, balance point × W/F, gives {_about(estimate)}."
     if crossing <= 1:
-        return (f"{at} the two ceilings cross below a batch of 1 on this machine ({rule}): the math ceiling is the "
-                "lower one at every batch.")
-    after = ("past it the math ceiling is the lower one" if crossing < largest else
-             f"that is beyond the largest batch measured, {largest:,}, so memory is the lower ceiling at every batch here")
-    return f"{at} the two ceilings cross at a batch of about {_about(crossing)} on this machine ({rule}); {after}."
+        return f"the ceilings cross below a batch of 1. {rule} Math is the lower ceiling at every batch."
+    after = ("Past the knee, math is the lower ceiling." if crossing < largest else
+             "That lies past the largest batch measured, so memory is the lower ceiling at every batch here.")
+    return f"the ceilings cross at a batch of about {_about(crossing)}. {rule} {after}"
 
 
 def rise_words(batches: Sequence[int], rates: Sequence[float], what: str = "sequences") -> str:
-    """How measured tokens/s changed from the smallest batch to the largest, in all and at each
-    doubling: "grew 5.4× in all, rising at every doubling", or which doublings fell or held level."""
+    """How measured tokens/s changed from the smallest batch to the largest, in all, then at which
+    doublings it fell or held level: "From 1 to 64 sequences, tokens per second rose 5.4×. They
+    dropped from 1 to 2 sequences." """
     batches = [whole("batch", b) for b in batches]
     rates = [positive("rate", r) for r in rates]
     if len(batches) != len(rates) or len(batches) < 2:
         raise ValueError("batches and rates must be of one length, at least 2")
-    total = rates[-1] / rates[0]
-    span = f"From {batches[0]:,} to {batches[-1]:,} {what}"
-    if total > 1 + LEVEL_WITHIN:
-        overall = f"{span} the measured tokens per second grew {total:,.2g}× in all"
-    elif total >= 1 - LEVEL_WITHIN:
-        overall = f"{span} the measured tokens per second held level in all (×{total:.2g})"
-    else:
-        overall = f"{span} the measured tokens per second fell in all (×{total:.2g})"
-    steps = [(b0, b1, change_word(r1 / r0)) for b0, b1, r0, r1 in zip(batches, batches[1:], rates, rates[1:])]
-    odd = {w: [(b0, b1) for b0, b1, ww in steps if ww == w] for w in ("fell", "held level")}
-    if not any(odd.values()):
-        return f"{overall}, rising at every doubling."
-    parts = [f"{w} {_join([f'from {b0:,} to {b1:,}' for b0, b1 in pairs])} {what}"
-             for w, pairs in odd.items() if pairs]
-    return f"{overall}, but not at every doubling: they {_join(parts)}."
+    overall = f"From {batches[0]:,} to {batches[-1]:,} {what}, tokens per second {_went(rates[-1] / rates[0])}."
+    odd = drop_words(batches, rates, what, subject="They", level=True)
+    return f"{overall} {odd or 'They rose at every doubling.'}"
 
 
 def decode_words(points: Sequence[measure.DecodePoint], m: measure.Machine) -> Markdown:
-    """Under a decode table: where the two ceilings cross on this machine (``crossing_words``),
-    how the measured rate rose with the batch (``rise_words``), and where each batch sat by the
-    book's rule (``regime_words``), as three short items."""
+    """Under a decode table, in short bullets: whether its rounds were quiet (``noise_words``),
+    the knee (``crossing_words``), how the measured rate rose with the batch (``rise_words``),
+    where each batch sat by the book's rule (``regime_words``), and whether this run shows the
+    memory-to-math knee (``knee_lesson_words``)."""
     points = list(points)
     if not points:
         raise ValueError("points must hold at least one measured batch")
@@ -513,53 +591,94 @@ def decode_words(points: Sequence[measure.DecodePoint], m: measure.Machine) -> M
     crossing = decode_knee_batch(c, m.peak_flop_per_s, m.bandwidth_bytes_per_s, context, fp32, fp32, fp32)
     w = decode_point(c, 1.0, 1.0, 1, 0, fp32, fp32, fp32).weight_bytes
     estimate = m.balance_point_flop_per_byte * w / decode_flops_per_token(c)
-    items = [("where the ceilings cross", crossing_words(crossing, estimate, max(p.batch for p in points), context))]
+    spread = float(np.median([p.rate.spread for p in points]))
+    batches, rates = [p.batch for p in points], [p.tokens_per_s for p in points]
+    items = [("This sweep", noise_words(spread)), ("The knee", crossing_words(crossing, estimate, max(batches)))]
     if len(points) > 1:
-        items.append(("the rise", rise_words([p.batch for p in points], [p.tokens_per_s for p in points])))
-    items.append(("each batch, by the book's rule",
-                  regime_words([p.batch for p in points], [p.tokens_per_s for p in points],
-                               [x[0] for x in ceilings], [x[1] for x in ceilings], where="In this run")))
-    return Markdown("\n".join(f"- **{name}:** {text}" for name, text in items))
+        items.append(("The rise", rise_words(batches, rates)))
+    items.append(("Against the ceilings", regime_words(batches, rates, [x[0] for x in ceilings],
+                                                       [x[1] for x in ceilings])))
+    kinds = regime_kinds(rates, [x[0] for x in ceilings], [x[1] for x in ceilings])
+    items.append(("The lesson", knee_lesson_words(batches, kinds, crossing, spread)))
+    return Markdown(_bullets(items))
+
+
+def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: float, spread: float) -> str:
+    """Whether a decode sweep shows the lesson of its ceilings, the memory-to-math knee, and if
+    not, why not and what a quiet machine should show. It shows the knee when the knee
+    (``crossing``, the batch at which the ceilings cross; ``math.inf``: never) lies between the
+    smallest and the largest batch measured, and no batch was overhead-bound (``kinds``, as
+    ``regime_kinds`` names them): then each batch sat near the memory ceiling below the knee and
+    near the math ceiling past it. ``spread`` is the sweep's typical spread of rounds."""
+    batches = [whole("batch", b) for b in batches]
+    spread = positive("spread", spread)
+    if not batches or len(batches) != len(kinds):
+        raise ValueError("batches and kinds must be of one length, at least 1")
+    if crossing != math.inf:
+        crossing = positive("crossing", crossing)
+    if not batches[0] < crossing < batches[-1]:
+        where = "past the largest" if crossing >= batches[-1] else "below the smallest"
+        return f"this sweep cannot show the memory-to-math knee: the knee lies {where} batch measured."
+    far = sum(k == OVERHEAD_BOUND for k in kinds)
+    if not far:
+        return ("this run shows the memory-to-math knee. Every batch reached at least half of its lower ceiling: "
+                "the memory ceiling below the knee, the math ceiling past it.")
+    shape = ("the rate to rise near the memory ceiling up to the knee, then level off under the math ceiling.")
+    how = (f"all {len(kinds)} batches were" if far == len(kinds) else f"{far} of its {len(kinds)} batches were")
+    said = f"this run does not show the memory-to-math knee: {how} overhead-bound."
+    if is_noisy(spread):
+        return (f"{said} The rounds were noisy: other programs may have slowed them. On a quiet machine, the formula "
+                f"expects {shape}")
+    return (f"{said} The rounds agreed, so this is not noise: Python's loop and numpy's calls set the pace. The "
+            f"ceilings allow {shape}")
 
 
 def context_words(batch: int, contexts: tuple[int, int], measured_ratio: float,
-                  memory: tuple[float, float], math_: tuple[float, float]) -> str:
+                  memory: tuple[float, float], math_: tuple[float, float], spread: float | None = None,
+                  far: tuple[bool, bool] = (False, False)) -> str:
     """At one ``batch``, how far going from the short context to the long one (``contexts``)
     lowers the formula's lower ceiling, against how far it lowered the measured tokens/s
     (``measured_ratio``: long over short, compared round by round, as the chapter's check compares
     them); ``memory`` and ``math_`` are the two ceilings (short, long; tokens/s). Then what the
-    difference says: a rate that fell further than its ceiling sat further below it at the long
-    context."""
+    difference says: the ceiling's fall bounds the rate's only where the rate sits near the
+    ceiling (``far``: whether it sat below NEAR of it, at the short and at the long context), so a
+    larger fall points to a cost the formula leaves out; and, where ``spread`` (how far the two
+    settings' rounds lay apart) is noisy, that part of the difference may be noise."""
     batch = whole("batch", batch)
     short, long_ = (whole("contexts", L, 0) for L in contexts)
     observed = positive("measured_ratio", measured_ratio)
     mems, meml = (positive("memory", x) for x in memory)
     fs, fl = (positive("math_", x) for x in math_)
     predicted = min(meml, fl) / min(mems, fs)
-    walls = ["the math ceiling" if f < mm else "the memory ceiling" for mm, f in ((mems, fs), (meml, fl))]
-    binds = (f"{walls[0]} is the lower one at both" if walls[0] == walls[1] else
-             f"the lower one is {walls[0]} at the short context and {walls[1]} at the long one")
+    walls = ["Math" if f < mm else "Memory" for mm, f in ((mems, fs), (meml, fl))]
+    binds = (f"{walls[0]} is the lower ceiling at both." if walls[0] == walls[1] else
+             f"The lower ceiling is {walls[0].lower()} at the short context and {walls[1].lower()} at the long one.")
     ceiling = (f"lowers the formula's lower ceiling by {1 - predicted:.0%}" if predicted < 1 else
-               f"leaves the formula's lower ceiling at ×{predicted:.2g}")
-    rate = (f"compared round by round, the measured rate fell by {1 - observed:.0%}" if observed < 1 else
-            f"compared round by round, the measured rate did not fall (×{observed:.2g})")
-    first = f"At a batch of {batch:,}, going from {short:,} to {long_:,} tokens of context {ceiling} ({binds}); {rate}."
+               f"leaves the formula's lower ceiling at {_factor(predicted)}")
+    rate = (f"Compared round by round, the measured rate fell by {1 - observed:.0%}." if observed < 1 else
+            f"Compared round by round, the measured rate did not fall ({_factor(observed)}).")
+    first = f"At a batch of {batch:,}, going from {short:,} to {long_:,} tokens of context {ceiling}."
+    far_short, far_long = (bool(x) for x in far)
+    where = "both contexts" if far_short else "the long context"
+    bound = (f" The rate sat below half of its ceiling at {where}, so the ceiling's fall did not bound the rate's."
+             if far_long else "")
     if observed < predicted * (1 - PACE_WITHIN):
-        second = ("The measured rate fell further than the formula predicts, so it sat further below its ceiling at "
-                  "the long context: a cost the formula does not count grew with the context.")
+        verdict = f"That is further than the ceiling fell.{bound} A cost the formula leaves out grew with the context."
     elif observed > predicted * (1 + PACE_WITHIN):
-        second = ("That goes against the formula, which predicts a fall: " if observed >= 1 else
-                  "The measured rate fell less than the formula predicts: ")
-        second += "it sat further below its ceiling at the short context than at the long one."
+        verdict = ("That goes against the ceiling, which fell." if observed >= 1 else
+                   "That is less far than the ceiling fell.")
+        verdict += " The rate sat further below its ceiling at the short context."
     else:
-        second = "The measured rate fell about as far as the formula predicts."
-    return f"{first} {second}"
+        return f"{first} {binds} {rate} That is about as far as the ceiling fell."
+    noise = " The rounds were noisy, so part of this gap may be noise." if spread and is_noisy(spread) else ""
+    return f"{first} {binds} {rate} {verdict}{noise}"
 
 
 def context_change(short: Sequence[measure.DecodePoint], long: Sequence[measure.DecodePoint],
                    m: measure.Machine, batch: int | None = None) -> Markdown:
     """``context_words`` for the chapter's two contexts at ``batch`` (default: the largest measured
-    at both), the measured rates compared round by round (``measure.paired_ratio``)."""
+    at both), the measured rates compared round by round (``measure.paired_ratio``), and whether
+    each sat far below its ceilings (``regime_kinds``)."""
     common = sorted({p.batch for p in short} & {p.batch for p in long})
     if not common:
         raise ValueError("short and long must share at least one measured batch")
@@ -567,46 +686,50 @@ def context_change(short: Sequence[measure.DecodePoint], long: Sequence[measure.
     a, b = measure.point_at(short, batch), measure.point_at(long, batch)
     ca = measure.decode_ceilings_tokens_per_s(m, a.batch, a.context_tokens, a.config)
     cb = measure.decode_ceilings_tokens_per_s(m, b.batch, b.context_tokens, b.config)
+    kinds = regime_kinds([a.tokens_per_s, b.tokens_per_s], [ca[0], cb[0]], [ca[1], cb[1]])
     return Markdown(context_words(batch, (a.context_tokens, b.context_tokens), measure.paired_ratio(b.rate, a.rate),
-                                  (ca[0], cb[0]), (ca[1], cb[1])))
+                                  (ca[0], cb[0]), (ca[1], cb[1]), spread=max(a.rate.spread, b.rate.spread),
+                                  far=tuple(k == OVERHEAD_BOUND for k in kinds)))
 
 
-def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str]) -> str:
-    """The whole run in one line: quiet or noisy (``spreads``: how far each measurement's fastest
-    repeat lay above its slowest, keyed by what was repeated, e.g. "repeats of the plain read";
-    quiet when none exceeds QUIET_SPREAD), and how close the decoder came to its ceilings
-    (``kinds``: the regime of every decode point, as ``regime_kinds`` names them); then what to
-    read in it: the relations only, or the heights too."""
+def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool = False) -> str:
+    """The whole run in three bullets: quiet or noisy (``spreads``: how far each measurement's
+    fastest repeat lay above its slowest, keyed by what was repeated, e.g. "repeats of the plain
+    read"; quiet when none exceeds QUIET_SPREAD and the machine was not ``busy`` before measuring),
+    how close the decoder came to its ceilings (``kinds``: the regime of every decode point, as
+    ``regime_kinds`` names them), and what to read in it: the relations only, or the heights too,
+    and what a quiet machine would show."""
     if not spreads or not kinds:
         raise ValueError("spreads and kinds must each hold at least one value")
     spreads = {name: positive("spreads", x) for name, x in spreads.items()}
     name, worst = max(spreads.items(), key=lambda item: item[1])
-    noisy = worst > QUIET_SPREAD
-    if noisy:
-        run = (f"noisy (the {name} spread {worst:,.2g}× from slowest to fastest, more than the "
-               f"{QUIET_SPREAD:g}× this chapter calls quiet)")
+    noisy = is_noisy(worst) or bool(busy)
+    if is_noisy(worst):
+        noise = f"noisy: the {name} varied {_factor(worst)} from slowest to fastest."
+    elif busy:
+        noise = (f"noisy: other programs kept the cores busy, though every measurement's repeats varied at most "
+                 f"{_factor(worst)}.")
     else:
-        run = (f"quiet (every measurement's repeats agreed within {worst:,.2g}× from slowest to fastest, "
-               f"at most the {QUIET_SPREAD:g}× this chapter calls quiet)")
+        noise = f"quiet: every measurement's repeats varied at most {_factor(worst)}."
     far, n = sum(k == OVERHEAD_BOUND for k in kinds), len(kinds)
     if far == n:
-        decoder = ("overhead-bound (every decode batch, at both contexts, reached less than half of its lower "
-                   "ceiling: far below both ceilings)")
+        decoder = f"overhead-bound: all {n} decode measurements reached less than half of their lower ceiling."
     elif far == 0:
-        decoder = "close to its ceilings (every decode batch, at both contexts, reached at least half of its lower ceiling)"
+        decoder = f"near its ceilings: all {n} decode measurements reached at least half of their lower ceiling."
     else:
-        decoder = (f"partly overhead-bound ({far} of the {n} decode measurements reached less than half of their "
-                   "lower ceiling)")
+        decoder = (f"partly overhead-bound: {far} of its {n} decode measurements reached less than half of their "
+                   "lower ceiling.")
     if noisy and far:
-        advice = "Read the relations, not the heights."
+        advice = ("the relations, not the heights. Other programs slowed this run, so its heights are likely too "
+                  "low and its sweeps may zigzag. On a quiet machine, expect smaller spreads and smoother sweeps.")
     elif noisy:
-        advice = "Read the relations first: another run may put the heights elsewhere by as much as the spread."
+        advice = "the relations first. Another run may move the heights by as much as the spread."
     elif far:
-        advice = ("The speeds are steady, but Python's costs, not the hardware, set the decoder's heights where it "
-                  "fell below half: read the relations there, not the heights.")
+        advice = ("the relations. The speeds were steady, so where the decoder fell below half, its own costs, "
+                  "not noise, set its heights.")
     else:
-        advice = "The heights, too, describe this machine."
-    return f"**This run:** {run}, and {decoder}. {advice}"
+        advice = "the relations and the heights. Both describe this machine."
+    return "**This run, in short**\n\n" + _bullets([("Quiet or noisy", noise), ("The decoder", decoder), ("What to read", advice)])
 
 
 def run_spreads(m: measure.Machine, runs: Sequence[measure.DecodePoint],
@@ -631,34 +754,48 @@ def run_verdict(m: measure.Machine, runs: Sequence[measure.DecodePoint],
         raise ValueError("runs must hold at least one measured decode point")
     ceilings = [measure.decode_ceilings_tokens_per_s(m, p.batch, p.context_tokens, p.config) for p in runs]
     kinds = regime_kinds([p.tokens_per_s for p in runs], [c[0] for c in ceilings], [c[1] for c in ceilings])
-    return Markdown(verdict_words(run_spreads(m, runs, products), kinds))
+    return Markdown(verdict_words(run_spreads(m, runs, products), kinds, busy=m.busy))
 
 
 def share_words(measured: float, memory: float, math_: float, eager_share: float) -> str:
     """A single stream's measured tokens/s against its two ceilings (its share of the lower one),
-    set beside the eager B200 run's share of its own ceiling, in words: how many times that share
-    it is, above, about the same or below; and, by the book's rule, whether it reaches half of
-    the lower ceiling."""
+    set beside the eager B200 run's share of its own ceiling, in short sentences: how many times
+    that share it is, above, about the same or below; and, by the book's rule, whether it reaches
+    half of the lower ceiling."""
     measured, memory, math_ = positive("measured", measured), positive("memory", memory), positive("math_", math_)
     eager_share = positive("eager_share", eager_share)
     share = measured / min(memory, math_)
     ratio = share / eager_share
+    lower = ("The reasoning above expects it higher: costs other than reading memory took a larger part of each "
+             "step. The next paragraph says how a busy processor does that.")
     if ratio > 1 + LEVEL_WITHIN:
-        compared = (f"This machine's share is {ratio:,.2g} times the eager run's: above it, "
-                    "as the reasoning above expects of a processor whose memory is slow beside its fixed costs.")
+        compared = f"This machine's share is {ratio:,.2g} times the eager run's: higher, as the reasoning above expects."
     elif ratio >= 1 - LEVEL_WITHIN:
-        compared = "This machine's share is about the eager run's, less than the reasoning above expects."
+        compared = f"This machine's share is about the eager run's. {lower}"
     else:
-        compared = (f"This machine's share is only {ratio:,.2g} times the eager run's: below it, against what the "
-                    "reasoning above expects. Costs other than reading memory took a larger part of each step "
-                    "than in the eager run; the next paragraph says how a busy processor does that.")
+        compared = f"This machine's share is only {ratio:,.2g} times the eager run's. {lower}"
     if share > 1:
-        rule = f"The share is above 100%: {_BEAT.format(what='ceiling')}."
+        rule = f"The share is above 100%. {_beat('ceiling')}"
     else:
         kind = regime(measured, memory, math_, NEAR)
         if kind == OVERHEAD_BOUND:
-            rule = (f"That is less than half of the ceiling: {OVERHEAD_BOUND}, by the book's rule, so costs the "
-                    "roofline does not model set the pace of this run.")
+            rule = f"This share is below half of the ceiling: {OVERHEAD_BOUND}, by the book's rule."
         else:
-            rule = f"That is at least half of the ceiling: {kind}, by the book's rule."
+            rule = f"This share is at least half of the ceiling: {kind}, by the book's rule."
     return f"{compared} {rule}"
+
+
+def single_stream(point: measure.DecodePoint, m: measure.Machine, eager_tokens_per_s: float,
+                  eager_ceiling: float, eager_label: str = "Llama-3.1-8B, eager, on a B200") -> Markdown:
+    """A single stream on this machine beside the eager B200 run: a small table of each one's
+    tokens/s, lower ceiling and share of it, then ``share_words``."""
+    eager_tokens_per_s, eager_ceiling = positive("eager_tokens_per_s", eager_tokens_per_s), positive(
+        "eager_ceiling", eager_ceiling)
+    memory, math_ = measure.decode_ceilings_tokens_per_s(m, point.batch, point.context_tokens, point.config)
+    ceiling, eager_share = min(memory, math_), eager_tokens_per_s / eager_ceiling
+    rows = ["| a single stream | tokens/s | lower ceiling | share |", "|:--|--:|--:|--:|",
+            f"| the small decoder on this machine, {point.context_tokens:,} tokens of context "
+            f"| {point.tokens_per_s:,.1f} | {ceiling:,.1f} | **{point.tokens_per_s / ceiling:.0%}** |",
+            f"| {eager_label} | {eager_tokens_per_s:,.0f} | {eager_ceiling:,.0f} | {eager_share:.1%} |"]
+    return Markdown(f"Measured on {m.label}:\n\n" + "\n".join(rows) + "\n\n"
+                    + share_words(point.tokens_per_s, memory, math_, eager_share))

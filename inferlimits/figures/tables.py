@@ -396,11 +396,15 @@ def phase_comparison(model_name: str, accelerator_name: str, prompt_tokens: int,
 
 # ---- the worked example (chapter 8) -------------------------------------------------------------
 
-def worked_example_claims() -> Markdown:
+def worked_example_claims(shares: bool = False, points: bool = True, readings: bool = False) -> Markdown:
     """Every numeric claim of the worked example beside its recomputation and the verdict, generated
     from ``data/worked_example_claims.toml`` and the package (``worked_example.judge``); the reason
-    in one short clause (``Verdict.brief``; the full reason is ``Verdict.why``)."""
-    from inferlimits.checks.worked_example import shown, verdicts
+    in one short clause (``Verdict.brief``; the full reason is ``Verdict.why``). With ``shares``, a
+    column after the recomputed value names the usable share of memory it rests on, the plan's or
+    the book's (``worked_example.usable_share``), or "–" where none enters. With ``points=False``
+    the first column (the numbered paragraph of the plan a claim comes from) is left out. With
+    ``readings``, a claim in words shows the number it is read as, e.g. "(read as 100%)"."""
+    from inferlimits.checks.worked_example import Setting, shown, usable_share, verdicts
     from inferlimits.data.units import MIB
 
     binary = {"GB": (GIB, "GiB"), "MB": (MIB, "MiB")}
@@ -414,27 +418,58 @@ def worked_example_claims() -> Markdown:
         if v.judged == "named":   # a vendor's figure: the bytes in the binary unit it counts, and the name
             size, unit = binary[cl.unit]
             value = f"{r.right[0] / size:,.4g} {unit} ({r.named_as})"
-        rows.append(["opening" if cl.point == 0 else cl.point, f"{what}: “{cl.wording}”",
-                     value, f"**{v.kind}**", v.brief])
-    return _table(["point", "the plan says", "recomputed", "verdict", "why"], rows, "llrll")
+        share = []
+        if shares:
+            u = usable_share(v)
+            whose = "the plan's" if u is not None and u == Setting().doc_usable else "the book's"
+            share = [f"{whose} {u:.0%}" if u is not None else "–"]
+        said = f"{what}: “{cl.wording}”" + (f" (read as {cl.stated[0]}{cl.unit})" if readings and cl.read_as else "")
+        point = ["opening" if cl.point == 0 else cl.point] if points else []
+        rows.append([*point, said, value, *share, f"**{v.kind}**", v.brief])
+    return _table([*(["point"] if points else []), "the plan says", "recomputed", *(["usable share"] if shares else []),
+                   "verdict", "why"], rows, ("l" if points else "") + "lr" + ("l" if shares else "") + "ll")
 
 
 def worked_example_memory() -> Markdown:
-    """The memory plan of the worked example in GB and in GiB, with the book's usable share and
-    with the plan's, beside the plan's figures."""
-    from inferlimits.checks.worked_example import Setting, claim
+    """The worked example's reference table: the memory of the card and what the model stores in it
+    and reads from it, in GB and in GiB, beside the plan's own figure for the same quantity. Rows:
+    the capacity the card reports; the usable memory with the plan's share and the book's; the
+    stored BF16 weights; the room each share leaves for KV caches; the BF16 cache of one sequence at
+    the plan's shortest context; and what one sequence's decode step reads with no context and at
+    the longest context whose cache fits in the book's share (``worked_example.longest_context``)."""
+    from inferlimits.arithmetic.kvcache import kv_cache_bytes
+    from inferlimits.checks.worked_example import Setting, claim, claims, example_model_name, longest_context
 
     s = Setting()
-    cap = s.a.capacity_bytes
-    lines = [("capacity the card reports", cap, "gpu_memory"),
-             (f"usable, the book's {s.usable:.0%}", s.usable * cap, None),
-             (f"usable, the plan's {s.doc_usable:.0%}", s.doc_usable * cap, "usable"),
-             ("weights, BF16", s.w, "plan_weights"),
-             (f"left for KV caches, {s.usable:.0%} usable", s.left, None),
-             (f"left for KV caches, {s.doc_usable:.0%} usable", s.doc_left, "remaining")]
-    rows = [[label, _g(x / GB, 1), _g(x / GIB, 1), f"“{claim(key).wording}”" if key else "–"]
-            for label, x, key in lines]
+    cap, name = s.a.capacity_bytes, example_model_name()
+    shortest = min((c for c in claims().values() if c.recompute == "kv_sequence"), key=lambda c: c.context_tokens)
+    longest = longest_context(s)
+    lines = [(f"{s.a.name}: capacity the card reports", cap, 1, "gpu_memory"),
+             (f"usable, the plan's {s.doc_usable:.0%}", s.doc_usable * cap, 1, "usable"),
+             (f"usable, the book's {s.usable:.0%}", s.usable * cap, 1, None),
+             (f"{name}: weights stored, BF16", s.w, 1, "plan_weights"),
+             (f"room for KV caches, the plan's {s.doc_usable:.0%}", s.doc_left, 1, "remaining"),
+             (f"room for KV caches, the book's {s.usable:.0%}", s.left, 1, None),
+             (f"KV cache of one {shortest.context_tokens:,}-token sequence, BF16",
+              kv_cache_bytes(s.k, 1, shortest.context_tokens), 3, shortest.id),
+             ("read by one decode step: one sequence, no context", s.point().bytes, 1, "latency_bytes"),
+             (f"read by one decode step: one sequence, {longest:,} tokens (the longest that fits at "
+              f"{s.usable:.0%})", s.point(context_tokens=longest).bytes, 1, None)]
+    rows = [[label, _g(x / GB, digits), _g(x / GIB, digits), f"“{claim(key).wording}”" if key else "–"]
+            for label, x, digits, key in lines]
     return _table(["", "GB (10⁹ bytes)", "GiB (2³⁰ bytes)", "the plan"], rows, "lrrr")
+
+
+def worked_example_cache_sizes() -> Markdown:
+    """The worked example's cache sizes: for each context at which the plan sizes one sequence's KV
+    cache, the plain BF16 cache (the config's cache per token times the context), that cache times
+    the plan's factor (the top of its range), both in GB to three digits, and the plan's own figure."""
+    from inferlimits.checks.worked_example import Setting, claims
+
+    s = Setting()
+    rows = [[_g(cl.context_tokens), f"{s.k * cl.context_tokens / GB:.3g}", f"{s.factor * s.k * cl.context_tokens / GB:.3g}",
+             f"“{cl.wording}”"] for cl in claims().values() if cl.recompute == "kv_sequence"]
+    return _table(["context (tokens)", "plain cache, BF16 (GB)", f"plain × {s.factor:g} (GB)", "the plan"], rows, "rrrr")
 
 
 def worked_example_sequences(kv_cases: Sequence[tuple[str, str, float]]) -> Markdown:
@@ -686,7 +721,7 @@ MOE_MODEL_PARTS = {
 }
 
 
-def moe_models(accelerator_name: str, part: str | None = None) -> Markdown:
+def moe_models(accelerator_name: str, part: str | None = None, names: Sequence[str] | None = None) -> Markdown:
     """Every mixture-of-experts model: total and active weights (derived; active counted as the
     weights a token multiplies), experts, the bytes its published format holds and one token's
     step reads, their ratio, the KV bytes per token, and how many ``accelerator_name`` hold it.
@@ -694,17 +729,26 @@ def moe_models(accelerator_name: str, part: str | None = None) -> Markdown:
     ``part`` (optional) keeps only one group of columns (``MOE_MODEL_PARTS``): "weights" (the
     weights and what a token multiplies, the experts, the cache per token), "bytes" (the published
     format's bytes held and read, their ratio, the accelerators that hold it) or "experts" (the
-    batch that touches half the experts). Without it, all eleven columns, as before."""
+    batch that touches half the experts). Without it, all eleven columns, as before.
+
+    ``names`` (optional) keeps only those models, in the data's order, so that a page's table does
+    not grow when the data gains a model; each must be a mixture of experts in the book's data.
+    Without it, every one."""
     if part is not None and part not in MOE_MODEL_PARTS:
         raise ValueError(f"part must be one of {sorted(MOE_MODEL_PARTS)} or None; got {part!r}")
     from inferlimits.figures.moe import smallest_group
     from inferlimits.arithmetic.generation import half_experts_batch, weight_bytes_read_per_step
     from inferlimits.data.models import models, weight_bytes
 
+    every = {n: m for n, m in models().items() if m.config.is_moe}
+    if names is not None:
+        if isinstance(names, str) or not names or any(n not in every for n in names):
+            raise ValueError(f"names must list mixtures of experts of the book's data ({', '.join(every)}); "
+                             f"got {names!r}")
     rows = []
-    for m in models().values():
+    for m in every.values():
         c = m.config
-        if not c.is_moe:
+        if names is not None and m.name not in names:
             continue
         fmt = m.published_format
         stored, one = weight_bytes(c, fmt), weight_bytes_read_per_step(c, fmt, 1)

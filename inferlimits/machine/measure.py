@@ -2,12 +2,15 @@
 throughput of one weight matrix times 1, 2, 4, ... vectors, and the decode speed of a small
 Llama-shaped model (``tinyllm``).
 
-Every measurement is repeated. A ceiling (the roof) takes the fastest repeat, the most the
-machine was seen to deliver: other programs slow a repeat down, and rarely speed one up (Python's
-``timeit.Timer.repeat`` says the same of the lowest time). A measured point, and a comparison
-between points, takes the median, which one slow repeat (another program waking up) cannot move
-much. Sweeps measure in rounds, each round visiting every setting once, so that a slow spell of
-the machine touches all settings alike instead of one of them.
+Every measurement is repeated. A ceiling (the roof) and a measured point both take the fastest
+repeat, the most the machine was seen to deliver: other programs slow a repeat down, and rarely
+speed one up (Python's ``timeit.Timer.repeat`` says the same of the lowest time), so on a busy
+machine the fastest repeat is the one least disturbed, and a point set against a roof is compared
+like with like. How far the repeats spread (fastest over slowest) says how busy the machine was;
+the tables print it. A comparison between two points takes the median over rounds of their ratio
+within each round, which one slow round (another program waking up) cannot move much. Sweeps
+measure in rounds, each round visiting every setting once, so that a slow spell of the machine
+touches all settings alike instead of one of them.
 
 The functions whose names start with ``this_`` or end in ``_sweep`` remember their results for
 the rest of the session (the same arguments give the same measurement back), so that one
@@ -33,7 +36,7 @@ from inferlimits.checks import CheckFailed
 from inferlimits.arithmetic.generation import decode_flops_per_token, decode_point
 from inferlimits.data.models import Config
 from inferlimits.arithmetic.roofline import balance_point_flop_per_byte, matmul_bytes, matmul_flops
-from inferlimits.data.units import GIB, MIB, bytes_per_element, non_negative, positive, whole
+from inferlimits.data.units import GB, MB, MIB, bytes_per_element, non_negative, positive, whole
 
 PRECISION = "FP32"  #: numpy on a CPU computes in float32: 4 bytes per number
 DTYPE = np.float32
@@ -257,6 +260,11 @@ def bandwidth_array_bytes() -> int:
     return bandwidth_array_bytes_for(last_level_cache_bytes(), physical_memory_bytes())
 
 
+def _mb(n: float) -> str:
+    """A size in decimal megabytes, as the chapter writes sizes: "33.6 MB", "268 MB", "1,258 MB"."""
+    return f"{n / MB:,.1f} MB" if n < 100 * MB else f"{n / MB:,.0f} MB"
+
+
 @dataclass(frozen=True)
 class Machine:
     """This machine's two measured speeds and what it is."""
@@ -271,6 +279,13 @@ class Machine:
     matmul_side: int
     last_level_cache: int | None = None  # bytes, as the operating system reports it
     memory: int | None = None            # bytes of main memory, as the operating system reports it
+    load: float | None = None            # the 1-minute load average before measuring (``load_before_measuring``)
+
+    @property
+    def busy(self) -> bool:
+        """Whether other programs kept the cores busy before measuring: a load average above
+        BUSY_LOAD_PER_CORE per core (False where the system reports none)."""
+        return self.load is not None and self.load > BUSY_LOAD_PER_CORE * self.cores
 
     @property
     def array_over_cache(self) -> float | None:
@@ -283,15 +298,16 @@ class Machine:
         the cache that keeps the cache out of the measurement, and if not, why not."""
         ratio = self.array_over_cache
         if ratio is None:
-            return (f"none reported: the array assumes one of {UNREPORTED_CACHE_BYTES / MIB:,.0f} MiB "
-                    f"and is {self.array_bytes / UNREPORTED_CACHE_BYTES:,.2g}× that")
+            return (f"The array assumes one of {_mb(UNREPORTED_CACHE_BYTES)}, "
+                    f"and is {self.array_bytes / UNREPORTED_CACHE_BYTES:,.2g}× that.")
         if ratio >= CACHE_MULTIPLE:
-            return f"the array is {ratio:,.2g}× their total (at least {CACHE_MULTIPLE}× needed)"
+            return f"The array is {ratio:,.2g}× that ({CACHE_MULTIPLE}× needed)."
         why = ""
         if self.memory and self.array_bytes >= int(MEMORY_SHARE * self.memory) // MIB * MIB:
-            why = (f", capped at {MEMORY_SHARE:.0%} of this machine's {self.memory / GIB:,.1f} GiB of memory")
-        return (f"**the array is only {ratio:,.2g}× their total**{why}: less than the {CACHE_MULTIPLE}× needed, "
-                "so part of each read may come from the cache, and the bandwidth may be too high")
+            why = (f" It is capped at {MEMORY_SHARE:.0%} of this machine's memory, "
+                   f"{self.memory / GB:,.1f} GB.")
+        return (f"**The array is only {ratio:,.2g}× that**, less than the {CACHE_MULTIPLE}× needed.{why} "
+                "Part of each read may come from the cache, so the bandwidth may be too high.")
 
     @property
     def bandwidth(self) -> Samples:
@@ -333,26 +349,30 @@ class Machine:
     def _repr_markdown_(self) -> str:
         def row(what: str, x: Samples, scale: float, unit: str) -> str:
             return (f"| {what} | {x.high / scale:,.1f} {unit} | {x.median / scale:,.1f} {unit} "
-                    f"| {x.low / scale:,.1f} {unit} | {x.spread:,.2g}× |")
+                    f"| {x.low / scale:,.1f} {unit} | {_spread(x)} |")
 
-        mib = f"{self.array_bytes / MIB:,.0f} MiB"
-        caches = (f"the last-level caches of all cores total {self.last_level_cache / MIB:,.0f} MiB, as the system "
-                  f"reports them; {self.cache_note}" if self.last_level_cache else
-                  f"the last-level caches of all cores: not reported; {self.cache_note}")
+        size = _mb(self.array_bytes)
+        caches = (f"{_mb(self.last_level_cache)} of last-level cache in all, as the system reports it. "
+                  f"{self.cache_note}" if self.last_level_cache else
+                  f"none reported. {self.cache_note}")
         return "\n".join([
             f"**Measured on {self.label}** (numpy {np.__version__}, float32)",
             "",
-            "| measured | fastest repeat | median | slowest repeat | fastest over slowest |",
+            "| measured | fastest repeat | median | slowest repeat | spread (fastest ÷ slowest) |",
             "|:--|--:|--:|--:|--:|",
-            row(f"plain read, {mib} array", self.read, 1e9, "GB/s"),
-            row(f"matrix-vector read, {mib} matrix", self.matvec_read, 1e9, "GB/s"),
+            row(f"plain read, {size} array", self.read, 1e9, "GB/s"),
+            row(f"matrix-vector read, {size} matrix", self.matvec_read, 1e9, "GB/s"),
             row(f"matrix product, {self.matmul_side:,} × {self.matmul_side:,}", self.matmul, 1e9, "GFLOP/s"),
             "",
-            f"- **the roof:** bandwidth {self.bandwidth_bytes_per_s / 1e9:,.1f} GB/s, the fastest repeat of the "
-            f"faster read ({self.bandwidth_from}); math rate {self.peak_flop_per_s / 1e9:,.1f} GFLOP/s, the product's "
-            f"fastest repeat; balance point {self.balance_point_flop_per_byte:,.1f} FLOP/byte",
-            f"- **caches:** {caches}",
-        ])
+            f"- **Roof bandwidth:** {self.bandwidth_bytes_per_s / 1e9:,.1f} GB/s, the fastest repeat of "
+            f"{self.bandwidth_from}.",
+            f"- **Roof math rate:** {self.peak_flop_per_s / 1e9:,.1f} GFLOP/s, the fastest repeat of the product.",
+            f"- **Balance point:** {self.balance_point_flop_per_byte:,.1f} FLOP per byte, the math rate over the "
+            "bandwidth.",
+            f"- **Caches:** {caches}",
+        ] + ([f"- **Load before measuring:** {self.load:,.1f}, the system's 1-minute load average. An idle machine "
+              f"shows near 0. Above {BUSY_LOAD_PER_CORE * self.cores:g}, other programs kept more than half of its "
+              f"{self.cores} cores busy."] if self.load is not None else []))
 
 
 def this_bandwidth(array_bytes: int | None = None) -> tuple[Samples, Samples]:
@@ -379,17 +399,38 @@ def _this_matmul(side: int) -> Samples:
     return matmul_flop_per_s(side, repeats=MATMUL_REPEATS)
 
 
+#: Other programs kept the cores busy when the load average exceeded this many per core.
+BUSY_LOAD_PER_CORE = 0.5
+
+
+def _load_average() -> float | None:
+    """The system's 1-minute load average: the mean number of programs running or waiting to
+    run (``os.getloadavg``), or None where the system reports none."""
+    try:
+        return float(os.getloadavg()[0])
+    except (AttributeError, OSError):
+        return None
+
+
+@cache
+def load_before_measuring() -> float | None:
+    """The load average when this session first measured this machine (remembered for the
+    session, so that it describes the conditions the chapter's measurements began in)."""
+    return _load_average()
+
+
 def this_machine(array_bytes: int | None = None, matmul_side: int = 2048) -> Machine:
     """This machine's two reads of an array of ``array_bytes`` (default: ``bandwidth_array_bytes()``,
     sized from this machine's cache) and its matrix-multiply rate, with its name, core count and
     the date (each measurement remembered for the session: see the module's notes)."""
     if array_bytes is None:
         array_bytes = bandwidth_array_bytes()
+    load = load_before_measuring()  # before the first measurement, whose threads would count
     read, matvec_read = this_bandwidth(array_bytes)
     return Machine(processor=processor_name(), cores=os.cpu_count() or 1,
                    date=datetime.date.today().isoformat(), read=read, matvec_read=matvec_read,
                    matmul=this_matmul(matmul_side), array_bytes=int(array_bytes), matmul_side=int(matmul_side),
-                   last_level_cache=last_level_cache_bytes(), memory=physical_memory_bytes())
+                   last_level_cache=last_level_cache_bytes(), memory=physical_memory_bytes(), load=load)
 
 
 # ---- matrix-vector to matrix-matrix ----------------------------------------------------------
@@ -417,11 +458,12 @@ class ProductPoint:
 
     @property
     def flop_per_s(self) -> float:
-        return self.rate.median
+        """The product's math rate in its fastest round (the roof, too, is a fastest repeat)."""
+        return self.rate.high
 
     @property
     def bandwidth_bytes_per_s(self) -> float:
-        """The memory traffic this product sustained: its bytes over its median time."""
+        """The memory traffic this product sustained: its bytes over its fastest round's time."""
         return self.flop_per_s / self.intensity_flop_per_byte
 
 
@@ -449,13 +491,14 @@ class ProductSweep:
 
     @property
     def read_bytes_per_s(self) -> float:
-        return self.read.median
+        """The plain read of the weight matrix in its fastest round."""
+        return self.read.high
 
 
 def product_sweep(rows: int = 8192, cols: int = 8192, batches: tuple[int, ...] = powers_of_two(256),
                   rounds: int = SWEEP_ROUNDS) -> ProductSweep:
     """Multiply ``batches`` vectors at once by one rows x cols float32 weight matrix, for each
-    batch in turn, and read the matrix once more as a plain read, ``rounds`` times; the median
+    batch in turn, and read the matrix once more as a plain read, ``rounds`` times; every round's
     rate of each (remembered for the session: the same settings, however they are passed, give
     the same measurement back)."""
     rows, cols, rounds = whole("rows", rows), whole("cols", cols), whole("rounds", rounds)
@@ -508,7 +551,8 @@ class DecodePoint:
 
     @property
     def tokens_per_s(self) -> float:
-        return self.rate.median
+        """Tokens/s in the fastest round (the ceilings, too, come from fastest repeats)."""
+        return self.rate.high
 
     @property
     def bytes_per_step(self) -> float:
@@ -525,8 +569,8 @@ def decode_sweep(c: Config = tinyllm.TINY_LLAMA, batches: tuple[int, ...] = powe
                  contexts: tuple[int, ...] = (128,), steps: int = DECODE_STEPS,
                  rounds: int = DECODE_ROUNDS) -> tuple[DecodePoint, ...]:
     """Generate ``steps`` tokens for B sequences whose caches already hold L tokens, for each
-    context L in ``contexts`` and batch B in ``batches`` in turn, ``rounds`` times; the median
-    tokens/s of each (context, batch), in that order (remembered for the session).
+    context L in ``contexts`` and batch B in ``batches`` in turn, ``rounds`` times; every
+    round's tokens/s of each (context, batch), in that order (remembered for the session).
 
     The caches are filled with random numbers instead of by reading a real prompt: a decode step
     costs the same whatever the cached numbers are. One cache, sized for the largest batch and
@@ -644,32 +688,47 @@ def efficiency(point: DecodePoint, m: Machine) -> float:
     return point.tokens_per_s / min(decode_ceilings_tokens_per_s(m, point.batch, point.context_tokens, point.config))
 
 
+def _spread(x: Samples) -> str:
+    """A spread as the tables print it: "1.1×", "6.2×", "14×"."""
+    return f"{x.spread:,.2g}×" if x.spread < 10 else f"{x.spread:,.0f}×"
+
+
+def _fastest(rounds: int) -> str:
+    """What a table's rows are: "each row is its fastest of 3 rounds", or "one round each"."""
+    return f"each row is its fastest of {rounds} rounds" if rounds > 1 else "one round each"
+
+
 def products_table(sweep: ProductSweep, m: Machine) -> Markdown:
-    """Each measured product: intensity, math rate, share of the roof, and, below the ridge only,
-    how fast it read the weights (past the ridge the math sets the pace, and that speed says
-    nothing about the memory); and the plain read of the same matrix in the same rounds."""
-    rows = ["| vectors | FLOP per byte | GFLOP/s | share of this machine's roof | weights read at (below the ridge) |",
-            "|--:|--:|--:|--:|--:|"]
+    """Each measured product: intensity, math rate (fastest round), share of the roof, how far its
+    rounds spread, and, below the ridge only, how fast it read the weights (past the ridge the math
+    sets the pace, and that speed says nothing about the memory); and the plain read of the same
+    matrix in the same rounds."""
+    rows = ["| vectors | FLOP per byte | GFLOP/s | share of the roof | spread of rounds "
+            "| weights read at (below the ridge) |",
+            "|--:|--:|--:|--:|--:|--:|"]
     for p in sweep:
         roof = min(m.peak_flop_per_s, p.intensity_flop_per_byte * m.bandwidth_bytes_per_s)
         below = p.intensity_flop_per_byte < m.balance_point_flop_per_byte
         read = f"{p.bandwidth_bytes_per_s / 1e9:,.1f} GB/s" if below else ""
         rows.append(f"| {p.batch:,} | {p.intensity_flop_per_byte:,.2f} | {p.flop_per_s / 1e9:,.1f} "
-                    f"| {p.flop_per_s / roof:.0%} | {read} |")
-    rows.append(f"| plain read, same rounds | | | | {sweep.read_bytes_per_s / 1e9:,.1f} GB/s |")
-    return Markdown(f"Measured on {m.label}:\n\n" + "\n".join(rows))
+                    f"| {p.flop_per_s / roof:.0%} | {_spread(p.rate)} | {read} |")
+    rows.append(f"| plain read, same rounds | | | | {_spread(sweep.read)} | {sweep.read_bytes_per_s / 1e9:,.1f} GB/s |")
+    return Markdown(f"Measured on {m.label}; {_fastest(len(sweep.read.values))}:\n\n" + "\n".join(rows))
 
 
 def decode_table(points: Sequence[DecodePoint], m: Machine) -> Markdown:
-    """Each measured batch: tokens/s, the two ceilings, and the share of the lower one."""
-    rows = ["| batch | measured tokens/s | memory ceiling | math ceiling | share of the lower ceiling |",
-            "|--:|--:|--:|--:|--:|"]
+    """Each measured batch: tokens/s (fastest round), the two ceilings, the share of the lower one,
+    and how far its rounds spread."""
+    rows = ["| batch | measured tokens/s | memory ceiling | math ceiling | share of the lower ceiling "
+            "| spread of rounds |",
+            "|--:|--:|--:|--:|--:|--:|"]
     for p in points:
         memory, math_ = decode_ceilings_tokens_per_s(m, p.batch, p.context_tokens, p.config)
         rows.append(f"| {p.batch:,} | {p.tokens_per_s:,.1f} | {memory:,.0f} | {math_:,.0f} "
-                    f"| {efficiency(p, m):.0%} |")
+                    f"| {efficiency(p, m):.0%} | {_spread(p.rate)} |")
     context = points[0].context_tokens if points else 0
-    return Markdown(f"Measured on {m.label}, {context:,} tokens of context:\n\n" + "\n".join(rows))
+    rounds = f"; {_fastest(len(points[0].rate.values))}" if points else ""
+    return Markdown(f"Measured on {m.label}, {context:,} tokens of context{rounds}:\n\n" + "\n".join(rows))
 
 
 @dataclass(frozen=True)
