@@ -78,6 +78,7 @@ class Parameter:
     unit: str        # "share" or "s"
 
 
+@cache
 def parameters() -> tuple[Parameter, ...]:
     """The model's parameters, in the order of its vector."""
     fams = sorted({name for _, name in FAMILIES} | {CPU})
@@ -93,8 +94,13 @@ def parameters() -> tuple[Parameter, ...]:
                       "factor"))
 
 
+@cache
+def _share_mask() -> tuple[bool, ...]:
+    return tuple(p.unit == "share" for p in parameters())
+
+
 def _shares() -> np.ndarray:
-    return np.array([p.unit == "share" for p in parameters()])
+    return np.array(_share_mask())
 
 
 def values(theta: np.ndarray) -> np.ndarray:
@@ -349,12 +355,14 @@ PRIOR_WEIGHT = 0.2
 ROBUST = 0.2
 
 
-def fit(design: Design, log_measured: np.ndarray, rounds: int = 4) -> tuple[np.ndarray, np.ndarray]:
+def fit(design: Design, log_measured: np.ndarray, rounds: int = 4,
+        start: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Least squares on log figures with Huber's loss (iteratively reweighted; Levenberg-Marquardt
-    with a numeric Jacobian inside), and the weak prior: the fitted log parameters, and their
-    covariance."""
+    with a numeric Jacobian inside), and the weak prior: the fitted coordinates of the parameters
+    (``values`` turns them into parameters), and their covariance. ``start``: where to begin (the
+    prior by default); the result does not depend on it, only the time it takes."""
     prior = coordinates([p.prior for p in parameters()])
-    theta = prior.copy()
+    theta = prior.copy() if start is None else start.copy()
     weight = np.ones(log_measured.size)
     for _ in range(rounds):
         theta, J, r = _least_squares(design, log_measured, prior, theta, np.sqrt(weight))
@@ -379,15 +387,16 @@ def _least_squares(design, log_measured, prior, theta, root_weight, iterations: 
             d[j] = 1e-6
             J[:, j] = (residuals(theta + d) - r) / 1e-6
         A, g = J.T @ J, J.T @ r
-        step = np.zeros_like(theta)
+        step, gain = np.zeros_like(theta), 0.0
         while lam <= 1e8:
             step = np.linalg.solve(A + lam * np.diag(np.diag(A) + 1e-12), -g)
             new = residuals(theta + step)
             if new @ new < r @ r:
+                gain = (r @ r - new @ new) / (r @ r)
                 theta, r, lam = theta + step, new, lam / 3
                 break
             lam *= 4
-        if lam > 1e8 or np.abs(step).max() < 1e-7:
+        if lam > 1e8 or np.abs(step).max() < 1e-7 or gain < 1e-9:
             break
     return theta, J, r
 
@@ -480,7 +489,7 @@ def fit_runs(runs: list[Measurement]) -> Fitted:
     cross = np.empty(len(runs))
     for g in dict.fromkeys(groups):
         out = np.array([x == g for x in groups])
-        t, _ = fit(Design([p for p, o in zip(plans, out) if not o]), y[~out])
+        t, _ = fit(Design([p for p, o in zip(plans, out) if not o]), y[~out], start=theta)
         cross[out] = Design([p for p, o in zip(plans, out) if o]).log_values(t)
     resid = y - cross
     low_high = np.empty((len(runs), 2))
@@ -503,3 +512,23 @@ def scores(f: Fitted, runs: list[Measurement]) -> dict[str, dict]:
                          "within 25%": float(np.mean(err[sel] <= 0.25)),
                          "in the 80% interval": float(np.mean(cov[sel]))}
     return out
+
+
+def main() -> None:
+    """Print the fitted parameters and the cross-validated scores (``python -m inferlimits.arithmetic.expected``)."""
+    from inferlimits.arithmetic.measured import fitted
+    from inferlimits.data.measurements import measurements
+    runs, f = list(measurements().values()), fitted()
+    print(f"{len(runs)} published runs from {len(set(f.groups))} sources; each source predicted by a fit without it\n")
+    print(f"{'':18s}{'runs':>6s}{'median error':>14s}{'within 25%':>12s}{'in 80% interval':>17s}")
+    for name, s in scores(f, runs).items():
+        print(f"{name:18s}{s['runs']:6d}{s['median error']:14.1%}{s['within 25%']:12.0%}{s['in the 80% interval']:17.0%}")
+    print()
+    for p in f.parameter_table():
+        scale, unit = (1e6, " us") if p["unit"] == "s" else (1, "")
+        print(f"{p['name']:28s} {p['value'] * scale:8.3g}{unit} ({p['low'] * scale:.3g}-{p['high'] * scale:.3g}{unit})"
+              f"  {p['meaning']}")
+
+
+if __name__ == "__main__":
+    main()
