@@ -50,12 +50,13 @@ CPU = "server CPU"
 MATH = {"16-bit": ("BF16", "FP16", "unstated"), "8-bit": ("FP8", "INT8"), "4-bit": ("FP4", "FP6")}
 #: how an engine issues a step's kernels, which sets its fixed cost per layer
 ENGINES = {"compiled": "in a compiled engine: its kernels replayed as a graph or issued by a runtime (launch gaps)",
-           "native loop": "in an engine that issues each kernel from its own native loop (llama.cpp)",
-           "eager": "in an eager Python framework (transformers, PyTorch eager, vLLM with enforce_eager)"}
+           "eager": ("in an engine that launches each kernel as it goes: an eager Python framework (transformers, "
+                     "PyTorch eager, vLLM with enforce_eager) or llama.cpp's own loop")}
 #: the draft acceptance the book assumes where a speculative run publishes none (chapter 10)
 ASSUMED_ACCEPTANCE = 0.7
-#: the most sequences an engine decodes together per GPU when it chooses the batch itself
-ENGINE_MAX_BATCH = 1024
+#: the most sequences an engine decodes together per GPU when it chooses the batch itself: vLLM's
+#: default max_num_seqs (256), here per GPU of the model's copy
+ENGINE_MAX_BATCH = 256
 #: the usable share of memory an engine fills when it chooses the batch (its caches beside the weights)
 ENGINE_MEMORY_SHARE = 0.9
 
@@ -78,18 +79,24 @@ class Parameter:
     unit: str        # "share" or "s"
 
 
+def _article(name: str) -> str:
+    """The indefinite article before a family's name, as it is read aloud ("an NVIDIA", "a server")."""
+    return "an" if name[0] in "AEIOU" or name.startswith("NVIDIA") else "a"
+
+
 @cache
 def parameters() -> tuple[Parameter, ...]:
     """The model's parameters, in the order of its vector."""
     fams = sorted({name for _, name in FAMILIES} | {CPU})
-    return (*(Parameter(f"bandwidth, {f}", f"the share of its datasheet bandwidth a {f} device delivers to inference",
+    return (*(Parameter(f"bandwidth, {f}", f"the share of its datasheet bandwidth {_article(f)} {f} device delivers to inference",
                         0.75, "share") for f in fams),
             *(Parameter(f"math, {bits}", f"the share of the dense {bits} tensor rate the matrix products reach", 0.5,
                         "share") for bits in MATH),
             Parameter("per step", "the fixed cost of every forward pass in a compiled engine (launch, sync, sampling)",
                       2e-4, "s"),
             *(Parameter(f"per kernel, {mode}", f"the fixed cost of each kernel {ENGINES[mode]}", prior, "s")
-              for mode, prior in (("compiled", 2e-6), ("native loop", 1e-5), ("eager", 5e-5))),
+              for mode, prior in (("compiled", 2e-6), ("eager", 1e-5))),
+            Parameter("per sequence", "the scheduler's and the sampler's cost of each sequence in each step", 1e-5, "s"),
             Parameter("communication", "the factor on the book's collective costs (all-reduce, all-to-all)", 1.0,
                       "factor"))
 
@@ -162,10 +169,10 @@ def _math(m: Measurement, a: Accelerator) -> tuple[float, str]:
 
 
 def engine(m: Measurement) -> str:
-    """How the run's engine issues its kernels (``ENGINES``): llama.cpp's own loop; eager where the
-    row says so or its framework is named eager; else compiled."""
+    """How the run's engine issues its kernels (``ENGINES``): eager for llama.cpp's own loop, and
+    where the row says so or its framework is named eager; else compiled."""
     if "llama.cpp" in m.framework:
-        return "native loop"
+        return "eager"
     if m.engine_mode:
         return m.engine_mode
     return "eager" if "eager" in m.framework.lower() else "compiled"
@@ -330,7 +337,7 @@ class Design:
         self.per_kernel = np.array([idx[f"per kernel, {r[2].engine}"] for r in rows])
         self.scale = np.array([pl.scale for pl in plans], float)
         self.power = np.array([pl.power for pl in plans], float)
-        self.i = {name: idx[name] for name in ("per step", "communication")}
+        self.i = {name: idx[name] for name in ("per step", "per sequence", "communication")}
 
     def log_values(self, theta: np.ndarray) -> np.ndarray:
         """log of each run's figure under the parameters ``theta`` (their natural logarithms)."""
@@ -341,15 +348,18 @@ class Design:
         t = (np.maximum(self.weights / bw, self.linear_flops / peak)
              + np.maximum(self.cache / bw, self.attention_flops / (self.peak16 * p[self.math16]))
              + self.activations / bw + p[i["per step"]] + self.kernels * p[self.per_kernel]
-             + p[i["communication"]] * self.communication_s)
+             + self.sequences * p[i["per sequence"]] + p[i["communication"]] * self.communication_s)
         total = np.zeros(self.n)
         np.add.at(total, self.row, self.weight * t)
         return np.log(self.scale) + self.power * np.log(total)
 
 
-#: how strongly each parameter is held to its prior, per unit of its logarithm (a residual of
-#: 0.1 is a 10% miss of one run)
+#: how strongly each parameter is held to its prior, per unit of its coordinate (a residual of
+#: 0.1 is a 10% miss of one run); the bandwidth shares firmly (BANDWIDTH_PRIOR_WEIGHT), because the
+#: runs cannot tell a slower memory from the costs the model leaves out of large serving runs,
+#: and a share fitted to those would misplace a single stream on the same device
 PRIOR_WEIGHT = 0.2
+BANDWIDTH_PRIOR_WEIGHT = 1.0
 #: misses beyond this (in log units, about 20%) count linearly, not squared (Huber's loss), so that
 #: a run the model cannot describe does not pull every parameter toward it
 ROBUST = 0.2
@@ -374,9 +384,16 @@ def fit(design: Design, log_measured: np.ndarray, rounds: int = 4,
     return theta, sigma2 * np.linalg.pinv(J.T @ J)
 
 
+@cache
+def _prior_weights() -> tuple[float, ...]:
+    return tuple(BANDWIDTH_PRIOR_WEIGHT if p.name.startswith("bandwidth") else PRIOR_WEIGHT for p in parameters())
+
+
 def _least_squares(design, log_measured, prior, theta, root_weight, iterations: int = 60):
+    held = np.array(_prior_weights())
+
     def residuals(th):
-        return np.concatenate([root_weight * (design.log_values(th) - log_measured), PRIOR_WEIGHT * (th - prior)])
+        return np.concatenate([root_weight * (design.log_values(th) - log_measured), held * (th - prior)])
 
     r = residuals(theta)
     lam = 1e-2
@@ -465,6 +482,11 @@ class Fitted:
         v, lo, hi = values(self.theta), values(self.theta - sd), values(self.theta + sd)
         return [{"name": p.name, "value": float(x), "low": float(a), "high": float(b), "unit": p.unit,
                  "meaning": p.meaning, "prior": p.prior} for p, x, a, b in zip(parameters(), v, lo, hi)]
+
+    def interval(self) -> tuple[float, float]:
+        """The log factors of the 80% interval a prediction carries (``measured.predict``): the
+        10th and 90th percentiles of every run's cross-validated miss, log(measured / predicted)."""
+        return _interval(self.log_measured - self.log_cross)
 
     def errors(self) -> np.ndarray:
         return relative_error(self.log_cross, self.log_measured)
