@@ -18,8 +18,10 @@ from inferlimits.arithmetic.generation import decode_flops_per_token, math_ceili
 from inferlimits.data.hardware import accelerator
 from inferlimits.figures.indexcard import spec as card_spec
 from inferlimits.arithmetic.indexcard import (ABOVE, ACTIVATIONS_BOUND, CACHE_BOUND, COMMUNICATION, DOES_NOT_FIT,
-                                              MATH_BOUND, MEMORY_VERDICTS, OVERHEAD, STEPS, WEIGHTS_BOUND, WORTH_IT,
-                                              card_rows, memory_verdict, read_card, summary_lines)
+                                              INTERVAL_SHARE, MATH_BOUND, MEMORY_VERDICTS, OVERHEAD, POSITIONS, STEPS,
+                                              WEIGHTS_BOUND, WORTH_IT, card_rows, card_run, expected_line,
+                                              memory_verdict, read_card, summary_lines)
+from inferlimits.arithmetic.measured import predict
 from inferlimits.arithmetic.parallel import COMMUNICATION_BOUND, tensor_parallel_on
 from inferlimits.data.measurements import measurement
 from inferlimits.data.models import model, weight_bytes
@@ -186,6 +188,9 @@ def test_the_card_answers_anywhere_the_panel_can_go(name, model_name, wp, kvp, b
     assert len(card_rows(card)) == len(STEPS) and summary_lines(card)
     if card.fits:
         assert card.ceiling == min(card.memory_ceiling, card.math_ceiling) > 0
+        p = card.expected
+        assert 0 < p.low <= p.expected <= p.high <= p.ceiling == card.ceiling
+        assert (card.position is None) == (not measured)
     else:
         _states_no_rate(card)
 
@@ -199,11 +204,93 @@ def _states_no_rate(card):
     """Nothing the card prints or draws gives a rate for a setup that cannot run."""
     assert card.verdict == DOES_NOT_FIT and card.ceiling is None and card.decode_wall is None
     assert card.memory_ceiling is None and card.math_ceiling is None and card.share_of_ceiling is None
+    assert card.expected is None and card.position is None
     printed = " ".join(v for _, _, v in card_rows(card)) + " ".join(summary_lines(card))
     assert not RATE.search(printed), printed
+    assert not any(line.startswith("expected") for line in summary_lines(card))
     drawn = card_spec(card.accelerator_name, card.model_name, card.weight_precision, card.kv_precision,
                       card.batch, card.context_tokens, card.prompt_tokens, "none")
     assert all(x is None for x in drawn["data"][0]["x"][:2])  # no ceiling bars
+    assert drawn["data"][1]["x"] == [None, None, None]     # and no expected rate
+
+
+# ---- the expected rate: a forecast beside the bound ---------------------------------------------
+
+EXPECTED = re.compile(r"^expected [\d,.]+ tokens/s \(80%: [\d,.]+–[\d,.]+\), ceiling [\d,.]+$")
+SETUPS = [  # one GPU memory-bound, batched, compute-bound, activation-bound, MoE, several GPUs, communication-bound
+    dict(accelerator_name="B200 (HGX)", model_name="Llama-3.1-8B", context_tokens=8192),
+    dict(accelerator_name="H100 SXM", model_name="Llama-3.1-8B", batch=16, context_tokens=2048),
+    dict(accelerator_name="B200 (HGX)", model_name="Llama-3.1-8B", batch=512),
+    dict(accelerator_name="B200 (HGX)", model_name="Llama-3.1-8B", weight_precision="MXFP4", batch=512,
+         math_precision="FP4"),
+    dict(accelerator_name="H200 SXM", model_name="Qwen3-30B-A3B", batch=64, context_tokens=8192),
+    dict(accelerator_name="H100 SXM", model_name="Llama-3.1-70B", weight_precision="FP8", batch=8,
+         context_tokens=4096, math_precision="FP8", gpus=4),
+    dict(accelerator_name="B200 (HGX)", model_name="Llama-3.2-1B", context_tokens=1024, gpus=8),
+    dict(accelerator_name="L40S", model_name="Llama-3.1-8B", kv_precision="INT4", batch=2, context_tokens=16_384),
+]
+
+
+@pytest.mark.parametrize("setup", SETUPS, ids=lambda s: f"{s['model_name']} on {s['accelerator_name']}")
+def test_every_setup_that_fits_gets_an_expected_rate_inside_its_interval_and_below_the_ceiling(setup):
+    card = read_card(**setup)
+    assert card.fits
+    p = card.expected
+    assert 0 < p.low <= p.expected <= p.high <= p.ceiling == card.ceiling
+    assert p.unit == "tokens/s" and p.metric == "tokens_per_s" and INTERVAL_SHARE == pytest.approx(0.8)
+    # the forecast is measured.predict's for the card's run, capped by the card's ceiling: no run beats it
+    raw = predict(card_run(card))
+    assert (p.low, p.expected, p.high) == pytest.approx(tuple(min(x, card.ceiling) for x in (raw.low, raw.expected,
+                                                                                            raw.high)))
+    # printed on the card, in the summary and the full table, and drawn as low, expected, high
+    line = expected_line(card)
+    assert EXPECTED.match(line), line
+    assert line in summary_lines(card)
+    assert dict((r[0], r[2]) for r in card_rows(card))["expected in a good compiled engine"] == line
+    drawn = card_spec(card.accelerator_name, card.model_name, card.weight_precision, card.kv_precision, card.batch,
+                      card.context_tokens, card.prompt_tokens, "none", card.math_precision, card.gpus)
+    assert drawn["data"][1]["x"] == pytest.approx([p.low, p.expected, p.high], rel=1e-3)
+
+
+def test_the_card_runs_the_setup_it_describes():
+    card = read_card("H100 SXM", "Llama-3.1-70B", "FP8", "FP8", batch=8, context_tokens=4096.4, math_precision="FP8",
+                     gpus=4)
+    assert card_run(card) == dict(model="Llama-3.1-70B", accelerator="H100 SXM", gpus=4, tp=4, weight_precision="FP8",
+                                  math_precision="FP8", kv_precision="FP8", batch=8, input_tokens=4096, output_tokens=0,
+                                  metric="tokens_per_s")
+
+
+@pytest.mark.parametrize("rate, position", [(29, "below"), (1.2e3, "inside"), (1e5, "above")])
+def test_the_card_says_where_a_measured_rate_falls_in_the_interval(rate, position):
+    card = read_card("H100 SXM", "Llama-3.1-8B", batch=16, context_tokens=2048, measured_tokens_per_s=rate)
+    p = card.expected
+    assert card.position == position == p.position(rate)
+    assert {"below": rate < p.low, "inside": p.low <= rate <= p.high, "above": rate > p.high}[position]
+    lines = summary_lines(card)
+    assert POSITIONS[position] in lines and POSITIONS[position].startswith(f"{position} the 80% interval")
+    verdict_row = dict((r[0], r[2]) for r in card_rows(card))["verdict on a measurement"]
+    assert verdict_row.endswith(f"; {position} the expected rate's 80% interval")
+    drawn = card_spec("H100 SXM", "Llama-3.1-8B", "BF16", "BF16", 16, 2048, 1024, rate)
+    assert f"{position} the interval" in drawn["data"][0]["text"][2]
+
+
+def test_the_eager_baseline_falls_below_the_expected_interval_and_a_good_run_inside_it():
+    m = measurement("b200_eager_llama8b")
+    eager = read_card(m.accelerator, m.model, weight_precision=m.weight_precision, measured_tokens_per_s=m.tokens_per_s)
+    assert eager.position == "below"
+    service = read_card("H100 SXM", "Llama-3.1-8B", batch=16, context_tokens=2048, measured_tokens_per_s=1500)
+    assert service.position == "inside"
+    # a rate can be far below both ceilings by the rule at half and still inside the interval
+    usual = read_card("H100 SXM", "Llama-3.1-8B", batch=16, context_tokens=2048, measured_tokens_per_s=1200)
+    assert usual.verdict == OVERHEAD and usual.position == "inside"
+
+
+@pytest.mark.parametrize("rate", [0, 29, 1e4])
+def test_a_setup_that_does_not_fit_gets_no_expected_rate_and_no_position(rate):
+    card = read_card("H100 SXM", "Llama-3.1-70B", batch=1, context_tokens=1024, measured_tokens_per_s=rate)
+    _states_no_rate(card)
+    assert expected_line(card) == "none: it does not fit"
+    assert not any(pos in " ".join(summary_lines(card)) for pos in POSITIONS.values())
 
 
 def test_a_mixture_of_experts_card_shows_how_many_experts_a_step_reads():

@@ -4,9 +4,10 @@ Inputs: an accelerator, a model, the precision its weights are stored in, the pr
 runs in, the KV cache's precision, batch B, context L, prompt length S, the number of GPUs T that
 share the model in tensor parallelism, and optionally a measured decode rate. Out come both decode
 ceilings, the communication between the GPUs, the wall that binds, where a decode step's time goes,
-the prompt phase, a verdict on the measurement, and the levers that help. Every number comes from
-the one function that owns its formula (``generation``, ``kvcache``, ``models``, ``parallel``,
-``speculative``); this module only decides.
+the rate a good compiled engine is expected to reach with its 80% interval (``measured.predict``),
+the prompt phase, a verdict on the measurement and where it falls in that interval, and the levers
+that help. Every number comes from the one function that owns its formula (``generation``,
+``kvcache``, ``models``, ``parallel``, ``speculative``, ``expected``); this module only decides.
 
 The procedure, step by step, with the formulas the card prints, is ``STEPS``.
 """
@@ -14,10 +15,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from inferlimits.data import datafiles
+
 from inferlimits.arithmetic.generation import OVERHEAD_BOUND, decode_point, experts_touched_per_layer, regime
 from inferlimits.data.hardware import Accelerator, accelerator, accelerators
 from inferlimits.arithmetic.kvcache import Fit, max_context_tokens, max_sequences
-from inferlimits.arithmetic.measured import SIXTEEN_BIT, good_decode_setup, typical_decode_share
+from inferlimits.arithmetic.expected import INTERVAL
+from inferlimits.arithmetic.measured import Prediction, predict
 from inferlimits.data.models import Config, cached_tokens, kv_bytes_per_token, model
 from inferlimits.arithmetic.parallel import (COMMUNICATION_BOUND, TENSOR_PARALLEL_DEGREES, cache_share,
                                              tensor_parallel_communication_s, tensor_parallel_fit, tensor_parallel_on,
@@ -49,6 +53,19 @@ NARROWER_MATH = {"BF16": "FP8", "FP8": "FP4", "INT8": "FP4", "FP6": "FP4"}
 NATIVE_WEIGHTS = {"FP8": "FP8", "FP4": "MXFP4"}
 #: A lever "helps" when it raises the attainable rate by at least this factor.
 WORTH_IT = 1.1
+
+#: the share of published runs the expected rate's interval holds (``expected.INTERVAL``: 80%)
+INTERVAL_SHARE = INTERVAL[1] - INTERVAL[0]
+#: where a measured rate falls against the expected rate's interval (``measured.Prediction.position``),
+#: in words: the interval holds 8 in 10 published runs, each held against its own expected rate
+POSITIONS = {
+    "below": (f"below the {INTERVAL_SHARE:.0%} interval: only about {INTERVAL[0] * 10:.0f} in 10 published runs "
+              "falls this far short of its expected rate"),
+    "inside": (f"inside the {INTERVAL_SHARE:.0%} interval, where about {INTERVAL_SHARE * 10:.0f} in 10 published "
+               "runs fall"),
+    "above": (f"above the {INTERVAL_SHARE:.0%} interval: only about {(1 - INTERVAL[1]) * 10:.0f} in 10 published "
+              "runs beats its expected rate by this much"),
+}
 
 
 @dataclass(frozen=True)
@@ -151,6 +168,20 @@ class Card:
         """The measured rate as a share of the ceiling (None without a measurement or a fit)."""
         return self.measured_tokens_per_s / self.ceiling if self.measured_tokens_per_s and self.fits else None
 
+    @property
+    def expected(self) -> Prediction | None:
+        """The rate a good compiled engine is expected to reach, with its 80% interval and the
+        card's ceiling (``expected_rate``; None if it does not fit)."""
+        return expected_rate(self)
+
+    @property
+    def position(self) -> str | None:
+        """Where the measured rate falls against the expected rate's interval: "below", "inside" or
+        "above" (None without a measurement or a fit)."""
+        if not self.measured_tokens_per_s or not self.fits:
+            return None
+        return self.expected.position(self.measured_tokens_per_s)
+
     def helping(self) -> list[str]:
         """Names of the levers that help, in the card's order."""
         return [lever.name for lever in self.levers if lever.helps]
@@ -233,6 +264,39 @@ def read_card(accelerator_name: str, model_name: str, weight_precision: str = "B
     return Card(**common, memory_ceiling=mem, math_ceiling=math_, weights_time_s=weights_b / BW,
                 cache_time_s=cache_b / BW, activation_time_s=activation_b / BW, math_time_s=step.math_s,
                 communication_time_s=comm, verdict=verdict, levers=tuple(levers))
+
+
+def card_run(card: Card) -> dict:
+    """The card's setup as a run for ``measured.predict``: T GPUs in tensor parallelism, B
+    sequences (the nearest whole number, at least one) decoding at L tokens of context (the row's
+    input_tokens, with no output counted, so the figure is one decode step's), aggregate tokens/s,
+    in a compiled engine (no framework named)."""
+    return dict(model=card.model_name, accelerator=card.accelerator_name, gpus=card.gpus, tp=card.gpus,
+                weight_precision=card.weight_precision, math_precision=card.math_precision,
+                kv_precision=card.kv_precision, batch=max(1, round(card.batch)), input_tokens=round(card.context_tokens),
+                output_tokens=0, metric="tokens_per_s")
+
+
+@datafiles.cached(maxsize=4096)
+def _predicted(row: tuple) -> Prediction:
+    """``measured.predict`` of a run given as a tuple of its fields, remembered: a widget that
+    returns to a setup redraws at once."""
+    return predict(dict(row))
+
+
+def expected_rate(card: Card) -> Prediction | None:
+    """What a good compiled engine is expected to reach on the card's setup (``measured.predict``):
+    B over the expected step, t = sum over the kernels of max(bytes / (e BW), FLOPs / (m P)) + fixed
+    costs + f C, where e is the share of the datasheet bandwidth the device's family delivers, m the
+    share of the math rate, the fixed costs a cost per step, one per kernel and one per sequence, and f a factor on the
+    all-reduces' time C, all fitted to the published runs (``expected``); with the interval that held
+    80% of those runs' cross-validated misses. The card's ceiling caps all three: no run beats it.
+    None if the setup does not fit: it gets no rate."""
+    if not card.fits:
+        return None
+    p = _predicted(tuple(card_run(card).items()))
+    c = card.ceiling
+    return Prediction(min(p.expected, c), min(p.low, c), min(p.high, c), c, p.unit, p.metric)
 
 
 def memory_verdict(weight_bytes: float, cache_bytes: float, activation_bytes: float) -> str:
@@ -475,6 +539,10 @@ STEPS: tuple[Step, ...] = (
          "(2 n + 1) t_allreduce(B h) + t_gather(B V)"),
     Step("the step and its rate", r"\dfrac{B}{\max(t_\text{math},\, t_\text{memory}) + C}", "parallel.ParallelStep",
          "max(math, memory) + communication"),
+    Step("expected in a good compiled engine",
+         r"\dfrac{B}{\sum_\text{kernels} \max\!\left(\dfrac{\text{bytes}}{e\,BW},\, \dfrac{F}{m\,P}\right)"
+         r" + t_\text{fixed} + f\,C}", "indexcard.expected_rate",
+         "sum over the kernels of max(bytes / (e BW), FLOPs / (m P)) + fixed costs + f C"),
     Step("prefill turns compute-bound", r"S^*\!:\; F_\text{prefill}(S^*) = \tfrac{P}{BW}\,\bigl(W + S^*(K + A)\bigr)",
          "generation.prefill_crossover_prompt_tokens", "prefill FLOPs / P = (W + S x (K + A)) / BW"),
     Step("time to first token",
@@ -499,6 +567,25 @@ def _gb(x: float) -> str:
 
 def _tokens_per_s(x: float | None) -> str:
     return f"{x:,.0f} tokens/s" if x is not None else "none: it does not fit"
+
+
+def _rate(x: float) -> str:
+    """A rate as the card prints it: whole tokens/s from 100 up, three significant figures below."""
+    return f"{x:,.0f}" if x >= 100 else f"{x:,.3g}"
+
+
+def interval_text(p: Prediction) -> str:
+    """The expected rate and its interval, short: "121 (69–160)"."""
+    return f"{_rate(p.expected)} ({_rate(p.low)}–{_rate(p.high)})"
+
+
+def expected_line(card: Card) -> str:
+    """"expected X tokens/s (80%: a–b), ceiling C", or for a setup that does not fit, why there is no rate."""
+    p = card.expected
+    if p is None:
+        return "none: it does not fit"
+    return (f"expected {_rate(p.expected)} tokens/s ({INTERVAL_SHARE:.0%}: {_rate(p.low)}–{_rate(p.high)}), "
+            f"ceiling {_rate(p.ceiling)}")
 
 
 def _per_gpu(card: Card) -> str:
@@ -527,7 +614,7 @@ def card_rows(card: Card) -> list[tuple[str, str, str]]:
         verdict = f"no verdict on a rate: {card.verdict}"
     elif card.measured_tokens_per_s:
         verdict = (f"{card.measured_tokens_per_s:,.0f} tokens/s is {card.share_of_ceiling:.0%} of the ceiling: "
-                   f"{card.verdict}")
+                   f"{card.verdict}; {card.position} the expected rate's {INTERVAL_SHARE:.0%} interval")
     else:
         verdict = f"no measurement: {card.verdict}"
     values = [
@@ -541,6 +628,7 @@ def card_rows(card: Card) -> list[tuple[str, str, str]]:
         f"{card.math_flop_per_s / 1e12:,.0f} TFLOP/s ({card.math_precision} math)",
         _communication(card),
         (f"{card.step_time_s * 1e3:,.3g} ms: {card.ceiling:,.0f} tokens/s" if card.fits else "none: it does not fit"),
+        expected_line(card),
         f"{card.prefill_crossover_tokens:,.0f} tokens",
         ttft,
         verdict,
@@ -548,17 +636,10 @@ def card_rows(card: Card) -> list[tuple[str, str, str]]:
     return [(s.what, f"${s.formula}$", v) for s, v in zip(STEPS, values)]
 
 
-def shows_published_band(card: Card) -> bool:
-    """Whether the published runs of ``measured.good_decode`` speak to this setup: one sequence on
-    one GPU, 16-bit weights, memory-bound."""
-    return (card.fits and card.decode_wall == MEMORY_BOUND and card.batch == 1 and card.gpus == 1
-            and card.weight_precision in SIXTEEN_BIT)
-
-
 def summary_lines(card: Card) -> list[str]:
-    """The card's answer in a few short lines: fit, ceilings, wall, where the time goes, prefill,
-    measurement, levers (✓ helps, ✗ does not). A setup that does not fit says so first and states
-    no rate."""
+    """The card's answer in a few short lines: fit, ceilings, wall, where the time goes, prefill, the
+    expected rate and its interval, measurement and where it falls in that interval, levers (✓
+    helps, ✗ does not). A setup that does not fit says so first and states no rate."""
     ms = 1e3
     m = card.memory
     setup = (f"B = {card.batch:,.4g}, L = {card.context_tokens:,.0f}, S = {card.prompt_tokens:,.0f} tokens; "
@@ -589,12 +670,11 @@ def summary_lines(card: Card) -> list[str]:
                      f"{card.time_to_first_token_s * ms:,.1f} ms")
     else:
         lines.append(f"prefill of {card.prompt_tokens:,.0f} tokens: {prompt_does_not_fit(card)}")
-    if shows_published_band(card):
-        low, high = typical_decode_share()
-        lines.append(f"compiled single-stream runs ({good_decode_setup()}) reached {low:.0%}–{high:.0%} of "
-                     f"this ceiling: {low * card.memory_ceiling:,.0f}–{high * card.memory_ceiling:,.0f} tokens/s here")
+    if card.fits:
+        lines.append(expected_line(card))
     if card.measured_tokens_per_s and card.fits:
         lines.append(f"measured {card.measured_tokens_per_s:,.0f} tokens/s = {card.share_of_ceiling:.1%} of the ceiling")
+        lines.append(POSITIONS[card.position])
     elif card.measured_tokens_per_s:
         lines.append("a measured rate was given, but this setup cannot run as described: check the inputs")
     else:
