@@ -529,7 +529,7 @@ def test_drop_words_name_the_doublings_at_which_the_rate_fell():
 def test_above_roof_words_name_the_points_that_beat_the_fastest_repeats():
     from inferlimits.figures.machine import above_roof_words
     assert above_roof_words([128, 256], [1.05, 1.2], [1, 2, 128, 256]).startswith(
-        "128 to 256 vectors ran at 105% to 120% of the roof. They beat the fastest repeats the roof came from")
+        "128 to 256 vectors ran at 105% to 120% of the roof. They beat the roof, which came from the early repeats")
     assert above_roof_words([1, 256], [1.2, 1.2], [1, 2, 256]).startswith("1 and 256 vectors ran at 120% of the roof.")
     assert above_roof_words([1], [1.18], [1, 2]).startswith("1 vector ran at 118% of the roof. It beat")
     with pytest.raises(ValueError, match="share"):
@@ -537,7 +537,10 @@ def test_above_roof_words_name_the_points_that_beat_the_fastest_repeats():
     # a cache can lift a point below the ridge above its roof, never one past it, where the math sets the roof
     assert above_roof_words([1], [1.5], [1, 2]).endswith("it ran in a quieter spell, or read some bytes from a cache.")
     assert above_roof_words([128, 256], [1.9, 1.94], [1, 128, 256], past=[True, True]).endswith(
-        "They beat the fastest repeats the roof came from: they ran in a quieter spell.")
+        "They beat the roof, which came from the early repeats: they ran in a quieter spell.")
+    # under a table whose first line has given the reason, the words only name the points
+    assert above_roof_words([1, 256], [1.73, 1.27], [1, 2, 256], why=False) == (
+        "1 and 256 vectors ran at 127% to 173% of the roof.")
     assert above_roof_words([1, 256], [1.5, 1.94], [1, 128, 256], past=[False, True]).endswith(
         "they ran in a quieter spell, or, below the ridge, read some bytes from a cache.")
     with pytest.raises(ValueError, match="past"):
@@ -557,57 +560,168 @@ def test_the_products_table_reads_the_weights_only_below_the_ridge():
     assert "| 8 | 3.99 | 30.0 | 75% | 1× |  |" in table                # past the ridge: the math sets the pace
     assert "| 32 | 15.88 | 50.0 | 125% | 1× |  |" in table             # above the roof, and named so in the words
     assert "| plain read, same rounds | | | | 1× | 18.0 GB/s |" in table
-    assert table.startswith("Measured on cpu (2 cores), 2026-01-01; one round each:")
+    # a share above 100% is explained in the table's first line, before the reader meets it
+    assert table.startswith("Measured on cpu (2 cores), 2026-01-01; one round each. Each share above 100% beat the "
+                            "roof, which came from the early repeats: that round ran in a quieter spell, or, below the "
+                            "ridge, read some bytes from a cache.\n\n| vectors |")
+    below_roof = measure.ProductSweep(points[:3], s((1.8e10,)))
+    assert measure.products_table(below_roof, m).data.startswith("Measured on cpu (2 cores), 2026-01-01; one round "
+                                                                  "each:\n\n")
     from inferlimits.figures.machine import products_words
     words = products_words(sweep, m).data
-    assert words.startswith("- **This sweep:** Quiet: a typical batch's rounds varied 1× from slowest to fastest.")
-    assert "- **Above the roof:** 32 vectors ran at 125% of the roof." in words
-    assert "It beat the fastest repeats the roof came from: it ran in a quieter spell." in words
-    assert words.endswith("- **The lesson:** This run shows the climb-then-level shape. The widest batch reached 125% "
-                          "of the flat roof.")
+    items = words.split("\n")
+    assert items[0] == "- **This sweep:** Quiet: all 7 rows varied at most 1× from slowest to fastest."
+    # the point above the roof is named first, right under the table, and the reason left to the table's first line
+    assert items[1] == ("- **Above the roof:** 32 vectors ran at 125% of the roof. The table's first line says how a "
+                        "point can.")
+    # the plain read against the roof, from the numbers: 18.0 GB/s is 90% of a 20.0 GB/s roof
+    assert ("- **The plain read:** Its fastest round read 18.0 GB/s, 90% of the roof's 20.0 GB/s. Its 1 round had "
+            "fewer chances at a quiet spell than the roof's 2 repeats.") in words
+    # the rate climbed with the roof (2.8× against 4×) but doubled again past the ridge: not the shape, said plainly
+    assert words.endswith("- **The lesson:** This run does not show the climb-then-level shape. Below the ridge the "
+                          "rate rose 2.8×, at least half of the roof's 4×. Past the ridge it rose 2×, more than 1.5× "
+                          "either way. The widest batch reached 125% of the flat roof. The rounds agreed, so the "
+                          "library, not noise, set this shape. The roofline allows the rate to climb along the slanted "
+                          "roof to the ridge, then level off under the flat roof, as the model's circles do. numpy may "
+                          "still dip at a few vectors, where it changes routine.")
     assert "On a quiet machine" not in words
     # the same sweep measured in a busy spell: said to be noisy, with what a quiet machine would show
     busy = measure.ProductSweep(tuple(measure.ProductPoint(p.batch, p.rows, p.cols, s((p.flop_per_s, p.flop_per_s / 3)))
                                       for p in points), s((1.8e10, 0.6e10)))
     words = products_words(busy, m).data
-    assert words.startswith("- **This sweep:** Noisy: a typical batch's rounds varied 3× from slowest to fastest.")
-    assert words.endswith("- **The lesson:** This run shows the climb-then-level shape. The widest batch reached 125% "
-                          "of the flat roof. The run was noisy, so the heights may still move.")
+    assert words.startswith("- **This sweep:** Noisy: all 7 rows varied more than 1.25× from slowest to fastest, up to "
+                            "3×.")
+    assert "The rounds were noisy: other programs may have slowed the sweep. On a quiet machine" in words
     assert "fastest of 2 rounds" in measure.products_table(busy, m).data
     assert "| 1 | 0.50 | 9.0 | 90% | 3× | 18.0 GB/s |" in measure.products_table(busy, m).data, "the fastest round"
 
 
+def test_noise_words_call_a_sweep_quiet_only_when_every_spread_is():
+    from inferlimits.figures.machine import QUIET_SPREAD, noise_words
+    assert noise_words([1.0, 1.1, 1.2]) == "quiet: all 3 rows varied at most 1.2× from slowest to fastest."
+    assert noise_words([1.0, QUIET_SPREAD]).startswith("quiet:"), "at most 1.25× is quiet"
+    # the stored run the student quoted: the median spread was 1.2×, but 5 of the 10 rows spread more than 1.25×
+    stored = [1.6, 1.0, 3.0, 2.9, 1.2, 1.3, 1.1, 1.1, 1.0, 1.5]
+    assert noise_words(stored) == "noisy: 5 of its 10 rows varied more than 1.25× from slowest to fastest, up to 3×."
+    assert noise_words([2.0, 9.6], "batches") == ("noisy: all 2 batches varied more than 1.25× from slowest to fastest, "
+                                                  "up to 9.6×.")
+    for bad in ([], [0.0], [float("nan")]):
+        with pytest.raises(ValueError, match="spreads"):
+            noise_words(bad)
+
+
+def test_plain_read_words_follow_the_numbers():
+    from inferlimits.figures.machine import plain_read_words
+    GBs = 1e9
+    # the stored run: the sweep's plain read beat the roof that the early repeats drew
+    assert plain_read_words(14.0 * GBs, 10.2 * GBs, 3, 7) == (
+        "its fastest round read 14.0 GB/s, 137% of the roof's 10.2 GB/s. It ran in a quieter spell than the early "
+        "repeats the roof came from.")
+    assert plain_read_words(8.0 * GBs, 10.0 * GBs, 3, 7).endswith(
+        "80% of the roof's 10.0 GB/s. Its 3 rounds had fewer chances at a quiet spell than the roof's 7 repeats.")
+    assert plain_read_words(8.0 * GBs, 10.0 * GBs, 7, 7).endswith("It ran in a busier spell than the early repeats the "
+                                                                   "roof came from.")
+    assert plain_read_words(10.2 * GBs, 10.0 * GBs, 3, 7).endswith("That is about the roof.")
+    with pytest.raises(ValueError, match="read"):
+        plain_read_words(0, 1, 3, 7)
+
+
+def _fake_machine(monkeypatch, **sweeps):
+    """A made-up machine (20 GB/s, 40 GFLOP/s: balance point 2) and made-up sweeps, in place of
+    measuring, so that a figure's spec can be read without timing anything."""
+    s = measure.Samples
+    m = measure.Machine("cpu", 2, "2026-01-01", s((2e10, 1e10)), s((1e10,)), s((4e10, 2e10)), 2**28, 2048)
+    monkeypatch.setattr(measure, "this_machine", lambda *a, **k: m)
+    for name, value in sweeps.items():
+        monkeypatch.setattr(measure, name, lambda *a, value=value, **k: value)
+    return m
+
+
+def test_each_sweep_figure_shows_the_model_as_what_a_quiet_machine_shows(monkeypatch):
+    """The products figure and the decode figure each carry the book's formula at every measured
+    setting, from this machine's measured roof: named as the model, computed and not measured."""
+    from inferlimits.figures import machine as figures
+    s = measure.Samples
+    points = tuple(measure.ProductPoint(b, 1024, 1024, s((r,))) for b, r in ((1, 9e9), (2, 1.5e10), (4, 2.5e10),
+                                                                              (8, 3e10), (16, 3.5e10)))
+    m = _fake_machine(monkeypatch, product_sweep=measure.ProductSweep(points, s((1.8e10,))))
+    spec = figures.products_spec(1024, 16)
+    (model,) = [t for t in spec["data"] if "quiet machine" in t.get("name", "")]
+    assert model["name"] == "what a quiet machine shows: the model's min(P, I·BW) (computed, not measured)"
+    assert model["x"] == [p.intensity_flop_per_byte for p in points]
+    assert model["y"] == pytest.approx([min(40.0, 20.0 * p.intensity_flop_per_byte) for p in points])
+    assert model["text"][-1] == "model" and model["marker"]["symbol"] == "circle-open"
+    # the climb-then-level shape: doubling below the ridge, flat past it
+    assert model["y"][1] == pytest.approx(2 * model["y"][0], rel=0.01) and model["y"][-1] == model["y"][-2] == 40.0
+    c = tinyllm.TINY_LLAMA
+    runs = tuple(measure.DecodePoint(c, b, 128, s((10.0 * b,))) for b in (1, 2, 4, 8))
+    _fake_machine(monkeypatch, decode_sweep=runs)
+    spec = figures.decode_spec(128, 8, (128,), 8)
+    (model,) = [t for t in spec["data"] if "quiet machine" in t.get("name", "")]
+    assert model["name"] == "what a quiet machine shows: the model's min(memory, math) (computed, not measured)"
+    assert model["x"] == [1, 2, 4, 8]
+    assert model["y"] == pytest.approx([min(measure.decode_ceilings_tokens_per_s(m, b, 128)) for b in (1, 2, 4, 8)])
+    measured = [t for t in spec["data"] if t.get("name") == "measured"]
+    assert measured and measured[0]["y"] != model["y"], "the model is drawn beside the measurements, not as them"
+
+
 def test_product_lesson_words_say_whether_this_run_shows_the_climb_then_level_shape():
-    from inferlimits.figures.machine import product_lesson_words
+    from inferlimits.figures.machine import CLIMB_SHARE, LEVEL_FACTOR, product_lesson_words
+    assert (CLIMB_SHARE, LEVEL_FACTOR) == (0.5, 1.5), "the rules the chapter states"
     # the noisy stored run the student quoted: a dip at 2 vectors, and still doubling at the widest batch
     rates = [8.4, 1.3, 2.4, 3.7, 5.1, 13.1, 18.2, 20.5, 44.6]
     intensities = [0.5, 1.0, 2.0, 3.99, 7.97, 15.88, 31.51, 62.06, 120.47]
     batches, roofs = [2**i for i in range(9)], [min(29.3, 9.7 * x) for x in intensities]
     assert product_lesson_words(batches, rates, roofs, 2.0) == (
-        "this run does not show the climb-then-level shape. The rate still doubled at the last doubling of the batch. "
-        "The rounds were noisy: other programs may have slowed the sweep. On a quiet machine, the roofline expects "
-        "the rate to climb along the slanted roof to the ridge, then level off under the flat roof. numpy may still "
-        "dip at a few vectors, where it changes routine.")
-    # a quiet run that follows its roof, and one held far below it by the library
+        "this run does not show the climb-then-level shape. Below the ridge the rate did not rise (0.29×), while the "
+        "roof rose 4×. Past the ridge it rose 12×, more than 1.5× either way. The widest batch reached 152% of the flat "
+        "roof. The rounds were noisy: other programs may have slowed the sweep. On a quiet machine, the roofline "
+        "expects the rate to climb along the slanted roof to the ridge, then level off under the flat roof, as the "
+        "model's circles do. numpy may still dip at a few vectors, where it changes routine.")
+    # a quiet run that follows its roof, and one that follows it at a third of its height: the shape is a shape
     follows = [0.9 * r for r in roofs]
     assert product_lesson_words(batches, follows, roofs, 1.1) == (
-        "this run shows the climb-then-level shape. The widest batch reached 90% of the flat roof.")
-    # a quiet run that dips at 2 vectors and does most of its climbing past the ridge, as numpy's routine warms up
+        "this run shows the climb-then-level shape. Below the ridge the rate rose 4×, at least half of the roof's 4×. "
+        "Past the ridge it changed only 1×, within 1.5× either way. The widest batch reached 90% of the flat roof.")
+    assert product_lesson_words(batches, [0.3 * r for r in roofs], roofs, 1.1).endswith(
+        "The widest batch reached 30% of the flat roof.")
+    assert product_lesson_words(batches, follows, roofs, 2.0).endswith(
+        "The rounds were noisy, so the heights may still move.")
+    # the run the student read as "shows the shape": a dip at 2 vectors, then most of the climb past the ridge.
+    # Its bullets said it fell behind the roof below the ridge and outpaced it past it: so it does not show the shape
     late = [2.8, 0.7, 1.4, 3.0, 6.1, 7.8, 14.5, 17.1, 25.2]
-    assert product_lesson_words(batches, late, [min(24.3, 10.8 * x) for x in intensities], 1.2) == (
-        "this run shows the climb-then-level shape. The widest batch reached 104% of the flat roof. The rate dipped "
-        "after one vector, where numpy changes routine. Most of the climb came past the ridge, as numpy's routine "
-        "grew more efficient with the batch.")
-    low = product_lesson_words(batches, [0.3 * r for r in roofs], roofs, 1.1)
-    assert low.startswith("this run does not show the climb-then-level shape. Its widest batch reached only 30% of "
-                          "the roof. The rounds agreed, so the library, not noise, set this shape. The roofline allows")
-    # a sweep that stops below the ridge cannot show the level part
-    assert "Its widest batch, 4 vectors, lies below the ridge." in product_lesson_words(
+    assert product_lesson_words(batches, late, [min(24.3, 10.8 * x) for x in intensities], 1.2).startswith(
+        "this run does not show the climb-then-level shape. Below the ridge the rate did not rise (0.5×), while the "
+        "roof rose 4×. Past the ridge it rose 8.4×, more than 1.5× either way. The widest batch reached 104% of the flat "
+        "roof. The rounds agreed, so the library, not noise, set this shape. The roofline allows")
+    # a sweep that stops below the ridge cannot show the level part, one that starts past it not the climb
+    assert "Its widest batch, 4 vectors, lies below the ridge, so it cannot show the level part." in product_lesson_words(
         batches[:3], follows[:3], roofs[:3], 1.1)
+    assert product_lesson_words(batches[4:], follows[4:], roofs[4:], 1.1).startswith(
+        "this run does not show the climb-then-level shape. Its smallest batch, 16 vectors, lies at or past the ridge, "
+        "so it cannot show the climb.")
     with pytest.raises(ValueError, match="one length"):
         product_lesson_words([1, 2], [1.0], [1.0, 2.0], 1.0)
     with pytest.raises(ValueError, match="spread"):
         product_lesson_words([1, 2], [1.0, 2.0], [1.0, 2.0], 0)
+
+
+@pytest.mark.parametrize("climb, past, shows", [
+    (4.0, 1.0, True),     # rose half the roof's 8×: enough
+    (3.9, 1.0, False),    # less than half
+    (4.0, 1.49, True),    # past the ridge, within 1.5×
+    (4.0, 1.5, False),    # 1.5× is not within 1.5×
+    (4.0, 1 / 1.49, True),  # a fall within 1.5×
+    (4.0, 1 / 1.5, False),  # a fall of 1.5×
+])
+def test_the_climb_then_level_rules_at_their_edges(climb, past, shows):
+    """Below the ridge the roof rises 8× (1 to 8 vectors); past it, 8 to 32 vectors, it is flat."""
+    from inferlimits.figures.machine import product_lesson_words
+    batches = [1, 2, 4, 8, 16, 32]
+    roofs = [1.0, 2.0, 4.0, 8.0, 8.0, 8.0]
+    rates = [1.0, 1.5, 2.5, climb, climb * past ** 0.5, climb * past]
+    said = product_lesson_words(batches, rates, roofs, 1.0)
+    assert said.startswith("this run shows" if shows else "this run does not show"), said
 
 
 def test_regime_words_say_where_each_batch_sat_by_the_books_rule():
@@ -628,14 +742,29 @@ def test_regime_words_say_where_each_batch_sat_by_the_books_rule():
                      "lower ceiling, the math ceiling (90% to 96%). By the book's rule, those are compute-bound.")
     # mixed, with a point above its ceiling
     mixed = regime_words(batches, [30, 10, 20, 190, 380, 450, 480], memory, math_)
-    assert mixed.startswith("Batch 1 measured above its lower ceiling (107%). It beat the fastest repeats the ceiling "
-                            "came from: it ran in a quieter spell, or read some bytes from a cache.")
+    assert mixed.startswith("Batch 1 measured above its lower ceiling (107%). It beat the ceiling, which came from the "
+                            "early repeats: it ran in a quieter spell, or read some bytes from a cache.")
     assert "Batches 2 to 4 reached less than half of their lower ceiling (18% to 18%)" not in mixed
     assert "Batches 2 to 4 reached less than half of their lower ceiling (18%). By the book's rule, those are" in mixed
     assert "Batches 1, 8 and 64 measured above their lower ceiling (102% to 108%). They beat" in regime_words(
         batches, [30, 10, 20, 230, 380, 450, 510], memory, math_)
+    # the stored run the student quoted: batch 32 at 96% of its ceiling, but its rounds varied 9.6×: not placed
+    noisy = regime_words(batches, [25, 50, 100, 190, 380, 480, 480], memory, math_, [1.0, 2.8, 1.2, 1.2, 1.1, 9.6, 1.4])
+    assert "compute-bound" not in noisy.split("Batches 2, 32 and 64")[1]
+    assert ("Batches 2, 32 and 64 were too noisy to place: their rounds varied 1.4× to 9.6×, more than 1.25×. The "
+            "book's rule is not applied to their shares (91% to 96%).") in noisy
+    assert "Batches 1, 4, 8 and 16 reached at least half of their lower ceiling, the memory ceiling" in noisy
+    # a noisy point above its ceiling is not placed either; one exactly at the quiet rule is
+    assert regime_words([1], [30], [28], [502], [1.3]) == (
+        "Batch 1 was too noisy to place: its rounds varied 1.3×, more than 1.25×. The book's rule is not applied to "
+        "its share (107%).")
+    assert regime_words([1], [20], [28], [502], [1.25]).startswith("Batch 1 reached at least half")
+    assert regime_words(batches[:2], [20, 30], memory[:2], math_[:2], [2.0, 3.0]).startswith(
+        "Every batch was too noisy to place: the rounds varied 2× to 3×")
     with pytest.raises(ValueError, match="one length"):
         regime_words([1, 2], [1.0], [2.0], [3.0])
+    with pytest.raises(ValueError, match="spreads"):
+        regime_words([1, 2], [1.0, 1.0], [2.0, 2.0], [3.0, 3.0], [1.0])
     with pytest.raises(ValueError, match="measured"):
         regime_words([1], [0.0], [2.0], [3.0])
 
@@ -652,6 +781,9 @@ def test_share_words_compare_with_the_eager_run_as_measured():
     assert "about the eager run's" in share_words(0.0545 * 30, 30, 400, eager)
     assert "This share is at least half of the ceiling: memory-bound" in share_words(20, 30, 400, eager)
     assert "above 100%" in share_words(33, 30, 400, eager)
+    assert share_words(3.6, 27.9, 502, eager, spread=2.0).endswith(
+        "Its rounds varied 2×, more than 1.25×: too noisy to place by the book's rule.")
+    assert share_words(3.6, 27.9, 502, eager, spread=1.2) == above
     with pytest.raises(ValueError, match="eager_share"):
         share_words(1, 2, 3, 0)
 
@@ -661,7 +793,7 @@ def test_share_words_compare_with_the_eager_run_as_measured():
 def test_verdict_words_for_made_up_runs():
     from inferlimits.arithmetic.generation import OVERHEAD_BOUND
     from inferlimits.arithmetic.roofline import COMPUTE_BOUND, MEMORY_BOUND
-    from inferlimits.figures.machine import ABOVE, QUIET_SPREAD, verdict_words
+    from inferlimits.figures.machine import ABOVE, QUIET_SPREAD, TOO_NOISY, verdict_words
     noisy = {"repeats of the plain read": 2.9, "repeats of the matrix-vector read": 1.6,
              "repeats of the matrix product": 3.4}
     quiet = {"repeats of the plain read": 1.04, "repeats of the matrix-vector read": 1.1,
@@ -670,30 +802,46 @@ def test_verdict_words_for_made_up_runs():
     busy = verdict_words(noisy, [OVERHEAD_BOUND] * 14)
     assert busy == (
         "**This run, in short**\n\n"
-        "- **Quiet or noisy:** Noisy: the repeats of the matrix product varied 3.4× from slowest to fastest.\n"
-        "- **The decoder:** Overhead-bound: all 14 decode measurements reached less than half of their lower ceiling.\n"
+        "- **Quiet or noisy:** Noisy: all 3 measurements varied more than 1.25× from slowest to fastest. The repeats "
+        "of the matrix product varied most, 3.4×.\n"
+        "- **The decoder:** All 14 decode measurements reached less than half of the lower ceiling (overhead-bound).\n"
         "- **What to read:** The relations, not the heights. Other programs slowed this run, so its heights are likely "
-        "too low and its sweeps may zigzag. On a quiet machine, expect smaller spreads and smoother sweeps.")
+        "too low and its sweeps may zigzag. On a quiet machine, expect smaller spreads, and points that follow the "
+        "shape of the model's circles.")
     # quiet and bound by the ceilings: the heights mean something too
     good = verdict_words(quiet, [MEMORY_BOUND] * 3 + [COMPUTE_BOUND] * 4 + [ABOVE])
-    assert "- **Quiet or noisy:** Quiet: every measurement's repeats varied at most 1.1×." in good
-    assert "- **The decoder:** Near its ceilings: all 8 decode measurements reached at least half" in good
+    assert "- **Quiet or noisy:** Quiet: all 3 measurements varied at most 1.1× from slowest to fastest." in good
+    assert ("- **The decoder:** Of its 8 decode measurements, 3 reached at least half of the lower ceiling, the memory "
+            "ceiling (memory-bound), 4 reached at least half of the lower ceiling, the math ceiling (compute-bound) and "
+            "1 measured above the lower ceiling.") in good
     assert good.endswith("- **What to read:** The relations and the heights. Both describe this machine.")
+    # the stored run the student read: 12 of 14 far below, said with the counts, not as "partly"
+    counted = verdict_words(noisy, [OVERHEAD_BOUND] * 12 + [TOO_NOISY] * 2)
+    assert ("- **The decoder:** Of its 14 decode measurements, 12 reached less than half of the lower ceiling "
+            "(overhead-bound) and 2 were too noisy to place (rounds varied more than 1.25×).") in counted
+    assert "artly" not in counted and "ostly" not in counted
+    assert "1 was too noisy to place" in verdict_words(noisy, [OVERHEAD_BOUND] * 13 + [TOO_NOISY])
+    assert "Its one decode measurement was too noisy to place" in verdict_words(noisy, [TOO_NOISY])
     # noisy but bound; quiet but overhead-bound, in part
     assert verdict_words(noisy, [MEMORY_BOUND] * 7).endswith(
         "The relations first. Another run may move the heights by as much as the spread.")
     partly = verdict_words(quiet, [OVERHEAD_BOUND] * 5 + [MEMORY_BOUND] * 9)
-    assert "Partly overhead-bound: 5 of its 14 decode measurements reached less than half" in partly
+    assert ("Of its 14 decode measurements, 9 reached at least half of the lower ceiling, the memory ceiling "
+            "(memory-bound) and 5 reached less than half of the lower ceiling (overhead-bound).") in partly
     assert "where the decoder fell below half, its own costs, not noise, set its heights" in partly
     assert "Quiet:" in verdict_words({"x": QUIET_SPREAD}, [MEMORY_BOUND]) and "Noisy:" in verdict_words(
         {"x": QUIET_SPREAD * 1.01}, [MEMORY_BOUND])
     # steady repeats on a machine that other programs kept busy throughout: still not a quiet run
     steady_but_busy = verdict_words(quiet, [OVERHEAD_BOUND] * 14, busy=True)
-    assert "- **Quiet or noisy:** Noisy: other programs kept the cores busy, though every measurement's repeats " \
-           "varied at most 1.1×." in steady_but_busy
+    assert "- **Quiet or noisy:** Noisy: other programs kept the cores busy, though all 3 measurements varied at " \
+           "most 1.1×." in steady_but_busy
     assert "The relations, not the heights." in steady_but_busy
+    # quiet means every spread, not a typical one: one noisy measurement among many makes the run noisy
+    many = {f"rounds of batch {b}": 1.05 for b in range(20)} | {"rounds of batch 32": 1.3}
+    assert "Noisy: 1 of its 21 measurements varied more than 1.25× from slowest to fastest. The rounds of batch 32 " \
+           "varied most, 1.3×." in verdict_words(many, [MEMORY_BOUND])
     for bad in (dict(spreads={}, kinds=[MEMORY_BOUND]), dict(spreads=quiet, kinds=[]),
-                dict(spreads={"x": 0}, kinds=[MEMORY_BOUND])):
+                dict(spreads={"x": 0}, kinds=[MEMORY_BOUND]), dict(spreads=quiet, kinds=["partly"])):
         with pytest.raises(ValueError, match="spreads|kinds"):
             verdict_words(**bad)
 
@@ -710,20 +858,26 @@ def test_run_verdict_reads_the_spread_of_the_repeats_and_the_regimes_of_the_deco
     busy_quiet = measure.Machine("cpu", 2, "2026-01-01", s((1.0e10, 1.05e10)), s((1e10,)), s((3e10, 3.1e10)), 2**28,
                                  2048, load=3.0)
     assert "Noisy: other programs kept the cores busy" in run_verdict(busy_quiet, near).data
-    assert "Overhead-bound" in run_verdict(quiet, far).data
+    assert "Its one decode measurement reached less than half of the lower ceiling (overhead-bound)." in run_verdict(
+        quiet, far).data
     noisy = measure.Machine("cpu", 2, "2026-01-01", s((0.4e10, 1.0e10)), s((1e10,)), s((3e10,)), 2**28, 2048)
-    assert "the repeats of the plain read varied 2.5×" in run_verdict(noisy, far).data
-    # quiet speeds, but sweeps measured in a busy spell: the rounds of a typical setting speak too
+    assert "The repeats of the plain read varied most, 2.5×." in run_verdict(noisy, far).data
+    # quiet speeds, but sweeps measured in a busy spell: every setting's rounds speak too, and none is placed
     busy = [measure.DecodePoint(c, b, 128, s((x, 2 * x, 3 * x))) for b, x in ((1, 0.1), (2, 0.2), (4, 0.3))]
     words = run_verdict(quiet, busy).data
-    assert "Noisy: the rounds of a typical setting of the decode sweep varied 3× from slowest to fastest" in words
+    assert ("Noisy: 3 of its 6 measurements varied more than 1.25× from slowest to fastest. The rounds of batch 1 at "
+            "128 tokens in the decode sweep varied most, 3×.") in words
+    assert "All 3 decode measurements were too noisy to place" in words
     sweep = measure.ProductSweep(tuple(measure.ProductPoint(b, 64, 64, s(r)) for b, r in
                                        ((1, (1.0, 1.0, 1.0)), (2, (1.0, 1.1, 9.0)), (4, (1.0, 1.2, 1.0)))), s((1.0,)))
     spreads = run_spreads(quiet, near, sweep)
-    assert spreads["rounds of a typical batch of the product sweep"] == pytest.approx(1.2), "one hiccup is not typical"
+    # one hiccup counts: the chapter calls a run quiet only when every spread is at most 1.25×
+    assert spreads["rounds of 2 vectors in the product sweep"] == 9.0
     assert set(spreads) == {"repeats of the plain read", "repeats of the matrix-vector read",
-                            "repeats of the matrix product", "rounds of a typical batch of the product sweep",
-                            "rounds of a typical setting of the decode sweep"}
+                            "repeats of the matrix product", "rounds of 1 vector in the product sweep",
+                            "rounds of 2 vectors in the product sweep", "rounds of 4 vectors in the product sweep",
+                            "rounds of the product sweep's plain read", "rounds of batch 1 at 128 tokens in the decode sweep"}
+    assert "Noisy: 1 of its 8 measurements varied more than 1.25×" in run_verdict(quiet, near, sweep).data
 
 
 def test_crossing_words():
@@ -770,25 +924,28 @@ def test_decode_words_give_the_crossing_the_rise_and_the_regimes():
     assert items[-1] == ("- **The lesson:** This run does not show the memory-to-math knee: all 4 batches were "
                          "overhead-bound. The rounds agreed, so this is not noise: Python's loop and numpy's calls set "
                          "the pace. The ceilings allow the rate to rise near the memory ceiling up to the knee, then "
-                         "level off under the math ceiling.")
+                         "level off under the math ceiling, as the model's circles do.")
     crossing = decode_knee_batch(c, 3e10, 1e10, 128, "FP32", "FP32", "FP32")
     assert f"The ceilings cross at a batch of about {crossing:.1f}. The short rule, balance point × W/F, gives 6.0." in words
     assert "They dropped from 1 to 2 and from 4 to 8 sequences." in words
     assert "far below both ceilings" in words
-    assert items[0] == "- **This sweep:** Quiet: a typical batch's rounds varied 1× from slowest to fastest."
+    assert items[0] == "- **This sweep:** Quiet: all 4 batches varied at most 1× from slowest to fastest."
     # the same points measured in a busy spell: what a quiet machine would show instead
     busy = [measure.DecodePoint(c, p.batch, 128, s((p.tokens_per_s, p.tokens_per_s / 2))) for p in points]
     items = decode_words(busy, m).data.split("\n")
-    assert items[0] == "- **This sweep:** Noisy: a typical batch's rounds varied 2× from slowest to fastest."
+    assert items[0] == ("- **This sweep:** Noisy: all 4 batches varied more than 1.25× from slowest to fastest, up to "
+                        "2×.")
+    # noisy points are not placed by the book's rule
+    assert items[3].startswith("- **Against the ceilings:** Every batch was too noisy to place: the rounds varied 2×")
     assert items[-1].startswith("- **The lesson:** This run does not show the memory-to-math knee: all 4 batches "
-                                "were overhead-bound. The rounds were noisy: other programs may have slowed them. On a "
-                                "quiet machine, the formula expects the rate to rise near the memory ceiling")
+                                "were too noisy to place. The rounds were noisy: other programs may have slowed them. "
+                                "On a quiet machine, the formula expects the rate to rise near the memory ceiling")
 
 
 def test_knee_lesson_words():
     from inferlimits.arithmetic.generation import OVERHEAD_BOUND
     from inferlimits.arithmetic.roofline import COMPUTE_BOUND, MEMORY_BOUND
-    from inferlimits.figures.machine import knee_lesson_words
+    from inferlimits.figures.machine import TOO_NOISY, knee_lesson_words
     batches = [1, 2, 4, 8, 16, 32, 64]
     near = [MEMORY_BOUND] * 3 + [COMPUTE_BOUND] * 4
     assert knee_lesson_words(batches, near, 6.1, 1.1) == (
@@ -796,6 +953,12 @@ def test_knee_lesson_words():
         "ceiling below the knee, the math ceiling past it.")
     partly = knee_lesson_words(batches, [MEMORY_BOUND] + [OVERHEAD_BOUND] * 2 + [COMPUTE_BOUND] * 4, 6.1, 2.0)
     assert partly.startswith("this run does not show the memory-to-math knee: 2 of its 7 batches were overhead-bound.")
+    # the stored run: batch 32 reached 96% of its ceiling, but in rounds too noisy to place it
+    noisy = knee_lesson_words(batches, [OVERHEAD_BOUND] + [TOO_NOISY] * 6, 9.5, 9.6)
+    assert noisy.startswith("this run does not show the memory-to-math knee: 6 of its 7 batches were too noisy to "
+                            "place and 1 was overhead-bound. The rounds were noisy")
+    assert knee_lesson_words(batches, near[:6] + [TOO_NOISY], 6.1, 1.3).startswith(
+        "this run does not show the memory-to-math knee: 1 of its 7 batches was too noisy to place.")
     assert knee_lesson_words(batches, near, 95.0, 1.1) == (
         "this sweep cannot show the memory-to-math knee: the knee lies past the largest batch measured.")
     assert "past the largest" in knee_lesson_words(batches, near, math.inf, 1.1)

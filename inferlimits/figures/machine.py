@@ -10,7 +10,9 @@ The ``*_words`` functions word what a measurement shows (the batch doubled and t
 point reached less than half of its ceiling; the repeats spread 3×), from the measured values, so
 that sentences about a measurement are true of whichever machine ran the chapter. Each takes plain
 numbers, so that the tests can hand it made-up measurements; a thin wrapper feeds it the
-chapter's.
+chapter's. Each sweep figure also draws the book's formula at every measured setting, from this
+machine's measured roof, labelled as the model (computed, not measured): the shape a quiet
+machine shows, beside the points this run measured.
 """
 from __future__ import annotations
 
@@ -127,6 +129,23 @@ def _rounds(chapter: bool, rounds: int) -> tuple[int, str]:
             (1, "one round, measured live"))
 
 
+#: The legend of the model's points in each sweep figure: computed, not measured.
+MODEL_NAME = "what a quiet machine shows: the model's {formula} (computed, not measured)"
+
+
+def _model_trace(x: Sequence[float], y: Sequence[float], formula: str, hover: str) -> dict:
+    """The book's formula at each setting of a sweep, with this machine's measured roof: the
+    shape a quiet machine's points follow, at or below it. Hollow circles on a dotted line, named
+    in the legend as the model (``MODEL_NAME``) and labelled "model" at the last point, so that no
+    reader takes them for measurements."""
+    x, y = list(x), list(y)
+    return dict(type="scatter", x=x, y=y, mode="markers+lines+text",
+                marker=dict(size=13, color=ACCENT, symbol="circle-open", line=dict(width=2, color=ACCENT)),
+                line=dict(color=ACCENT, width=1, dash="dot"), text=[""] * (len(x) - 1) + ["model"],
+                textposition="top center", textfont=dict(color=ACCENT), name=MODEL_NAME.format(formula=formula),
+                hovertemplate=f"model: {hover}<extra></extra>")
+
+
 def _down_to_slowest(samples: Sequence[measure.Samples], scale: float = 1.0) -> dict:
     """Error bars from each point (its fastest round) down to its slowest round."""
     return dict(type="data", symmetric=False, array=[0.0] * len(samples),
@@ -136,7 +155,9 @@ def _down_to_slowest(samples: Sequence[measure.Samples], scale: float = 1.0) -> 
 def products_spec(side: int = 8192, max_batch: int = 256, chapter: tuple[int, int] = (8192, 256)) -> dict:
     """A side x side float32 weight matrix times 1, 2, 4, ... vectors, each measured product a
     point on this machine's measured roof; beside the roof's slanted line, the plain read of the
-    same matrix timed in the same rounds. ``chapter`` is the (side, max_batch) the chapter measured."""
+    same matrix timed in the same rounds; and the model at each batch, min(P, I x BW) with this
+    machine's roof (``_model_trace``: the climb-then-level shape a quiet machine shows).
+    ``chapter`` is the (side, max_batch) the chapter measured."""
     m = measure.this_machine()
     side, max_batch = int(side), int(max_batch)
     rounds, how = _rounds((side, max_batch) == tuple(chapter), measure.SWEEP_ROUNDS)
@@ -161,6 +182,9 @@ def products_spec(side: int = 8192, max_batch: int = 256, chapter: tuple[int, in
              customdata=[[p.batch, f", weights read at {p.bandwidth_bytes_per_s / GB:.3g} GB/s"
                           if p.intensity_flop_per_byte < ridge else ""] for p in sweep],
              hovertemplate="%{customdata[0]} vectors: %{x:.3g} FLOP/byte, %{y:.4g} GFLOP/s%{customdata[1]}<extra></extra>"),
+        _model_trace([p.intensity_flop_per_byte for p in sweep],
+                     [min(m.peak_flop_per_s, p.intensity_flop_per_byte * m.bandwidth_bytes_per_s) / GIGA for p in sweep],
+                     "min(P, I·BW)", "%{x:.3g} FLOP/byte → %{y:.4g} GFLOP/s"),
     ]
     mb = side * side * 4 / MB
     layout = base_layout(_title(f"A {side:,} × {side:,} weight matrix ({mb:,.3g} MB) times 1 to {max_batch} vectors",
@@ -181,8 +205,9 @@ def products_panel(side: int = 8192, max_batch: int = 256, div_id: str = "fig-ma
 
 def decode_spec(context_tokens: int = 128, max_batch: int = 64, together: tuple[int, ...] = (128, 1024),
                 chapter_max_batch: int = 64) -> dict:
-    """Measured tokens/s of the small decoder at batches 1, 2, 4, ... against the two ceilings.
-    The chapter measured the contexts in ``together`` in the same rounds, up to
+    """Measured tokens/s of the small decoder at batches 1, 2, 4, ... against the two ceilings,
+    and the model at each measured batch, min(memory, math) (``_model_trace``: the memory-to-math
+    knee a quiet machine shows). The chapter measured the contexts in ``together`` in the same rounds, up to
     ``chapter_max_batch``; any other setting is measured live, on its own."""
     m = measure.this_machine()
     context_tokens, max_batch = int(context_tokens), int(max_batch)
@@ -209,6 +234,8 @@ def decode_spec(context_tokens: int = 128, max_batch: int = 64, together: tuple[
              error_y=_down_to_slowest([p.rate for p in points]),
              name="measured", customdata=[[measure.efficiency(p, m)] for p in points],
              hovertemplate="batch %{x}: %{y:.4g} tokens/s, %{customdata[0]:.0%} of the ceiling<extra></extra>"),
+        _model_trace(batches, [min(measure.decode_ceilings_tokens_per_s(m, b, context_tokens)) for b in batches],
+                     "min(memory, math)", "batch %{x}: %{y:.4g} tokens/s"),
     ]
     layout = base_layout(_title(f"The small decoder at {context_tokens:,} tokens of context, float32", m, how),
                          "batch (sequences decoded together)", "tokens per second, all sequences",
@@ -232,7 +259,10 @@ def decode_panel(context_tokens: int = 128, max_batch: int = 64, together: tuple
 # Short sentences, one number each, in bullets whose bold label says what the bullet is about.
 # Each block opens with whether the measurements it speaks for were quiet or noisy, and closes
 # with whether this run shows the sweep's lesson; where it does not, it says why (noise, or a
-# rate far below its ceilings) and what a quiet machine should show instead.
+# rate far below its ceilings) and what a quiet machine should show instead. Every verdict follows
+# a rule the chapter states, with the constants below: quiet only when every spread is at most
+# QUIET_SPREAD; a point placed by the book's rule only when its own rounds were quiet (else
+# TOO_NOISY); the climb-then-level shape only by CLIMB_SHARE and LEVEL_FACTOR.
 
 #: A rate within this fraction of twice the last one "doubled"; one within ``LEVEL_WITHIN`` of the
 #: last one "held level".
@@ -243,20 +273,28 @@ PACE_WITHIN = 0.1
 #: The book's rule (``generation.regime``, from the chapter on overhead): a rate below this share
 #: of the lower ceiling is far below both ceilings.
 NEAR = 0.5
-#: A run is quiet when every measurement's fastest repeat is at most this many times its slowest.
+#: A measurement is quiet when its fastest repeat (or round) is at most this many times its slowest,
+#: and a run or a sweep is quiet when every one of its measurements is.
 QUIET_SPREAD = 1.25
+#: The climb-then-level shape, in two rules the chapter states: below the ridge the measured rate
+#: rises by at least this share of the roof's factor (the roof rises 8x: at least 4x) ...
+CLIMB_SHARE = 0.5
+#: ... and past the ridge, where the roof is flat, it changes by less than this factor either way.
+LEVEL_FACTOR = 1.5
 #: The regime ``regime_kinds`` gives a rate above its lower ceiling (``generation.regime`` refuses one).
 ABOVE = "above its lower ceiling"
+#: The regime ``regime_kinds`` gives a rate whose rounds were noisy: it is not placed by the book's rule.
+TOO_NOISY = "too noisy to place"
 
 
 def _beat(what: str, plural: bool = False, cache: str = "always") -> str:
-    """Why a measured rate can sit above a roof (``what``) drawn from the fastest repeats: a
-    quieter spell, or (``cache``: "always", "never", or "below", for points below the ridge
-    only) bytes found in a cache."""
+    """Why a measured rate can sit above a roof (``what``) drawn from the fastest of the early
+    repeats: a quieter spell, or (``cache``: "always", "never", or "below", for points below the
+    ridge only) bytes found in a cache."""
     they, it_ran = ("They", "they ran") if plural else ("It", "it ran")
     why = {"always": ", or read some bytes from a cache", "never": "",
            "below": ", or, below the ridge, read some bytes from a cache"}[cache]
-    return f"{they} beat the fastest repeats the {what} came from: {it_ran} in a quieter spell{why}."
+    return f"{they} beat the {what}, which came from the early repeats: {it_ran} in a quieter spell{why}."
 
 
 def _factor(r: float) -> str:
@@ -283,12 +321,22 @@ def is_noisy(spread: float) -> bool:
     return positive("spread", spread) > QUIET_SPREAD
 
 
-def noise_words(spread: float, what: str = "batch") -> str:
-    """Whether a sweep was quiet, from ``spread``, how far the rounds of its typical ``what`` (its
-    median spread) lay apart: "noisy: a typical batch's rounds varied 2.1× from slowest to fastest.\""""
-    spread = positive("spread", spread)
-    kind = "noisy" if is_noisy(spread) else "quiet"
-    return f"{kind}: a typical {what}'s rounds varied {_factor(spread)} from slowest to fastest."
+def noise_words(spreads: Sequence[float], what: str = "rows") -> str:
+    """Whether a sweep was quiet by the chapter's rule: quiet only when every one of its
+    measurements (``spreads``: each one's fastest round over its slowest; ``what`` names them, e.g.
+    "rows" of its table) spread at most QUIET_SPREAD. "quiet: all 10 rows varied at most 1.2× from
+    slowest to fastest." or "noisy: 4 of its 10 rows varied more than 1.25× from slowest to
+    fastest, up to 3×.\""""
+    spreads = [positive("spreads", x) for x in spreads]
+    if not spreads:
+        raise ValueError("spreads must hold at least one value")
+    noisy = [x for x in spreads if is_noisy(x)]
+    n, worst = len(spreads), max(spreads)
+    if not noisy:
+        return f"quiet: all {n} {what} varied at most {_factor(worst)} from slowest to fastest."
+    share = f"all {n} {what}" if len(noisy) == n else f"{len(noisy)} of its {n} {what}"
+    return (f"noisy: {share} varied more than {QUIET_SPREAD:g}× from slowest to fastest, "
+            f"up to {_factor(worst)}.")
 
 
 def change_word(ratio: float) -> str:
@@ -392,82 +440,129 @@ def doubling_words(batches: Sequence[int], rates: Sequence[float], roofs: Sequen
 
 
 def products_words(sweep: measure.ProductSweep, m: measure.Machine) -> Markdown:
-    """Under the product table: whether the sweep was quiet, what the rate did in each region of
-    the roof (``doubling_words``), where it dropped, any point above the roof
-    (``above_roof_words``), and whether this run shows the climb-then-level shape
+    """Under the product table: whether the sweep was quiet (``noise_words``, over every row of
+    the table), any point above the roof, first (``above_roof_words``), what the rate did in each
+    region of the roof (``doubling_words``), where it dropped, the plain read against the roof
+    (``plain_read_words``), and whether this run shows the climb-then-level shape
     (``product_lesson_words``)."""
     points = list(sweep)
     roofs = [min(m.peak_flop_per_s, p.intensity_flop_per_byte * m.bandwidth_bytes_per_s) for p in points]
     batches, rates = [p.batch for p in points], [p.flop_per_s for p in points]
-    spread = float(np.median([p.rate.spread for p in points]))
-    lines = [_bullets([("This sweep", noise_words(spread))])]
+    spreads = [p.rate.spread for p in points] + [sweep.read.spread]
+    lines = [_bullets([("This sweep", noise_words(spreads))])]
+    above = [(p.batch, p.flop_per_s / r, p.intensity_flop_per_byte >= m.balance_point_flop_per_byte)
+             for p, r in zip(points, roofs) if p.flop_per_s > r]
+    if above:
+        named = above_roof_words([a[0] for a in above], [a[1] for a in above], batches, past=[a[2] for a in above],
+                                 why=False)
+        lines.append(_bullets([("Above the roof", f"{named} The table's first line says how a point can.")]))
     if len(points) > 1:
         lines.append(doubling_words(batches, rates, roofs))
         drops = drop_words(batches, rates)
         if drops:
             lines.append(_bullets([("Drops", drops)]))
-    above = [(p.batch, p.flop_per_s / r, p.intensity_flop_per_byte >= m.balance_point_flop_per_byte)
-             for p, r in zip(points, roofs) if p.flop_per_s > r]
-    if above:
-        lines.append(_bullets([("Above the roof", above_roof_words([a[0] for a in above], [a[1] for a in above],
-                                                                    batches, past=[a[2] for a in above]))]))
+    lines.append(_bullets([("The plain read", plain_read_words(sweep.read_bytes_per_s, m.bandwidth_bytes_per_s,
+                                                               len(sweep.read.values), len(m.bandwidth.values)))]))
     if len(points) > 1:
-        lines.append(_bullets([("The lesson", product_lesson_words(batches, rates, roofs, spread))]))
+        lines.append(_bullets([("The lesson", product_lesson_words(batches, rates, roofs, max(spreads)))]))
     return Markdown("\n".join(lines))
+
+
+def plain_read_words(read: float, roof: float, rounds: int, repeats: int) -> str:
+    """The sweep's plain read of the weight matrix (``read``, bytes/s in its fastest of ``rounds``
+    rounds) against the roof's bandwidth (``roof``, the fastest of ``repeats`` early repeats): how
+    far below or above it, and the likely reason, in two short sentences."""
+    read, roof = positive("read", read), positive("roof", roof)
+    rounds, repeats = whole("rounds", rounds), whole("repeats", repeats)
+    said = f"its fastest round read {read / GB:,.1f} GB/s, {read / roof:.0%} of the roof's {roof / GB:,.1f} GB/s."
+    if read > roof * (1 + LEVEL_WITHIN):
+        why = "It ran in a quieter spell than the early repeats the roof came from."
+    elif read >= roof * (1 - LEVEL_WITHIN):
+        why = "That is about the roof."
+    elif rounds < repeats:
+        why = (f"Its {rounds} {'round' if rounds == 1 else 'rounds'} had fewer chances at a quiet spell than the "
+               f"roof's {repeats} repeats.")
+    else:
+        why = "It ran in a busier spell than the early repeats the roof came from."
+    return f"{said} {why}"
+
+
+def _climb_and_level(roofs: Sequence[float]) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+    """The spans of a sweep (first and last index) below the ridge, where the roof still doubles
+    with the batch, and past it, where the roof is flat (``doubling_words``' regions); None where
+    the sweep has no such span."""
+    below = [i for i in range(len(roofs) - 1) if roofs[i + 1] / roofs[i] >= 2 * (1 - DOUBLED_WITHIN)]
+    flat = [i for i in range(len(roofs) - 1) if roofs[i + 1] / roofs[i] <= 1 + LEVEL_WITHIN]
+    climb = (0, below[-1] + 1) if below and below[0] == 0 else None
+    level = (flat[0], len(roofs) - 1) if flat and flat[-1] == len(roofs) - 2 else None
+    return climb, level
 
 
 def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: Sequence[float],
                          spread: float) -> str:
-    """Whether a product sweep shows the roofline's lesson, the climb-then-level shape, and if
-    not, why not and what a quiet machine should show. It shows the shape when the widest batch
-    lies past the ridge (the roof's last doubling is flat), reaches at least NEAR of the flat roof,
-    the rate rose in all at least NEAR of the roof's rise, and its last doubling no longer doubled
-    it. ``batches`` double from one to the next; ``rates`` and ``roofs`` are in any one unit;
-    ``spread`` is the sweep's typical spread of rounds (``noise_words``)."""
+    """Whether a product sweep shows the roofline's lesson, the climb-then-level shape, by the two
+    rules the chapter states: below the ridge (where the roof doubles with the batch) the rate rose
+    by at least CLIMB_SHARE of the roof's factor, and past the ridge (where the roof is flat) it
+    changed by less than LEVEL_FACTOR either way. Then how high the widest batch reached, and, where
+    the shape is missing, why and what a quiet machine should show. ``batches`` double from one to
+    the next; ``rates`` and ``roofs`` are in any one unit; ``spread`` is the sweep's widest spread
+    of rounds (noisy above QUIET_SPREAD)."""
     batches = [whole("batch", b) for b in batches]
     rates = [positive("rate", r) for r in rates]
     roofs = [positive("roof", r) for r in roofs]
     spread = positive("spread", spread)
     if not len(batches) == len(rates) == len(roofs) or len(batches) < 2:
         raise ValueError("batches, rates and roofs must be of one length, at least 2")
-    past = roofs[-1] / roofs[-2] <= 1 + LEVEL_WITHIN
-    share, overall, roof_rise = rates[-1] / roofs[-1], rates[-1] / rates[0], roofs[-1] / roofs[0]
-    last = change_word(rates[-1] / rates[-2])
-    why = []
-    if not past:
-        why.append(f"Its widest batch, {batches[-1]:,} {'vector' if batches[-1] == 1 else 'vectors'}, lies below "
-                   "the ridge.")
-    if share < NEAR:
-        why.append(f"Its widest batch reached only {share:.0%} of the roof.")
-    if overall < NEAR * roof_rise:
-        why.append(f"In all, the rate rose only {_factor(overall)}, against the roof's {_factor(roof_rise)}.")
-    if last in ("doubled", "more than doubled"):
-        why.append(f"The rate still {last} at the last doubling of the batch.")
-    if not why:
-        said = [f"this run shows the climb-then-level shape. The widest batch reached {share:.0%} of the flat roof."]
+    climb, level = _climb_and_level(roofs)
+    said, fails = [], 0
+    if climb is None:
+        said.append(f"Its smallest batch, {batches[0]:,} {'vector' if batches[0] == 1 else 'vectors'}, lies at or "
+                    "past the ridge, so it cannot show the climb.")
+        fails += 1
+    else:
+        a, b = climb
+        rose, roof = rates[b] / rates[a], roofs[b] / roofs[a]
+        if rose >= CLIMB_SHARE * roof:
+            said.append(f"Below the ridge the rate rose {_factor(rose)}, at least half of the roof's {_factor(roof)}.")
+        else:
+            said.append(f"Below the ridge the rate rose only {_factor(rose)}, less than half of the roof's "
+                        f"{_factor(roof)}." if rose > 1 else
+                        f"Below the ridge the rate did not rise ({_factor(rose)}), while the roof rose {_factor(roof)}.")
+            fails += 1
+    if level is None:
+        said.append(f"Its widest batch, {batches[-1]:,} {'vector' if batches[-1] == 1 else 'vectors'}, lies below "
+                    "the ridge, so it cannot show the level part.")
+        fails += 1
+    else:
+        a, b = level
+        changed = rates[b] / rates[a]
+        if 1 / LEVEL_FACTOR < changed < LEVEL_FACTOR:
+            said.append(f"Past the ridge it changed only {_factor(changed)}, within {LEVEL_FACTOR:g}× either way.")
+        else:
+            said.append(f"Past the ridge it {_went(changed)}, more than {LEVEL_FACTOR:g}× either way.")
+            fails += 1
+    height = f"The widest batch reached {rates[-1] / roofs[-1]:.0%} of the {'flat ' if level else ''}roof."
+    if not fails:
         if rates[1] < rates[0] * (1 - LEVEL_WITHIN):
             said.append("The rate dipped after one vector, where numpy changes routine.")
-        flat = next(i for i in range(len(roofs) - 1) if roofs[i + 1] / roofs[i] <= 1 + LEVEL_WITHIN)
-        if rates[-1] / rates[flat] > max(rates[flat] / rates[0], 1 + LEVEL_WITHIN):
-            said.append("Most of the climb came past the ridge, as numpy's routine grew more efficient with the batch.")
-        if is_noisy(spread):
-            said.append("The run was noisy, so the heights may still move.")
-        return " ".join(said)
-    shape = ("the rate to climb along the slanted roof to the ridge, then level off under the flat roof. numpy may "
-             "still dip at a few vectors, where it changes routine.")
+        tail = ["The rounds were noisy, so the heights may still move."] if is_noisy(spread) else []
+        return " ".join(["this run shows the climb-then-level shape.", *said, height, *tail])
+    shape = ("the rate to climb along the slanted roof to the ridge, then level off under the flat roof, as the "
+             "model's circles do. numpy may still dip at a few vectors, where it changes routine.")
     if is_noisy(spread):
         after = ["The rounds were noisy: other programs may have slowed the sweep.",
                  f"On a quiet machine, the roofline expects {shape}"]
     else:
         after = ["The rounds agreed, so the library, not noise, set this shape.", f"The roofline allows {shape}"]
-    return " ".join(["this run does not show the climb-then-level shape.", *why, *after])
+    return " ".join(["this run does not show the climb-then-level shape.", *said, height, *after])
 
 
 def above_roof_words(batches: Sequence[int], shares: Sequence[float], every: Sequence[int],
-                     what: str = "vectors", past: Sequence[bool] | None = None) -> str:
+                     what: str = "vectors", past: Sequence[bool] | None = None, why: bool = True) -> str:
     """Two sentences naming the measured points that sat above their roof (``shares`` > 1 of it),
     and why a point can: a quieter spell than the roof's fastest repeats saw, or, for a point below
-    the ridge (``past`` says which points lie past it; default none), bytes found in a cache."""
+    the ridge (``past`` says which points lie past it; default none), bytes found in a cache. Without
+    ``why`` (where the table's first line has said it already), only the first sentence."""
     if not batches or len(batches) != len(shares) or any(positive("share", x) <= 1 for x in shares):
         raise ValueError("batches and shares must name at least one point, each share above 1")
     past = [False] * len(batches) if past is None else [bool(x) for x in past]
@@ -475,8 +570,8 @@ def above_roof_words(batches: Sequence[int], shares: Sequence[float], every: Seq
         raise ValueError("past must say of every point whether it lies past the ridge")
     one = list(batches) == [1] and what.endswith("s")
     cache = "never" if all(past) else "always" if not any(past) else "below"
-    return (f"{_numbers(list(batches), list(every))} {what[:-1] if one else what} ran at {_shares(shares)} of the "
-            f"roof. {_beat('roof', plural=len(batches) > 1, cache=cache)}")
+    said = f"{_numbers(list(batches), list(every))} {what[:-1] if one else what} ran at {_shares(shares)} of the roof."
+    return f"{said} {_beat('roof', plural=len(batches) > 1, cache=cache)}" if why else said
 
 
 def _numbers(chosen: Sequence[int], every: Sequence[int]) -> str:
@@ -500,37 +595,52 @@ def _shares(shares: Sequence[float]) -> str:
     return f"{lo:.0%}" if f"{lo:.0%}" == f"{hi:.0%}" else f"{lo:.0%} to {hi:.0%}"
 
 
-def regime_kinds(measured: Sequence[float], memory: Sequence[float], math_: Sequence[float]) -> list[str]:
-    """The regime of each measured rate by the book's rule (``generation.regime``), or ``ABOVE``
-    for a rate above its lower ceiling."""
-    return [ABOVE if x > min(mm, f) else regime(x, mm, f, NEAR)
-            for x, mm, f in zip(measured, memory, math_)]
+def regime_kinds(measured: Sequence[float], memory: Sequence[float], math_: Sequence[float],
+                 spreads: Sequence[float] | None = None) -> list[str]:
+    """The regime of each measured rate by the book's rule (``generation.regime``): ``TOO_NOISY``
+    for one whose rounds spread more than QUIET_SPREAD (``spreads``, one per rate; default: all
+    quiet), since a noisy point is not placed; else ``ABOVE`` for a rate above its lower ceiling;
+    else memory-bound, compute-bound or far below both ceilings."""
+    spreads = [1.0] * len(measured) if spreads is None else [positive("spreads", x) for x in spreads]
+    if len(spreads) != len(measured):
+        raise ValueError("spreads must give one spread per measured rate")
+    return [TOO_NOISY if is_noisy(s) else ABOVE if x > min(mm, f) else regime(x, mm, f, NEAR)
+            for x, mm, f, s in zip(measured, memory, math_, spreads)]
 
 
 def regime_words(batches: Sequence[int], measured: Sequence[float], memory: Sequence[float],
-                 math_: Sequence[float]) -> str:
+                 math_: Sequence[float], spreads: Sequence[float] | None = None) -> str:
     """Which regime each measured batch sat in by the book's rule (``generation.regime``): at
     least half of the lower ceiling is bound by that wall, less is far below both ceilings; a rate
-    above its ceiling is named as such. Two short sentences per group of batches. ``measured``,
-    ``memory`` and ``math_`` are tokens/s."""
+    above its ceiling is named as such, and a batch whose rounds spread more than QUIET_SPREAD
+    (``spreads``; default: all quiet) is too noisy to place. Two short sentences per group of
+    batches. ``measured``, ``memory`` and ``math_`` are tokens/s."""
     batches = [whole("batch", b) for b in batches]
     measured = [positive("measured", x) for x in measured]
     memory = [positive("memory", x) for x in memory]
     math_ = [positive("math_", x) for x in math_]
     if not batches or not len(batches) == len(measured) == len(memory) == len(math_):
         raise ValueError("batches, measured, memory and math_ must be of one length, at least 1")
+    spreads = [1.0] * len(batches) if spreads is None else list(spreads)
     shares = [x / min(mm, f) for x, mm, f in zip(measured, memory, math_)]
-    kinds = regime_kinds(measured, memory, math_)
-    groups = {k: [(b, s) for b, s, kk in zip(batches, shares, kinds) if kk == k] for k in dict.fromkeys(kinds)}
+    kinds = regime_kinds(measured, memory, math_, spreads)
+    groups = {k: [(b, s, v) for b, s, v, kk in zip(batches, shares, spreads, kinds) if kk == k]
+              for k in dict.fromkeys(kinds)}
     sentences = []
     for kind, members in groups.items():
-        chosen = [b for b, _ in members]
+        chosen = [b for b, _, _ in members]
         every = len(groups) == 1 and len(batches) > 1
         name = "every batch" if every else _batches(chosen, batches)
         plural = len(chosen) > 1 and not every
         its, that = ("their", "those are") if plural else ("its", "that is")
-        share = _shares([s for _, s in members])
-        if kind == OVERHEAD_BOUND:
+        share = _shares([s for _, s, _ in members])
+        if kind == TOO_NOISY:
+            spread = _spreads([v for _, _, v in members])
+            was, the = ("were", "their") if plural else ("was", "the" if every else "its")
+            shares_ = "shares" if len(chosen) > 1 else "share"
+            sentences.append(f"{name} {was} too noisy to place: {the} rounds varied {spread}, more than "
+                             f"{QUIET_SPREAD:g}×. The book's rule is not applied to {the} {shares_} ({share}).")
+        elif kind == OVERHEAD_BOUND:
             sentences.append(f"{name} reached less than half of {its} lower ceiling ({share}). By the book's rule, "
                              f"{that} {OVERHEAD_BOUND}: overhead, not memory or math, set the pace.")
         elif kind in (MEMORY_BOUND, COMPUTE_BOUND):
@@ -540,6 +650,12 @@ def regime_words(batches: Sequence[int], measured: Sequence[float], memory: Sequ
         else:
             sentences.append(f"{name} measured above {its} lower ceiling ({share}). {_beat('ceiling', plural)}")
     return " ".join(x[0].upper() + x[1:] for x in sentences)
+
+
+def _spreads(spreads: Sequence[float]) -> str:
+    """"2.8×", "1.4× to 9.6×"."""
+    lo, hi = _factor(min(spreads)), _factor(max(spreads))
+    return lo if lo == hi else f"{lo} to {hi}"
 
 
 def _about(x: float) -> str:
@@ -580,8 +696,9 @@ def rise_words(batches: Sequence[int], rates: Sequence[float], what: str = "sequ
 def decode_words(points: Sequence[measure.DecodePoint], m: measure.Machine) -> Markdown:
     """Under a decode table, in short bullets: whether its rounds were quiet (``noise_words``),
     the knee (``crossing_words``), how the measured rate rose with the batch (``rise_words``),
-    where each batch sat by the book's rule (``regime_words``), and whether this run shows the
-    memory-to-math knee (``knee_lesson_words``)."""
+    where each batch sat by the book's rule, or that it was too noisy to place
+    (``regime_words``), and whether this run shows the memory-to-math knee
+    (``knee_lesson_words``)."""
     points = list(points)
     if not points:
         raise ValueError("points must hold at least one measured batch")
@@ -591,15 +708,16 @@ def decode_words(points: Sequence[measure.DecodePoint], m: measure.Machine) -> M
     crossing = decode_knee_batch(c, m.peak_flop_per_s, m.bandwidth_bytes_per_s, context, fp32, fp32, fp32)
     w = decode_point(c, 1.0, 1.0, 1, 0, fp32, fp32, fp32).weight_bytes
     estimate = m.balance_point_flop_per_byte * w / decode_flops_per_token(c)
-    spread = float(np.median([p.rate.spread for p in points]))
+    spreads = [p.rate.spread for p in points]
     batches, rates = [p.batch for p in points], [p.tokens_per_s for p in points]
-    items = [("This sweep", noise_words(spread)), ("The knee", crossing_words(crossing, estimate, max(batches)))]
+    items = [("This sweep", noise_words(spreads, "batches")),
+             ("The knee", crossing_words(crossing, estimate, max(batches)))]
     if len(points) > 1:
         items.append(("The rise", rise_words(batches, rates)))
-    items.append(("Against the ceilings", regime_words(batches, rates, [x[0] for x in ceilings],
-                                                       [x[1] for x in ceilings])))
-    kinds = regime_kinds(rates, [x[0] for x in ceilings], [x[1] for x in ceilings])
-    items.append(("The lesson", knee_lesson_words(batches, kinds, crossing, spread)))
+    memory, math_ = [x[0] for x in ceilings], [x[1] for x in ceilings]
+    items.append(("Against the ceilings", regime_words(batches, rates, memory, math_, spreads)))
+    kinds = regime_kinds(rates, memory, math_, spreads)
+    items.append(("The lesson", knee_lesson_words(batches, kinds, crossing, max(spreads))))
     return Markdown(_bullets(items))
 
 
@@ -607,9 +725,10 @@ def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: fl
     """Whether a decode sweep shows the lesson of its ceilings, the memory-to-math knee, and if
     not, why not and what a quiet machine should show. It shows the knee when the knee
     (``crossing``, the batch at which the ceilings cross; ``math.inf``: never) lies between the
-    smallest and the largest batch measured, and no batch was overhead-bound (``kinds``, as
-    ``regime_kinds`` names them): then each batch sat near the memory ceiling below the knee and
-    near the math ceiling past it. ``spread`` is the sweep's typical spread of rounds."""
+    smallest and the largest batch measured, and every batch was placed near its lower ceiling
+    (``kinds``, as ``regime_kinds`` names them: none overhead-bound, none too noisy to place): then
+    each batch sat near the memory ceiling below the knee and near the math ceiling past it.
+    ``spread`` is the sweep's widest spread of rounds."""
     batches = [whole("batch", b) for b in batches]
     spread = positive("spread", spread)
     if not batches or len(batches) != len(kinds):
@@ -619,13 +738,20 @@ def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: fl
     if not batches[0] < crossing < batches[-1]:
         where = "past the largest" if crossing >= batches[-1] else "below the smallest"
         return f"this sweep cannot show the memory-to-math knee: the knee lies {where} batch measured."
-    far = sum(k == OVERHEAD_BOUND for k in kinds)
-    if not far:
+    n = len(kinds)
+    counts = [(sum(k == TOO_NOISY for k in kinds), "too noisy to place"),
+              (sum(k == OVERHEAD_BOUND for k in kinds), "overhead-bound")]
+    if not any(c for c, _ in counts):
         return ("this run shows the memory-to-math knee. Every batch reached at least half of its lower ceiling: "
                 "the memory ceiling below the knee, the math ceiling past it.")
-    shape = ("the rate to rise near the memory ceiling up to the knee, then level off under the math ceiling.")
-    how = (f"all {len(kinds)} batches were" if far == len(kinds) else f"{far} of its {len(kinds)} batches were")
-    said = f"this run does not show the memory-to-math knee: {how} overhead-bound."
+    parts = []
+    for count, kind in counts:
+        if count:
+            who = f"all {n} batches" if count == n else (f"{count} of its {n} batches" if not parts else f"{count}")
+            parts.append(f"{who} {'was' if count == 1 else 'were'} {kind}")
+    shape = ("the rate to rise near the memory ceiling up to the knee, then level off under the math ceiling, as the "
+             "model's circles do.")
+    said = f"this run does not show the memory-to-math knee: {_join(parts)}."
     if is_noisy(spread):
         return (f"{said} The rounds were noisy: other programs may have slowed them. On a quiet machine, the formula "
                 f"expects {shape}")
@@ -678,7 +804,7 @@ def context_change(short: Sequence[measure.DecodePoint], long: Sequence[measure.
                    m: measure.Machine, batch: int | None = None) -> Markdown:
     """``context_words`` for the chapter's two contexts at ``batch`` (default: the largest measured
     at both), the measured rates compared round by round (``measure.paired_ratio``), and whether
-    each sat far below its ceilings (``regime_kinds``)."""
+    each sat far below its ceilings (``regime_kinds``: a point too noisy to place is not)."""
     common = sorted({p.batch for p in short} & {p.batch for p in long})
     if not common:
         raise ValueError("short and long must share at least one measured batch")
@@ -686,42 +812,59 @@ def context_change(short: Sequence[measure.DecodePoint], long: Sequence[measure.
     a, b = measure.point_at(short, batch), measure.point_at(long, batch)
     ca = measure.decode_ceilings_tokens_per_s(m, a.batch, a.context_tokens, a.config)
     cb = measure.decode_ceilings_tokens_per_s(m, b.batch, b.context_tokens, b.config)
-    kinds = regime_kinds([a.tokens_per_s, b.tokens_per_s], [ca[0], cb[0]], [ca[1], cb[1]])
+    kinds = regime_kinds([a.tokens_per_s, b.tokens_per_s], [ca[0], cb[0]], [ca[1], cb[1]],
+                         [a.rate.spread, b.rate.spread])
     return Markdown(context_words(batch, (a.context_tokens, b.context_tokens), measure.paired_ratio(b.rate, a.rate),
                                   (ca[0], cb[0]), (ca[1], cb[1]), spread=max(a.rate.spread, b.rate.spread),
                                   far=tuple(k == OVERHEAD_BOUND for k in kinds)))
 
 
+#: How ``verdict_words`` counts the decode measurements of each regime, in this order.
+_VERDICT_KINDS = ((MEMORY_BOUND, "reached at least half of the lower ceiling, the memory ceiling (memory-bound)"),
+                  (COMPUTE_BOUND, "reached at least half of the lower ceiling, the math ceiling (compute-bound)"),
+                  (OVERHEAD_BOUND, "reached less than half of the lower ceiling (overhead-bound)"),
+                  (ABOVE, "measured above the lower ceiling"),
+                  (TOO_NOISY, f"{{was}} too noisy to place (rounds varied more than {QUIET_SPREAD:g}×)"))
+
+
 def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool = False) -> str:
     """The whole run in three bullets: quiet or noisy (``spreads``: how far each measurement's
-    fastest repeat lay above its slowest, keyed by what was repeated, e.g. "repeats of the plain
-    read"; quiet when none exceeds QUIET_SPREAD and the machine was not ``busy`` before measuring),
-    how close the decoder came to its ceilings (``kinds``: the regime of every decode point, as
-    ``regime_kinds`` names them), and what to read in it: the relations only, or the heights too,
-    and what a quiet machine would show."""
+    fastest repeat or round lay above its slowest, keyed by what was measured, e.g. "repeats of the
+    plain read"; quiet only when every one is at most QUIET_SPREAD and the machine was not
+    ``busy`` before measuring), how many decode measurements sat where (``kinds``: the regime of
+    every decode point, as ``regime_kinds`` names them, counted plainly), and what to read in it:
+    the relations only, or the heights too, and what a quiet machine would show."""
     if not spreads or not kinds:
         raise ValueError("spreads and kinds must each hold at least one value")
     spreads = {name: positive("spreads", x) for name, x in spreads.items()}
+    if any(k not in dict(_VERDICT_KINDS) for k in kinds):
+        raise ValueError(f"kinds must be regimes as regime_kinds names them; got {sorted(set(kinds))}")
     name, worst = max(spreads.items(), key=lambda item: item[1])
-    noisy = is_noisy(worst) or bool(busy)
-    if is_noisy(worst):
-        noise = f"noisy: the {name} varied {_factor(worst)} from slowest to fastest."
+    noisy_ones, total = sum(is_noisy(x) for x in spreads.values()), len(spreads)
+    noisy = bool(noisy_ones) or bool(busy)
+    if noisy_ones:
+        share = f"all {total}" if noisy_ones == total else f"{noisy_ones} of its {total}"
+        noise = (f"noisy: {share} measurements varied more than {QUIET_SPREAD:g}× from slowest to fastest. "
+                 f"The {name} varied most, {_factor(worst)}.")
     elif busy:
-        noise = (f"noisy: other programs kept the cores busy, though every measurement's repeats varied at most "
+        noise = (f"noisy: other programs kept the cores busy, though all {total} measurements varied at most "
                  f"{_factor(worst)}.")
     else:
-        noise = f"quiet: every measurement's repeats varied at most {_factor(worst)}."
-    far, n = sum(k == OVERHEAD_BOUND for k in kinds), len(kinds)
-    if far == n:
-        decoder = f"overhead-bound: all {n} decode measurements reached less than half of their lower ceiling."
-    elif far == 0:
-        decoder = f"near its ceilings: all {n} decode measurements reached at least half of their lower ceiling."
+        noise = f"quiet: all {total} measurements varied at most {_factor(worst)} from slowest to fastest."
+    n = len(kinds)
+    counted = [(sum(k == kind for k in kinds), said) for kind, said in _VERDICT_KINDS]
+    counted = [(c, said.format(was="was" if c == 1 else "were")) for c, said in counted if c]
+    if n == 1:
+        decoder = f"its one decode measurement {counted[0][1]}."
+    elif len(counted) == 1:
+        decoder = f"all {n} decode measurements {counted[0][1]}."
     else:
-        decoder = (f"partly overhead-bound: {far} of its {n} decode measurements reached less than half of their "
-                   "lower ceiling.")
+        decoder = f"of its {n} decode measurements, " + _join([f"{c} {said}" for c, said in counted]) + "."
+    far = sum(k in (OVERHEAD_BOUND, TOO_NOISY) for k in kinds)
     if noisy and far:
         advice = ("the relations, not the heights. Other programs slowed this run, so its heights are likely too "
-                  "low and its sweeps may zigzag. On a quiet machine, expect smaller spreads and smoother sweeps.")
+                  "low and its sweeps may zigzag. On a quiet machine, expect smaller spreads, and points that follow "
+                  "the shape of the model's circles.")
     elif noisy:
         advice = "the relations first. Another run may move the heights by as much as the spread."
     elif far:
@@ -729,45 +872,53 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
                   "not noise, set its heights.")
     else:
         advice = "the relations and the heights. Both describe this machine."
-    return "**This run, in short**\n\n" + _bullets([("Quiet or noisy", noise), ("The decoder", decoder), ("What to read", advice)])
+    return "**This run, in short**\n\n" + _bullets([("Quiet or noisy", noise), ("The decoder", decoder),
+                                                    ("What to read", advice)])
 
 
 def run_spreads(m: measure.Machine, runs: Sequence[measure.DecodePoint],
                 products: measure.ProductSweep | None = None) -> dict[str, float]:
-    """How far repeated measurements spread in this run (fastest over slowest), by what was
-    repeated: the repeats of each speed, and the rounds of a typical setting of each sweep (the
-    median over its settings, so that one hiccup does not speak for a whole sweep)."""
+    """How far every repeated measurement of this run spread (fastest over slowest), by what was
+    measured: the repeats of each speed, the rounds of each batch of the product sweep and of its
+    plain read, and the rounds of each batch and context of the decode sweep. Every one counts:
+    the chapter calls a run quiet only when all of them are."""
     out = {f"repeats of the {name}": x for name, x in m.spreads.items()}
     if products is not None:
-        out["rounds of a typical batch of the product sweep"] = float(np.median([p.rate.spread for p in products]))
-    if runs:
-        out["rounds of a typical setting of the decode sweep"] = float(np.median([p.rate.spread for p in runs]))
+        for p in products:
+            out[f"rounds of {p.batch:,} {'vector' if p.batch == 1 else 'vectors'} in the product sweep"] = \
+                p.rate.spread
+        out["rounds of the product sweep's plain read"] = products.read.spread
+    for p in runs:
+        out[f"rounds of batch {p.batch:,} at {p.context_tokens:,} tokens in the decode sweep"] = p.rate.spread
     return out
 
 
 def run_verdict(m: measure.Machine, runs: Sequence[measure.DecodePoint],
                 products: measure.ProductSweep | None = None) -> Markdown:
-    """``verdict_words`` for this run: the spreads of ``run_spreads`` and the regime of every decode
-    point (every context) against this machine's ceilings."""
+    """``verdict_words`` for this run: every spread of ``run_spreads`` and the regime of every
+    decode point (every context) against this machine's ceilings, a noisy one too noisy to place."""
     runs = list(runs)
     if not runs:
         raise ValueError("runs must hold at least one measured decode point")
     ceilings = [measure.decode_ceilings_tokens_per_s(m, p.batch, p.context_tokens, p.config) for p in runs]
-    kinds = regime_kinds([p.tokens_per_s for p in runs], [c[0] for c in ceilings], [c[1] for c in ceilings])
+    kinds = regime_kinds([p.tokens_per_s for p in runs], [c[0] for c in ceilings], [c[1] for c in ceilings],
+                         [p.rate.spread for p in runs])
     return Markdown(verdict_words(run_spreads(m, runs, products), kinds, busy=m.busy))
 
 
-def share_words(measured: float, memory: float, math_: float, eager_share: float) -> str:
+def share_words(measured: float, memory: float, math_: float, eager_share: float,
+                spread: float | None = None) -> str:
     """A single stream's measured tokens/s against its two ceilings (its share of the lower one),
     set beside the eager B200 run's share of its own ceiling, in short sentences: how many times
     that share it is, above, about the same or below; and, by the book's rule, whether it reaches
-    half of the lower ceiling."""
+    half of the lower ceiling, unless its rounds (``spread``: fastest over slowest; default quiet)
+    were too noisy to place it."""
     measured, memory, math_ = positive("measured", measured), positive("memory", memory), positive("math_", math_)
     eager_share = positive("eager_share", eager_share)
     share = measured / min(memory, math_)
     ratio = share / eager_share
     lower = ("The reasoning above expects it higher: costs other than reading memory took a larger part of each "
-             "step. The next paragraph says how a busy processor does that.")
+             "step. The refinement below says how a busy processor does that.")
     if ratio > 1 + LEVEL_WITHIN:
         compared = f"This machine's share is {ratio:,.2g} times the eager run's: higher, as the reasoning above expects."
     elif ratio >= 1 - LEVEL_WITHIN:
@@ -776,6 +927,9 @@ def share_words(measured: float, memory: float, math_: float, eager_share: float
         compared = f"This machine's share is only {ratio:,.2g} times the eager run's. {lower}"
     if share > 1:
         rule = f"The share is above 100%. {_beat('ceiling')}"
+    elif spread is not None and is_noisy(spread):
+        rule = (f"Its rounds varied {_factor(spread)}, more than {QUIET_SPREAD:g}×: too noisy to place by the book's "
+                "rule.")
     else:
         kind = regime(measured, memory, math_, NEAR)
         if kind == OVERHEAD_BOUND:
@@ -788,7 +942,8 @@ def share_words(measured: float, memory: float, math_: float, eager_share: float
 def single_stream(point: measure.DecodePoint, m: measure.Machine, eager_tokens_per_s: float,
                   eager_ceiling: float, eager_label: str = "Llama-3.1-8B, eager, on a B200") -> Markdown:
     """A single stream on this machine beside the eager B200 run: a small table of each one's
-    tokens/s, lower ceiling and share of it, then ``share_words``."""
+    tokens/s, lower ceiling and share of it, then ``share_words`` (which places it by the book's rule
+    only where its rounds were quiet)."""
     eager_tokens_per_s, eager_ceiling = positive("eager_tokens_per_s", eager_tokens_per_s), positive(
         "eager_ceiling", eager_ceiling)
     memory, math_ = measure.decode_ceilings_tokens_per_s(m, point.batch, point.context_tokens, point.config)
@@ -798,4 +953,4 @@ def single_stream(point: measure.DecodePoint, m: measure.Machine, eager_tokens_p
             f"| {point.tokens_per_s:,.1f} | {ceiling:,.1f} | **{point.tokens_per_s / ceiling:.0%}** |",
             f"| {eager_label} | {eager_tokens_per_s:,.0f} | {eager_ceiling:,.0f} | {eager_share:.1%} |"]
     return Markdown(f"Measured on {m.label}:\n\n" + "\n".join(rows) + "\n\n"
-                    + share_words(point.tokens_per_s, memory, math_, eager_share))
+                    + share_words(point.tokens_per_s, memory, math_, eager_share, spread=point.rate.spread))
