@@ -175,7 +175,9 @@ def engine(m: Measurement) -> str:
         return "eager"
     if m.engine_mode:
         return m.engine_mode
-    return "eager" if "eager" in m.framework.lower() else "compiled"
+    text = m.framework.lower()
+    eager = "enforce_eager=true" in text or re.search(r"(?<!enforce_)eager", text)
+    return "eager" if eager else "compiled"
 
 
 def _instance(m: Measurement) -> int:
@@ -419,9 +421,13 @@ def _least_squares(design, log_measured, prior, theta, root_weight, iterations: 
 
 
 def source_group(m: Measurement) -> str:
-    """The publication a run comes from, for leaving whole sources out: a repository's owner/name,
-    or a URL's site and path, or the source's words."""
+    """The publication a run comes from, for leaving whole sources out: the repository a source
+    names first (owner/name), else a URL's site and path (a GitHub URL's repository), else a
+    repository named anywhere, else the source's words."""
     s = m.source
+    lead = re.match(r"([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)\s", s)  # a repository named first
+    if lead and "://" not in lead.group(1):
+        return lead.group(1)
     url = re.search(r"https?://([^\s,;)'\"]+)", s)
     if url:
         u = url.group(1).split("#")[0].split("?")[0].rstrip("/.")

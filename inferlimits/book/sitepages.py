@@ -9,6 +9,8 @@
   loaded draws the other figures, one at a time while the browser is idle; until a figure is
   drawn, its place shows its title and what it plots. First paint and the page's load never wait
   for plotly.js; a page without figures loads neither.
+- Tables: a page holding a long table marked ``il-sortable`` (the runs of appendix A3) gets
+  ``tables.js``, deferred at the end of the body, which adds a filter and sortable columns to it.
 - Layout: every page marks itself loaded (``LOADED``), until which ``book.css`` leaves the
   sections away from the screen unlaid (``content-visibility``), those with figures excepted.
 - Assets a page does not use are left out: sphinx-design's stylesheet and script where no
@@ -33,6 +35,9 @@ from inferlimits.figures.plotlyhtml import plot_calls
 
 FIGURE_SCRIPTS = ("plotly-basic.min.js", "figures.js")
 FIGURE_DATA = "il-figure-data"
+#: the script that makes marked tables sortable and filterable, and the mark it looks for
+TABLE_SCRIPT = "tables.js"
+_SORTABLE = re.compile(r'<table class="(?:[^"]* )?il-sortable[ "]')
 #: the ``<template>`` that declares plotly.js for figures.js to load when a figure needs it
 PLOTLY_TEMPLATE = "il-plotly"
 DESIGN_ASSETS = ("sphinx-design.min.css", "design-tabs.js")
@@ -92,6 +97,8 @@ def page_assets(app, pagename, templatename, context, doctree) -> None:
         plotly, script = (context["pathto"]("_static/" + s, 1) for s in FIGURE_SCRIPTS)
         body += (f'\n<template class="{PLOTLY_TEMPLATE}"><script defer src="{plotly}"></script></template>'
                  f'\n<script defer src="{script}"></script>')
+    if _SORTABLE.search(body):
+        body += f'\n<script defer src="{context["pathto"]("_static/" + TABLE_SCRIPT, 1)}"></script>'
     context["body"] = body
     if not _DESIGN_USED.search(body):
         for key in ("css_files", "script_files"):

@@ -2,7 +2,7 @@
 
 - Serve from the site itself (never a CDN) plotly.js, as the partial bundle of the npm package
   ``plotly.js-basic-dist-min`` (config value ``inferlimits_plotly_js``), and the book's own
-  ``figures.js`` and ``book.css`` (``inferlimits/book/site``); which page loads what is decided in
+  ``figures.js``, ``tables.js`` and ``book.css`` (``inferlimits/book/site``); which page loads what is decided in
   ``sitepages``. Math is drawn as SVG when the book is built (``mathsvg``), by the npm package
   ``mathjax`` (``inferlimits_mathjax_dir``); the theme's icon font is cut to the icons in use
   (``icons``), and its stylesheet to the rules the pages can use (``purgecss``); every page waits
@@ -43,7 +43,7 @@ from inferlimits.book import ROOT, firstpaint, icons, mathsvg, measures_this_mac
 
 PACKAGE = Path(__file__).resolve().parents[1]  # inferlimits/
 SITE = Path(__file__).resolve().parent / "site"
-SITE_FILES = ("figures.js", "book.css")
+SITE_FILES = ("figures.js", "tables.js", "book.css")
 #: modules only the Sphinx build runs: no chapter's output depends on them
 #: selects the edition the build writes: "full" (the default) or "student" (no solutions)
 EDITION_ENV = "INFERLIMITS_EDITION"

@@ -1,63 +1,91 @@
-"""Published measurements against their ceilings: one point per measurement, measured rate against
-the book's ceiling under the same conditions, on log axes, with the roof (measured = ceiling) and
-the book's half-way line; a dropdown shows one family of hardware or of weight precision."""
+"""Published measurements against the book's expected rates (appendix A3): ``scoreboard``, each
+run's expected figure, predicted by a fit that never saw its source, against its measured figure,
+on log axes, coloured by category."""
 from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from inferlimits.arithmetic.generation import COMPUTE_BOUND, MEMORY_BOUND, OVERHEAD_BOUND
-from inferlimits.arithmetic.measured import NEAR, Comparison
-from inferlimits.figures import ACCENT, INK, PALETTE, base_layout
+from inferlimits.figures import FAINT, PALETTE, base_layout, translucent
 
-RANGE = (5.0, 500_000.0)      # tokens per second, both axes
-COLOURS = {MEMORY_BOUND: INK, COMPUTE_BOUND: PALETTE[2], OVERHEAD_BOUND: ACCENT}
-ROOF, HALF = "#222222", "#777777"
-#: the dropdown's families: a label and the test a measurement must pass
-HARDWARE = (("A100", lambda m: m.accelerator.startswith("A100")),
-            ("H100 and H200", lambda m: m.accelerator.startswith(("H100", "H200"))),
-            ("B200", lambda m: m.accelerator.startswith("B200")),
-            ("MI300X", lambda m: m.accelerator == "MI300X"),
-            ("Apple and CPU", lambda m: m.accelerator.startswith(("Apple", "AMD EPYC"))))
-PRECISIONS = (("16-bit weights", lambda m: m.weight_precision in ("BF16", "FP16")),
-              ("8-bit weights", lambda m: m.weight_precision in ("FP8", "INT8", "Q8_0")),
-              ("4-bit weights", lambda m: m.weight_precision in ("INT4", "Q4_0")))
-
-
-def _hover(c: Comparison) -> str:
-    m = c.measurement
-    devices = f"{m.gpus} × {m.accelerator}" if m.gpus > 1 else m.accelerator
-    batch = "unstated" if m.batch is None else f"{m.batch:,}"
-    return (f"<b>{m.model}</b> on {devices}<br>weights {m.weight_precision}, math {m.math_precision}, "
-            f"batch {batch}<br>measured {c.measured:,.4g}, ceiling {c.ceiling:,.4g} ({c.unit})<br>"
-            f"{c.share:.0%} of the ceiling: {c.regime}<br>{m.framework[:70]}<br>source: {m.source[:90]}"
-            + ("" if m.clear else "<br><i>a condition is unclear: not used for a claim</i>"))
+#: the diagonal, where expected equals measured
+ROOF = "#222222"
+#: the colour of each category; a run in several takes the first in this order, so that the rarer
+#: kinds stand out (a speculative MoE run on eight GPUs is drawn as speculative)
+COLOURS = {"speculative": PALETTE[4], "first token": PALETTE[1], "MoE": PALETTE[2],
+                 "multi-GPU": PALETTE[3], "batched": PALETTE[6], "batch 1": PALETTE[0]}
+#: the legend's words for each colour, which say what the order leaves in it
+NAMES = {"speculative": "speculative", "first token": "first token", "MoE": "MoE",
+               "multi-GPU": "multi-GPU, dense", "batched": "batched, one GPU, dense",
+               "batch 1": "batch 1, one GPU, dense"}
+RANGE = (0.2, 2_000_000.0)   # both axes, in each run's own unit
+#: the band drawn around the diagonal: expected within this share of measured
+BAND = 0.25
+#: how far a run outside the chosen category fades
+FADED = 0.12
+#: what hovering over a run shows: its key, its setup, both figures in its unit, and its source
+HOVER = ("<b>%{text}</b><br>%{customdata[0]}<br>measured %{x:,.3~r} %{customdata[1]}, "
+         "expected %{y:,.3~r}<br>source: %{customdata[2]}<extra></extra>")
 
 
-def figure(comparisons: list[Comparison]) -> go.Figure:
-    """Every comparison as a point; open markers for rows whose conditions are unclear."""
+def colour_category(categories: Sequence[str]) -> str:
+    """The category a run is coloured by: the first of ``COLOURS`` it belongs to."""
+    for c in COLOURS:
+        if c in categories:
+            return c
+    raise ValueError(f"categories must include one of {', '.join(COLOURS)}; got {list(categories)!r}")
+
+
+def scoreboard(points: Sequence[Mapping[str, object]], band: float = BAND) -> go.Figure:
+    """Each run's expected figure (predicted by a fit that never saw its source) against its measured
+    figure, both in the run's own unit, on log axes: the diagonal where they agree, a band of
+    ±``band`` around it, one colour per category (``colour_category``), and a dropdown that fades
+    the runs outside one category.
+
+    ``points``: one mapping per run with ``key``, ``categories`` (those of
+    ``expected.CATEGORIES`` it belongs to), ``setup`` and ``source`` (words), ``measured``,
+    ``expected`` and ``unit``."""
+    if not 0 < band < 1:
+        raise ValueError(f"band must be a share between 0 and 1; got {band!r}")
+    if not points:
+        raise ValueError("points must hold at least one run")
     lo, hi = RANGE
-    fig = go.Figure(layout=base_layout("Published measurements against the book's ceilings",
-                                       "the book's ceiling under the same conditions (tokens per second)",
-                                       "measured (tokens per second)", x_log=True, y_log=True, x_range=RANGE,
-                                       y_range=RANGE, legend=True))
+    for p in points:
+        for field in ("measured", "expected"):
+            if not lo <= float(p[field]) <= hi:
+                raise ValueError(f"{field} of {p['key']} ({p[field]}) lies outside the axes {lo:g} to {hi:g}")
+    fig = go.Figure(layout=base_layout(
+        "The book's expected figure against the published one, each run predicted without its source",
+        "measured, in the run's own unit (tokens/s, or ms for a time)", "expected by the book (the same unit)",
+        x_log=True, y_log=True, x_range=RANGE, y_range=RANGE, legend=True))
+    fig.add_trace(go.Scatter(x=[lo, hi, hi, lo], y=[lo * (1 - band), hi * (1 - band), hi * (1 + band), lo * (1 + band)],
+                             fill="toself", mode="lines", line=dict(width=0), fillcolor=translucent(FAINT, 0.3),
+                             name=f"within {band:.0%}", hoverinfo="skip"))
     fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line=dict(color=ROOF, width=2),
-                             name="measured = ceiling (the roof)", hoverinfo="skip"))
-    fig.add_trace(go.Scatter(x=[lo, hi], y=[lo * NEAR, hi * NEAR], mode="lines", name="half the ceiling",
-                             line=dict(color=HALF, width=2, dash="dash"), hoverinfo="skip"))
-    for regime, colour in COLOURS.items():  # legend entries only
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", marker=dict(color=colour, size=10),
-                                 name=regime))
-    for c in comparisons:
-        colour = COLOURS[c.regime]
+                             name="expected = measured", hoverinfo="skip"))
+    groups = {c: [p for p in points if colour_category(p["categories"]) == c] for c in COLOURS}
+    shown = [c for c, group in groups.items() if group]
+    for c in shown:
+        group = groups[c]
         fig.add_trace(go.Scatter(
-            x=[c.ceiling], y=[c.measured], mode="markers", showlegend=False, hovertemplate=_hover(c) + "<extra></extra>",
-            marker=dict(size=11, color=colour if c.measurement.clear else "white", line=dict(color=colour, width=2))))
-    fixed = [True] * (2 + len(COLOURS))
-    buttons = [dict(label="every measurement", method="restyle", args=[{"visible": fixed + [True] * len(comparisons)}])]
-    for label, keep in HARDWARE + PRECISIONS:
-        shown = [keep(c.measurement) for c in comparisons]
-        if any(shown):
-            buttons.append(dict(label=label, method="restyle", args=[{"visible": fixed + shown}]))
-    fig.update_layout(height=640, margin=dict(t=100), updatemenus=[dict(
-        name="measurements shown", buttons=buttons, active=0, x=1.0, y=1.02, xanchor="right", yanchor="bottom", direction="down")])
+            x=[_round(p["measured"]) for p in group], y=[_round(p["expected"]) for p in group], mode="markers",
+            name=NAMES[c], text=[p["key"] for p in group],
+            customdata=[[p["setup"], p["unit"], p["source"]] for p in group], hovertemplate=HOVER,
+            marker=dict(size=9, color=COLOURS[c], line=dict(color="white", width=1)),
+            selected=dict(marker=dict(opacity=1.0)), unselected=dict(marker=dict(opacity=FADED))))
+    traces = list(range(2, 2 + len(shown)))
+    buttons = [dict(label="every run", method="restyle", args=[{"selectedpoints": [None] * len(shown)}, traces])]
+    for c in COLOURS:
+        picked = [[i for i, p in enumerate(groups[s]) if c in p["categories"]] for s in shown]
+        if any(picked):
+            buttons.append(dict(label=c, method="restyle", args=[{"selectedpoints": picked}, traces]))
+    fig.update_layout(height=680, margin=dict(t=100), updatemenus=[dict(
+        name="runs shown", buttons=buttons, active=0, x=1.0, y=1.02, xanchor="right", yanchor="bottom",
+        direction="down")])
     return fig
+
+
+def _round(x: object) -> float:
+    """Four significant figures: what the axes and the hover show (the JSON stays short)."""
+    return float(f"{float(x):.4g}")
