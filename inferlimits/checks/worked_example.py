@@ -6,8 +6,10 @@ The claims are data (``data/worked_example_claims.toml``): the document's wordin
 the number(s) as written, their unit, which recomputation applies, and the assumptions the
 document states that a claim rests on. A recomputation gives
 
-* ``right``: the value the book's model gives (the capacity the card reports, the book's usable
-  share, the cache in the model's own precision), in base units (bytes, seconds, FLOP/s);
+* ``right``: the value the book's model gives (the capacity the card reports, the cache in the
+  model's own precision, what fits in the usable share the claims are judged at), in base units
+  (bytes, seconds, FLOP/s); for the claims on the usable share itself and the memory it leaves, the
+  book's own share (they are judged under the document's, ``assumed``);
 * ``assumed``: the value under the assumptions the document states for this claim (its 95% usable,
   its 2 to 2.5x cache factor), where it names any;
 * ``route``: the arithmetic that reproduces the document's number, where it differs from both,
@@ -18,11 +20,15 @@ document states that a claim rests on. A recomputation gives
 One rule decides every verdict, ``gives``: a recomputed value gives the document's number when it
 rounds to it at the precision the document writes, or lies within ``VERDICT_TOLERANCE`` (5%) of
 it, whatever marker (~, "around") the document puts before it. A pair of ends ("66–86 GB") needs
-each end given by the recomputed value at that end; a bound ("<0.3 ms") needs every recomputed
-value below it or giving it; claims made together about one step are recomputed over the same
-contexts. The value the rule is applied to is the right one, except that a claim resting only on
-assumptions a deployment can make (the document's 95% usable, stated; the 70% of the bandwidth
-its step times imply) is judged under them. There are three verdicts. A claim *holds* when that value gives
+each end given by the recomputed value at that end; a bound ("<0.3 ms") must hold at every context
+that fits, so it needs every recomputed value at or below it, unrounded (a bound is a promise about
+every value, and rounding would let a value over it pass); claims made together about one step are recomputed over the same
+contexts. Every claim is judged on the document's own terms, at its own usable share (its 95%,
+``Setting.judged_usable``): what fits beside the weights, the longest context a step can have and
+the steps the closing claims cover are all counted with it; the book's own share (its 90%,
+``Setting.usable``) enters no verdict. The value the rule is applied to is the right one, except
+that a claim resting only on assumptions a deployment can make (the document's 95% usable, stated;
+the 70% of the bandwidth its step times imply) is judged under them. There are three verdicts. A claim *holds* when that value gives
 it, or when it quotes the vendor's own figure as the vendor prints it: a marketed name used as a
 name holds, and where the document computes with it, the computation is judged as its own claim.
 It *holds under its assumption* when the value under its admissible assumptions gives it. Otherwise
@@ -259,6 +265,18 @@ class Setting:
         return claim("usable_fraction").stated_base()
 
     @cached_property
+    def judged_usable(self) -> float:
+        """The usable share every claim is judged at: the document's own 95%, its budget. What fits
+        beside the weights (sequences, the longest context, the steps the closing claims cover) is
+        counted in it; the book's own share (``usable``) enters no verdict."""
+        return self.doc_usable
+
+    @cached_property
+    def judged_left(self) -> float:
+        """Bytes left for caches in the share the claims are judged at: capacity x 95% - weights."""
+        return memory_left_for_cache_bytes(self.a.capacity_bytes, self.w, self.judged_usable)
+
+    @cached_property
     def factor(self) -> float:
         """The document's cache factor at its upper end (the 2.5 of ~2–2.5x)."""
         return float(claim("kv_factor").stated[-1])
@@ -411,23 +429,23 @@ def _left_for_cache(cl: Claim, s: Setting) -> Recomputed:
 
 def _sequences(cl: Claim, s: Setting) -> Recomputed:
     L, cap = cl.context_tokens, s.a.capacity_bytes
-    plain = max_sequences(cap, s.w, s.k, L, s.usable)
-    assumed = max_sequences(cap, s.w, s.factor * s.k, L, s.doc_usable)
+    plain = max_sequences(cap, s.w, s.k, L, s.judged_usable)
+    assumed = max_sequences(cap, s.w, s.factor * s.k, L, s.judged_usable)
     remaining = claim("remaining")
     per_sequence = next(x for x in claims().values() if x.recompute == "kv_sequence" and x.context_tokens == L)
     doc = math.floor(remaining.stated_base() / per_sequence.stated_base())
     return Recomputed((plain,), assumed=(assumed,),
                       route=(doc,), route_text=f"{remaining.wording} left over {per_sequence.wording} each",
-                      fails_brief=f"its {remaining.wording} over caches {s.factor:g}× too large")
+                      fails_brief=f"both slips: {remaining.wording} (units), caches {s.factor:g}× too large (factor)")
 
 
 def _most_one_sequence_reads(s: Setting) -> float:
     """The most one sequence's decode step can read on the card, the case the document describes
     ("decoding each token streams"): the weights it reads, the longest cache that fits beside
-    the stored weights in the usable memory, and its activations. (The weights a step reads leave
+    the stored weights in the usable memory (the share the claims are judged at), and its activations. (The weights a step reads leave
     out the embedding table, which is held but not read.)"""
     c = s.c
-    return (s.usable * s.a.capacity_bytes - embedding_params(c) * bytes_per_element("BF16")
+    return (s.judged_usable * s.a.capacity_bytes - embedding_params(c) * bytes_per_element("BF16")
             + activation_bytes_per_token(c))
 
 
@@ -462,7 +480,7 @@ def _bytes_per_step(cl: Claim, s: Setting) -> Recomputed:
                                   f"{min(x.context_tokens for x in claims().values() if x.recompute == 'kv_sequence'):,}"
                                   f" and {claim('seq_32k').context_tokens:,} tokens"),
                       note=(f"from the weights a token reads to the most one sequence's step can read with "
-                            f"{s.usable:.0%} usable, {_gb(most)}"))
+                            f"{s.judged_usable:.0%} usable, {_gb(most)}"))
 
 
 def _step_time(cl: Claim, s: Setting) -> Recomputed:
@@ -493,31 +511,31 @@ def served_contexts() -> list[int]:
 
 
 def longest_context(s: Setting) -> int:
-    """The longest context one sequence can keep on the card: its cache fills the memory the book's
-    usable share leaves beside the stored weights, floor((u x C - W) / K) tokens. The document's
+    """The longest context one sequence can keep on the card: its cache fills the memory the usable
+    share the claims are judged at (the document's 95%) leaves beside the stored weights,
+    floor((u x C - W) / K) tokens. The document's
     step claims ("66–86 GB", "46–61 ms", "<0.3 ms", one sentence) are judged from no context to this."""
-    return max_context_tokens(s.a.capacity_bytes, s.w, s.k, 1, s.usable)
+    return max_context_tokens(s.a.capacity_bytes, s.w, s.k, 1, s.judged_usable)
 
 
 def _compute_time(cl: Claim, s: Setting) -> Recomputed:
     """The math of one token over the range the document's step bytes and times are judged over,
-    from no context to the longest context one sequence can keep; the note says where the bound
-    breaks, and where the document's own plan stops."""
+    from no context to the longest context one sequence can keep; the note says where the math
+    crosses the bound, and that this lies inside the document's own range (up to its 32,768-token
+    case), so the bound fails there too."""
     p = s.a.dense_bf16_flops_per_s
     longest = longest_context(s)
     times = tuple(s.point(context_tokens=L).flops_per_token / p for L in (0, longest))
     crossing = context_tokens_at_compute_time(s.c, p, cl.stated_base())
-    served, unable = served_contexts()[-1], claim("seq_32k").context_tokens
-    at = {L: s.point(context_tokens=L).flops_per_token / p for L in (served, unable)}
-    rounds = f"still rounds to {cl.stated[0]}" if gives(cl, (at[unable],)) else "is over it too"
+    top = claim("seq_32k").context_tokens
+    at_top = s.point(context_tokens=top).flops_per_token / p
+    inside = "inside" if crossing <= top else "beyond"
     return Recomputed(times, note=(f"the range the step's bytes and time are judged over, from no context to "
-                                   f"{longest:,} tokens, the longest one sequence can keep; the math passes "
-                                   f"{cl.stated_base() * 1e3:g} ms at {crossing:,.0f} tokens and takes "
-                                   f"{times[-1] * 1e3:.2f} ms at {longest:,}; at {unable:,} tokens, the top of the plan's "
-                                   f"own range and a context it calls “{claim('seq_32k').wording}”, "
-                                   f"{at[unable] * 1e3:.2f} ms {rounds}; the bound holds up to {served:,} tokens, the longest "
-                                   f"the plan serves ({at[served] * 1e3:.2f} ms)"),
-                      fails_brief=f"{times[-1] * 1e3:.2f} ms at {longest:,} tokens, the longest context")
+                                   f"{longest:,} tokens, the longest one sequence can keep; the math crosses "
+                                   f"{cl.stated_base() * 1e3:g} ms at {crossing:,.0f} tokens, {inside} the plan's own "
+                                   f"range, which reaches {top:,} tokens ({at_top * 1e3:.3f} ms there), and takes "
+                                   f"{times[-1] * 1e3:.3f} ms at {longest:,}"),
+                      fails_brief=f"over {cl.stated[0]} ms from {crossing:,.0f} tokens, {inside} the plan's range")
 
 
 def _weights_read_share(cl: Claim, s: Setting) -> Recomputed:
@@ -529,10 +547,10 @@ def _weights_read_share(cl: Claim, s: Setting) -> Recomputed:
 
 def plan_steps(s: Setting) -> list:
     """Decode steps of the plans the document discusses: one sequence with no context, and at each
-    context it names that fits, one sequence and as many as fit (the book's usable share)."""
+    context it names that fits, one sequence and as many as fit (the share the claims are judged at)."""
     steps = [s.point()]
     for L in sorted(x.context_tokens for x in claims().values() if x.recompute == "kv_sequence"):
-        most = max_sequences(s.a.capacity_bytes, s.w, s.k, L, s.usable)
+        most = max_sequences(s.a.capacity_bytes, s.w, s.k, L, s.judged_usable)
         steps += [s.point(b, L) for b in sorted({1, most}) if most >= 1]
     return steps
 
@@ -616,11 +634,12 @@ def gives(cl: Claim, values: tuple[float, ...]) -> bool:
     when |s - x| <= VERDICT_TOLERANCE x |x| (within 5% of the recomputed value). A pair of values
     gives a pair of ends ("66–86") when each gives its end; one value gives a range ("0.7–0.8")
     when it lies inside it or gives one of its ends; values give an upper bound ("<0.3") when each
-    lies below it or gives it. The document's markers (~, "around") change nothing."""
+    lies at or below it, unrounded and with no tolerance: a bound must hold at every value. The
+    document's markers (~, "around") change nothing."""
     values = _recomputed(values)
     stated = cl.stated
     if cl.bound == "<":
-        return all(x < cl.stated_base() or _close(x, stated[0], cl.scale) for x in values)
+        return all(x <= cl.stated_base() for x in values)
     if len(values) == len(stated):
         return all(_close(x, s, cl.scale) for x, s in zip(values, stated))
     if len(values) == 1 and len(stated) == 2:
@@ -658,14 +677,15 @@ def judged_by(cl: Claim, r: Recomputed) -> str:
     return "assumed" if stated and r.assumed is not None and all(a.admissible for a in stated) else "right"
 
 
-def _show(cl: Claim, values: tuple[float, ...] | None) -> str:
-    """Values in the claim's unit, four significant figures ("65.53 GB", "32.14 ms")."""
+def _show(cl: Claim, values: tuple[float, ...] | None, fmt=lambda x: f"{x:,.4g}") -> str:
+    """Values in the claim's unit, four significant figures ("65.53 GB", "32.14 ms"), or as ``fmt``
+    writes a number."""
     if values is None:
         return "–"
     unit = "" if cl.unit in ("×", "%") else f" {cl.unit}"
     if cl.unit == "sequences" and values == (1,):
         unit = " sequence"
-    shown = [f"{x / cl.scale:,.4g}" for x in values]
+    shown = [fmt(x / cl.scale) for x in values]
     return " to ".join(shown) + unit if cl.unit != "%" else " to ".join(shown) + "%"
 
 
@@ -727,32 +747,44 @@ def judge(claim_id: str) -> Verdict:
     return Verdict(cl, r, FAILS, why + note, which, brief)
 
 
+def figures(x: float, n: int = 3) -> str:
+    """``x`` to ``n`` significant figures in fixed notation, with thousands separators, as the
+    chapter's text writes its numbers ("65.5", "0.537", "2,039"); a whole number stays whole ("29", "1")."""
+    if x == 0:
+        return "0"
+    if abs(x) >= 1 and math.isclose(x, round(x), abs_tol=1e-9):
+        return f"{round(x):,}"
+    return f"{x:,.{max(0, n - 1 - math.floor(math.log10(abs(x))))}f}"
+
+
 def shown(v: Verdict, which: str | None = None) -> str:
     """A verdict's recomputed values (``which``: "right", "assumed", "route" or "named"; by default
-    the value the rule judged) in the claim's unit, four significant figures ("65.53 GB",
-    "32.14 ms"), or "–" where there are none."""
+    the value the rule judged) in the claim's unit, to three significant figures as the chapter's
+    text rounds them ("65.5 GB", "0.537 GB", "2,039 GB/s"; a parameter count in billions to four,
+    "32.76 billion"), or "–" where there are none. (The reasons, ``Verdict.why``, keep four.)"""
     which = v.judged if which is None else which
     if which not in ("right", "assumed", "route", "named"):
         raise ValueError(f"which must be right, assumed, route or named; got {which!r}")
-    return _show(v.claim, getattr(v.recomputed, which))
+    n = 4 if v.claim.unit == "billion" else 3
+    return _show(v.claim, getattr(v.recomputed, which), lambda x: figures(x, n))
 
 
-#: The recomputations that count what fits beside the weights in the book's usable memory: the
-#: sequences that fit, and the step claims, judged up to the longest context one sequence can keep.
-FITS_IN_THE_BOOKS_SHARE = ("sequences", "bytes_per_step", "step_time", "compute_time", "memory_share_of_time")
+#: The recomputations that count what fits beside the weights in the usable memory: the sequences
+#: that fit, and the step claims, judged up to the longest context one sequence can keep.
+FITS_IN_THE_USABLE_MEMORY = ("sequences", "bytes_per_step", "step_time", "compute_time", "memory_share_of_time")
 
 
 def usable_share(v: Verdict) -> float | None:
-    """The share of the card's memory held usable that a verdict's judged value rests on: the
-    document's own (its 95%) where the claim is judged under its stated usable_share assumption;
-    the book's (90%) where the recomputation counts what fits beside the weights
-    (``FITS_IN_THE_BOOKS_SHARE``); None where no usable share enters (the capacity, the free memory,
-    the weights, the cache of one sequence)."""
+    """The share of the card's memory held usable that a verdict's judged value rests on: the one
+    share every claim is judged at, the document's own 95% (``Setting.judged_usable``), where the
+    claim is judged under its stated usable_share assumption or the recomputation counts what fits
+    beside the weights (``FITS_IN_THE_USABLE_MEMORY``); None where no usable share enters (the
+    capacity, the free memory, the weights, the cache of one sequence). The book's own share never
+    judges a claim."""
     s = Setting()
-    if v.judged == "assumed" and any(a.id == "usable_share" for a in rests_on(v.claim)):
-        return s.doc_usable
-    if v.judged != "named" and v.claim.recompute in FITS_IN_THE_BOOKS_SHARE:
-        return s.usable
+    on_its_budget = v.judged == "assumed" and any(a.id == "usable_share" for a in rests_on(v.claim))
+    if on_its_budget or (v.judged != "named" and v.claim.recompute in FITS_IN_THE_USABLE_MEMORY):
+        return s.judged_usable
     return None
 
 

@@ -400,11 +400,12 @@ def worked_example_claims(shares: bool = False, points: bool = True, readings: b
     """Every numeric claim of the worked example beside its recomputation and the verdict, generated
     from ``data/worked_example_claims.toml`` and the package (``worked_example.judge``); the reason
     in one short clause (``Verdict.brief``; the full reason is ``Verdict.why``). With ``shares``, a
-    column after the recomputed value names the usable share of memory it rests on, the plan's or
-    the book's (``worked_example.usable_share``), or "–" where none enters. With ``points=False``
-    the first column (the numbered paragraph of the plan a claim comes from) is left out. With
-    ``readings``, a claim in words shows the number it is read as, e.g. "(read as 100%)"."""
-    from inferlimits.checks.worked_example import Setting, shown, usable_share, verdicts
+    column after the recomputed value names the usable share of memory it rests on (the plan's 95%,
+    the one share every claim is judged at: ``worked_example.usable_share``), or "–" where none
+    enters. With ``points=False`` the first column (the numbered paragraph of the plan a claim comes
+    from) is left out. With ``readings``, a claim in words shows the number it is read as, e.g.
+    "(read as 100%)"."""
+    from inferlimits.checks.worked_example import shown, usable_share, verdicts
     from inferlimits.data.units import MIB
 
     binary = {"GB": (GIB, "GiB"), "MB": (MIB, "MiB")}
@@ -420,9 +421,8 @@ def worked_example_claims(shares: bool = False, points: bool = True, readings: b
             value = f"{r.right[0] / size:,.4g} {unit} ({r.named_as})"
         share = []
         if shares:
-            u = usable_share(v)
-            whose = "the plan's" if u is not None and u == Setting().doc_usable else "the book's"
-            share = [f"{whose} {u:.0%}" if u is not None else "–"]
+            u = usable_share(v)   # the plan's own share, or None where no share enters
+            share = [f"the plan's {u:.0%}" if u is not None else "–"]
         said = f"{what}: “{cl.wording}”" + (f" (read as {cl.stated[0]}{cl.unit})" if readings and cl.read_as else "")
         point = ["opening" if cl.point == 0 else cl.point] if points else []
         rows.append([*point, said, value, *share, f"**{v.kind}**", v.brief])
@@ -430,13 +430,16 @@ def worked_example_claims(shares: bool = False, points: bool = True, readings: b
                    "verdict", "why"], rows, ("l" if points else "") + "lr" + ("l" if shares else "") + "ll")
 
 
-def worked_example_memory() -> Markdown:
+def worked_example_memory(what: bool = False) -> Markdown:
     """The worked example's reference table: the memory of the card and what the model stores in it
-    and reads from it, in GB and in GiB, beside the plan's own figure for the same quantity. Rows:
-    the capacity the card reports; the usable memory with the plan's share and the book's; the
-    stored BF16 weights; the room each share leaves for KV caches; the BF16 cache of one sequence at
-    the plan's shortest context; and what one sequence's decode step reads with no context and at
-    the longest context whose cache fits in the book's share (``worked_example.longest_context``)."""
+    and reads from it, in GB and in GiB, beside the plan's own figure for the same quantity, every
+    usable share the plan's own (the one the claims are judged at, ``Setting.judged_usable``). Rows:
+    the capacity the card reports; the usable memory; the stored BF16 weights; the room it leaves
+    for KV caches; the BF16 cache of one sequence at the plan's shortest context; and what one
+    sequence's decode step reads with no context and at the longest context whose cache fits
+    (``worked_example.longest_context``).
+    With ``what``, a column after the first says in a few words what each row is, for a reader who
+    meets the table before the sections that derive its rows."""
     from inferlimits.arithmetic.kvcache import kv_cache_bytes
     from inferlimits.checks.worked_example import Setting, claim, claims, example_model_name, longest_context
 
@@ -444,20 +447,24 @@ def worked_example_memory() -> Markdown:
     cap, name = s.a.capacity_bytes, example_model_name()
     shortest = min((c for c in claims().values() if c.recompute == "kv_sequence"), key=lambda c: c.context_tokens)
     longest = longest_context(s)
-    lines = [(f"{s.a.name}: capacity the card reports", cap, 1, "gpu_memory"),
-             (f"usable, the plan's {s.doc_usable:.0%}", s.doc_usable * cap, 1, "usable"),
-             (f"usable, the book's {s.usable:.0%}", s.usable * cap, 1, None),
-             (f"{name}: weights stored, BF16", s.w, 1, "plan_weights"),
-             (f"room for KV caches, the plan's {s.doc_usable:.0%}", s.doc_left, 1, "remaining"),
-             (f"room for KV caches, the book's {s.usable:.0%}", s.left, 1, None),
+    lines = [(f"{s.a.name}: capacity the card reports", cap, 1, "gpu_memory", "all of the card's memory"),
+             (f"usable, the plan's {s.judged_usable:.0%}", s.judged_usable * cap, 1, "usable",
+              "what weights and caches may fill, at the plan's setting"),
+             (f"{name}: weights stored, BF16", s.w, 1, "plan_weights", "every parameter, two bytes each"),
+             (f"room for KV caches, the plan's {s.judged_usable:.0%}", s.judged_left, 1, "remaining",
+              "usable memory less the weights: what caches may fill"),
              (f"KV cache of one {shortest.context_tokens:,}-token sequence, BF16",
-              kv_cache_bytes(s.k, 1, shortest.context_tokens), 3, shortest.id),
-             ("read by one decode step: one sequence, no context", s.point().bytes, 1, "latency_bytes"),
+              kv_cache_bytes(s.k, 1, shortest.context_tokens), 3, shortest.id,
+              "the keys and values one conversation keeps"),
+             ("read by one decode step: one sequence, no context", s.point().bytes, 1, "latency_bytes",
+              "the weights a token multiplies, and its activations"),
              (f"read by one decode step: one sequence, {longest:,} tokens (the longest that fits at "
-              f"{s.usable:.0%})", s.point(context_tokens=longest).bytes, 1, None)]
-    rows = [[label, _g(x / GB, digits), _g(x / GIB, digits), f"“{claim(key).wording}”" if key else "–"]
-            for label, x, digits, key in lines]
-    return _table(["", "GB (10⁹ bytes)", "GiB (2³⁰ bytes)", "the plan"], rows, "lrrr")
+              f"{s.judged_usable:.0%})", s.point(context_tokens=longest).bytes, 1, None,
+              "the same, plus the longest cache that fits")]
+    rows = [[label, *([meaning] if what else []), _g(x / GB, digits), _g(x / GIB, digits),
+             f"“{claim(key).wording}”" if key else "–"] for label, x, digits, key, meaning in lines]
+    return _table(["", *(["what it is"] if what else []), "GB (10⁹ bytes)", "GiB (2³⁰ bytes)", "the plan"], rows,
+                  "l" + ("l" if what else "") + "rrr")
 
 
 def worked_example_cache_sizes() -> Markdown:
@@ -472,21 +479,25 @@ def worked_example_cache_sizes() -> Markdown:
     return _table(["context (tokens)", "plain cache, BF16 (GB)", f"plain × {s.factor:g} (GB)", "the plan"], rows, "rrrr")
 
 
-def worked_example_sequences(kv_cases: Sequence[tuple[str, str, float]]) -> Markdown:
-    """How many whole sequences fit in the memory left (the book's usable share) at each context
-    the plan names, for each cache accounting (label, KV precision, factor on the cache),
-    beside the plan's count."""
+def worked_example_sequences(kv_cases: Sequence[tuple[str, str, float]],
+                             usable_fraction: float | None = None) -> Markdown:
+    """How many whole sequences fit in the memory left at each context the plan names, for each
+    cache accounting (label, KV precision, factor on the cache), beside the plan's count; the BF16
+    cache of one sequence to three digits, as in ``worked_example_cache_sizes``; the usable
+    share is the plan's 95%, the one the claims are judged at (``Setting.judged_usable``), unless
+    ``usable_fraction`` is given."""
     from inferlimits.arithmetic.kvcache import max_sequences
     from inferlimits.checks.worked_example import Setting, claims
 
     s = Setting()
+    u = s.judged_usable if usable_fraction is None else usable_fraction
     rows = []
     for cl in (c for c in claims().values() if c.recompute == "kv_sequence"):
         L = cl.context_tokens
         counted = next((c for c in claims().values() if c.recompute == "sequences" and c.context_tokens == L), None)
-        fits = [_g(max_sequences(s.a.capacity_bytes, s.w, factor * kv_bytes_per_token(s.c, precision), L, s.usable))
+        fits = [_g(max_sequences(s.a.capacity_bytes, s.w, factor * kv_bytes_per_token(s.c, precision), L, u))
                 for _, precision, factor in kv_cases]
-        rows.append([_g(L), f"{s.k * L / GB:,.2f}", *fits, f"“{counted.wording}”" if counted else "–"])
+        rows.append([_g(L), f"{s.k * L / GB:.3g}", *fits, f"“{counted.wording}”" if counted else "–"])
     return _table(["context (tokens)", "cache per sequence, BF16 (GB)", *[label for label, _, _ in kv_cases],
                    "the plan"], rows, "r" * (3 + len(kv_cases)))
 

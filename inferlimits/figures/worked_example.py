@@ -98,8 +98,9 @@ LABEL_AT = 2048   # where the lines are labelled (a point of CURVE)
 
 
 def _short(x: float) -> float:
-    """Four significant figures: enough to draw, and a lighter page."""
-    return float(f"{x:.4g}")
+    """Three significant figures, as the chapter's text writes its times: enough to draw, and a
+    lighter page."""
+    return float(f"{x:.3g}")
 
 
 def _share(label: str) -> float:
@@ -108,15 +109,16 @@ def _share(label: str) -> float:
     return float(label.rstrip("%")) / 100
 
 
-def step_spec(bandwidth_share: str, batch: float) -> dict:
+def step_spec(bandwidth_share: str, batch: float, usable_fraction: float | None = None) -> dict:
     """One decode step of ``batch`` sequences against the context each keeps, drawn only as far as
-    the caches fit beside the weights in the book's usable memory: the memory time
-    (W + B x (K x L + A)) / BW, the math time B x F(L) / P, and the plan's three times as bands.
-    The lines end at the longest context that fits: the curve's first point past it is drawn there."""
+    the caches fit beside the weights in the usable memory (the book's share, or ``usable_fraction``,
+    e.g. the plan's 95%): the memory time (W + B x (K x L + A)) / BW, the math time B x F(L) / P,
+    and the plan's three times as bands. The lines end at the longest context that fits: the
+    curve's first point past it is drawn there."""
     s = Setting()
     share, b = _share(bandwidth_share), max(1, round(batch))
     p, bw = s.a.dense_bf16_flops_per_s, share * s.a.bandwidth_bytes_per_s
-    longest = max_context_tokens(s.a.capacity_bytes, s.w, s.k, b)
+    longest = max_context_tokens(s.a.capacity_bytes, s.w, s.k, b, usable_fraction)
     # the curve's contexts, its first point past the longest context moved onto it, so that the
     # lines stop where the caches stop fitting and not at the last point of the curve before it
     past = next((i for i, L in enumerate(CURVE) if L > longest), len(CURVE))
@@ -145,8 +147,8 @@ def step_spec(bandwidth_share: str, batch: float) -> dict:
     band_y = [math.sqrt(c.stated_base(0) * c.stated_base(-1)) * 1e3 if not c.bound
               else TIME_RANGE_MS[0] * 1.3 for c in bands]
     labels = dict(x=[x0 * 1.1] * 4 + [LABEL_AT, LABEL_AT],
-                  y=[TIME_RANGE_MS[1] * 0.6, *band_y, (mem[at] or TIME_RANGE_MS[0]) * 0.6,
-                     (math_ms[at] or TIME_RANGE_MS[0]) * 0.55],
+                  y=[_short(y) for y in (TIME_RANGE_MS[1] * 0.6, *band_y, (mem[at] or TIME_RANGE_MS[0]) * 0.6,
+                                         (math_ms[at] or TIME_RANGE_MS[0]) * 0.55)],
                   text=[reading, *[f"the plan: {c.wording}" for c in bands], "memory time", "math time"])
     data = [
         band("latency", PALETTE[4]), band("step_time", PALETTE[1]), band("compute", PALETTE[2]),
@@ -158,7 +160,9 @@ def step_spec(bandwidth_share: str, batch: float) -> dict:
         dict(type="scatter", mode="text", textposition="middle right", showlegend=False, hoverinfo="skip",
              name="labels", **labels),
     ]
-    layout = base_layout(f"One decode step: batch {b}, {bandwidth_share} of {s.a.bandwidth_bytes_per_s / GB:,.0f} GB/s",
+    usable = "" if usable_fraction is None else f", {usable_fraction:.0%} usable"
+    layout = base_layout(f"One decode step: batch {b}, {bandwidth_share} of {s.a.bandwidth_bytes_per_s / GB:,.0f} GB/s"
+                         f"{usable}",
                          "context length (tokens per sequence)", "time of one step (ms)", x_log=True, y_log=True,
                          x_range=STEP_CONTEXT_RANGE, y_range=TIME_RANGE_MS)
     layout["xaxis"].pop("dtick")
@@ -167,9 +171,11 @@ def step_spec(bandwidth_share: str, batch: float) -> dict:
     return {"data": data, "layout": layout}
 
 
-def step_panel(bandwidth_share: str = SHARES[0], batch: float = 1, div_id: str = "fig-worked-step"):
-    """Bandwidth-share dropdown and batch slider, in both modes."""
+def step_panel(bandwidth_share: str = SHARES[0], batch: float = 1, div_id: str = "fig-worked-step",
+               usable_fraction: float | None = None):
+    """Bandwidth-share dropdown and batch slider, in both modes; the caches fit in the book's usable
+    share, or in ``usable_fraction`` (fixed, not a control)."""
     controls = [Control("bandwidth_share", "bandwidth reached", list(SHARES)),
                 Control("batch", "batch", BATCHES, kind="slider", stops=doubling_stops(min(BATCHES), max(BATCHES)))]
-    values = dict(bandwidth_share=bandwidth_share, batch=batch)
+    values = dict(bandwidth_share=bandwidth_share, batch=batch, usable_fraction=usable_fraction)
     return _panel(step_spec, values, controls, div_id, static_dropdown="bandwidth_share", static_slider="batch")
