@@ -113,7 +113,8 @@ def _shares() -> np.ndarray:
 def values(theta: np.ndarray) -> np.ndarray:
     """The parameters from their fitted coordinates: a share (between 0 and 1) through the
     logistic function, a time or a factor through the exponential."""
-    return np.where(_shares(), 1 / (1 + np.exp(-theta)), np.exp(theta))
+    with np.errstate(over="ignore"):
+        return np.where(_shares(), 1 / (1 + np.exp(-theta)), np.exp(theta))
 
 
 def coordinates(v) -> np.ndarray:
@@ -337,23 +338,25 @@ class Design:
         self.math = np.array([idx[f"math, {r[2].math}"] for r in rows])
         self.math16 = idx["math, 16-bit"]
         self.per_kernel = np.array([idx[f"per kernel, {r[2].engine}"] for r in rows])
+        self.gather = np.zeros((len(rows), self.n))  # pass -> run, times the pass's count
+        self.gather[np.arange(len(rows)), self.row] = self.weight
         self.scale = np.array([pl.scale for pl in plans], float)
         self.power = np.array([pl.power for pl in plans], float)
         self.i = {name: idx[name] for name in ("per step", "per sequence", "communication")}
 
     def log_values(self, theta: np.ndarray) -> np.ndarray:
-        """log of each run's figure under the parameters ``theta`` (their natural logarithms)."""
+        """log of each run's figure under the parameters' coordinates ``theta`` (one vector, or a
+        matrix with one vector per row, evaluated together)."""
         p = values(theta)
-        bw = self.bandwidth * p[self.fam]
-        peak = self.peak * p[self.math]
+        bw = self.bandwidth * p[..., self.fam]
+        peak = self.peak * p[..., self.math]
         i = self.i
         t = (np.maximum(self.weights / bw, self.linear_flops / peak)
-             + np.maximum(self.cache / bw, self.attention_flops / (self.peak16 * p[self.math16]))
-             + self.activations / bw + p[i["per step"]] + self.kernels * p[self.per_kernel]
-             + self.sequences * p[i["per sequence"]] + p[i["communication"]] * self.communication_s)
-        total = np.zeros(self.n)
-        np.add.at(total, self.row, self.weight * t)
-        return np.log(self.scale) + self.power * np.log(total)
+             + np.maximum(self.cache / bw, self.attention_flops / (self.peak16 * p[..., self.math16, None]))
+             + self.activations / bw + p[..., i["per step"], None] + self.kernels * p[..., self.per_kernel]
+             + self.sequences * p[..., i["per sequence"], None]
+             + p[..., i["communication"], None] * self.communication_s)
+        return np.log(self.scale) + self.power * np.log(t @ self.gather)
 
 
 #: how strongly each parameter is held to its prior, per unit of its coordinate (a residual of
@@ -394,17 +397,15 @@ def _prior_weights() -> tuple[float, ...]:
 def _least_squares(design, log_measured, prior, theta, root_weight, iterations: int = 60):
     held = np.array(_prior_weights())
 
-    def residuals(th):
-        return np.concatenate([root_weight * (design.log_values(th) - log_measured), held * (th - prior)])
+    def residuals(th):  # one vector of coordinates, or one per row
+        return np.concatenate([root_weight * (design.log_values(th) - log_measured), held * (th - prior)], axis=-1)
 
     r = residuals(theta)
     lam = 1e-2
     J = np.zeros((r.size, theta.size))
+    nudge = 1e-6 * np.eye(theta.size)
     for _ in range(iterations):
-        for j in range(theta.size):
-            d = np.zeros_like(theta)
-            d[j] = 1e-6
-            J[:, j] = (residuals(theta + d) - r) / 1e-6
+        J = ((residuals(theta + nudge) - r) / 1e-6).T  # every column of the Jacobian at once
         A, g = J.T @ J, J.T @ r
         step, gain = np.zeros_like(theta), 0.0
         while lam <= 1e8:
