@@ -479,6 +479,35 @@ def worked_example_cache_sizes() -> Markdown:
     return _table(["context (tokens)", "plain cache, BF16 (GB)", f"plain × {s.factor:g} (GB)", "the plan"], rows, "rrrr")
 
 
+def worked_example_numbers_to_keep(part: str) -> Markdown:
+    """The numbers to keep from one half of the worked example's section on time: each claim of the
+    plan in its own words beside the value the verdict rule judged (``worked_example.shown``) and
+    the verdict. ``part`` is "token" (the least time of one token: the bytes it reads, its time and
+    the ceiling, one sequence with no context) or "step" (the step sentence: the bytes one
+    sequence's step reads and their time at the share of the bandwidth the plan's times imply,
+    from no context to the longest context one sequence can keep, and the math of one token over
+    the same contexts)."""
+    from inferlimits.checks.worked_example import Setting, claim, judge, longest_context, shown
+
+    if part == "token":
+        lines = [("latency_bytes", "bytes a token reads, one sequence, no context"),
+                 ("latency", "least time per token, one sequence, no context"),
+                 ("decode_rate", "most tokens per second, one sequence")]
+    elif part == "step":
+        longest = longest_context(Setting())
+        share = claim("step_time").route_bandwidth_share
+        lines = [("streamed", f"bytes one sequence's step reads, no context to {longest:,} tokens"),
+                 ("step_time", f"time of that step at {share:.0%} of the bandwidth"),
+                 ("compute", "math time per token, the same contexts")]
+    else:
+        raise ValueError(f"part must be 'token' or 'step'; got {part!r}")
+    rows = []
+    for key, label in lines:
+        v = judge(key)
+        rows.append([label, f"“{v.claim.wording}”", shown(v), f"**{v.kind}**"])
+    return _table(["number to keep", "the plan says", "recomputed", "verdict"], rows, "llrl")
+
+
 def worked_example_sequences(kv_cases: Sequence[tuple[str, str, float]],
                              usable_fraction: float | None = None) -> Markdown:
     """How many whole sequences fit in the memory left at each context the plan names, for each
@@ -626,7 +655,7 @@ def processors() -> Markdown:
     """The processors that are not datacenter accelerators, with the figures the comparison uses."""
     from inferlimits.data.hardware import processors as all_processors
 
-    rows = [[p.name, p.vendor, p.year, p.kind, _g(p.dense_bf16_tflops, 1), p.peak_precision,
+    rows = [[p.name, p.vendor, p.year, p.kind, f"{p.dense_bf16_tflops:g}", p.peak_precision,
              _g(p.bandwidth_bytes_per_s / GB, 1), _g(p.capacity_marketed_gb), p.capacity_source, p.source]
             for p in all_processors().values()]
     return _table(["processor", "vendor", "year", "what it is", "math TFLOP/s", "which math", "bandwidth GB/s",
