@@ -123,6 +123,11 @@ def test_predict_grows_with_the_batch_and_falls_with_the_model():
     assert predict({**ROW, "model": "Llama-3.1-70B", "gpus": 2, "tp": 2}).expected < rates[0]
 
 
+def test_predict_says_whether_the_setup_fits():
+    assert predict(ROW).fits is True
+    assert predict({**ROW, "model": "Llama-3.1-70B"}).fits is False  # 141 GB of weights on one 80 GB card
+
+
 def test_predict_ignores_unknown_fields():
     assert predict({**ROW, "colour": "blue"}) == predict(ROW)
 

@@ -259,6 +259,7 @@ class Prediction:
     ceiling: float
     unit: str
     metric: str
+    fits: bool | None = None  # the setup in the memory it names, under the book's rule (None: the engine's batch)
 
     def position(self, measured: float) -> str:
         """Where a measured figure falls: "below", "inside" or "above" the interval (for a time,
@@ -291,7 +292,8 @@ def fitted():
 def predict(row: dict) -> Prediction:
     """The expected figure of a run described by ``row`` (a dict with the fields of
     measurements.toml), with its 80% interval from the cross-validated misses and its ceiling,
-    all in the row's own metric. Unknown fields are ignored; bad input raises a ValueError naming
+    all in the row's own metric, and whether the setup fits (fit first: a setup that does not
+    fit has no real rate, whatever the arithmetic gives). Unknown fields are ignored; bad input raises a ValueError naming
     the field."""
     from inferlimits.arithmetic import expected
     from inferlimits.data.measurements import run
@@ -299,5 +301,6 @@ def predict(row: dict) -> Prediction:
     f = fitted()
     log_value = float(expected.Design([expected.plan(m)]).log_values(f.theta)[0])
     lo, hi = expected._interval(f.log_measured - f.log_cross)
+    cmp = compare(m)
     return Prediction(math.exp(log_value), math.exp(log_value + lo), math.exp(log_value + hi),
-                      _in_metric(m, compare(m)), METRIC_UNITS[m.metric], m.metric)
+                      _in_metric(m, cmp), METRIC_UNITS[m.metric], m.metric, cmp.fits)
