@@ -457,6 +457,21 @@ def test_the_cache_sizes_table_shows_the_factor_reproducing_each_of_the_plans_ca
     assert s.factor * s.k * 131_072 == 2.5 * 32 * GIB == s.a.capacity_bytes
 
 
+def test_the_numbers_to_keep_of_the_time_section():
+    token = tables.worked_example_numbers_to_keep("token").data
+    assert token.splitlines()[0] == "| number to keep | the plan says | recomputed | verdict |"
+    assert token.count("\n") == 2 + 3 - 1
+    assert "| “~0.7–0.8 ms” | 31.4 ms | **does not hold** |" in token
+    assert "| “~31 token/sec” | 31.9 tokens/s | **holds** |" in token
+    step = tables.worked_example_numbers_to_keep("step").data
+    assert step.count("\n") == 2 + 3 - 1
+    assert "no context to 61,327 tokens | “~66–86 GB” | 64.0 to 80.1 GB |" in step
+    assert "at 70% of the bandwidth | “~46–61 ms” | 44.8 to 56.1 ms |" in step
+    assert "| “<0.3 ms” | 0.205 to 0.463 ms | **does not hold** |" in step
+    with pytest.raises(ValueError, match="part"):
+        tables.worked_example_numbers_to_keep("prefill")
+
+
 def test_the_claims_table_can_leave_out_the_points_and_show_what_words_are_read_as():
     table = tables.worked_example_claims(shares=True, points=False, readings=True).data
     assert table.splitlines()[0] == "| the plan says | recomputed | usable share | verdict | why |"

@@ -21,6 +21,8 @@ CONTEXT_RANGE = (512, 131_072)
 USABLES = step_stops(0.8, 1.0, 0.01)   # live slider; below 0.77 the weights alone would not fit
 MEMORY_RANGE = (0.0, 100.0)
 BARS = ("in GB<br>(10⁹ bytes)", "the same, in GiB<br>(2³⁰ bytes)", "the plan's<br>figures")
+SLOTS = list(range(len(BARS)))   # the bars' places on the x axis, named by BARS as tick labels (a lighter page
+                                 # than repeating the names in every trace of every slider stop)
 
 
 def _cache(label: str, s: Setting) -> tuple[str, float]:
@@ -49,25 +51,27 @@ def capacity_spec(cache: str, context_tokens: float, usable_fraction: float | No
     doc_seq = s.factor * kv_cache_bytes(s.k, 1, L)
     doc_n = max(0, math.floor((doc_usable - doc_w) / doc_seq))
     doc = [doc_w, doc_n * doc_seq, doc_usable - doc_w - doc_n * doc_seq, doc_total - doc_usable]
-    columns = [[x / GB for x in ours], [x / GIB for x in ours], [x / GB for x in doc]]
+    # five decimals: far finer than the bars can show, and a lighter page than full floats
+    columns = [[round(x / unit, 5) for x in col] for col, unit in ((ours, GB), (ours, GIB), (doc, GB))]
     names = ["weights", "KV caches", "usable, unused", "reserve (not usable)"]
     colors = [INK, PALETTE[3], translucent(PALETTE[2], 0.35), FAINT]
     data = []
     for i, (name, color) in enumerate(zip(names, colors)):
         ys = [col[i] for col in columns]
-        data.append(dict(type="bar", x=list(BARS), y=ys, name=name, marker=dict(color=color),
+        data.append(dict(type="bar", x=SLOTS, y=ys, name=name, marker=dict(color=color),
                          text=[f"{y:,.1f}" if y >= 2 else "" for y in ys], textposition="inside",
                          hovertemplate="%{y:,.2f}<extra>" + name + "</extra>"))
     counts = [n, n, doc_n]
     tops = [sum(col) for col in columns]
-    data.append(dict(type="scatter", x=list(BARS), y=[t + 3 for t in tops], mode="text", showlegend=False,
+    data.append(dict(type="scatter", x=SLOTS, y=[round(t + 3, 2) for t in tops], mode="text", showlegend=False,
                      text=[f"{k:,} sequence{'s' if k != 1 else ''}" for k in counts],
                      hoverinfo="skip", name="sequences"))
     layout = base_layout(f"{cache}, {L:,.0f}-token contexts, {usable_fraction:.0%} usable", "",
                          "memory (in the unit each bar names)", y_range=MEMORY_RANGE, legend=True)
     layout["barmode"] = "stack"
     layout["height"] = 600
-    layout["xaxis"]["type"] = "category"
+    layout["xaxis"].pop("dtick", None)
+    layout["xaxis"].update(type="linear", tickvals=SLOTS, ticktext=list(BARS), range=[-0.5, len(BARS) - 0.5])
     layout["legend"] = dict(orientation="v", x=1.02, xanchor="left", y=0.5, yanchor="middle")
     return {"data": data, "layout": layout}
 
