@@ -747,7 +747,7 @@ def judge(claim_id: str) -> Verdict:
     return Verdict(cl, r, FAILS, why + note, which, brief)
 
 
-def figures(x: float, n: int = 3) -> str:
+def _figures(x: float, n: int = 3) -> str:
     """``x`` to ``n`` significant figures in fixed notation, with thousands separators, as the
     chapter's text writes its numbers ("65.5", "0.537", "2,039"); a whole number stays whole ("29", "1")."""
     if x == 0:
@@ -766,7 +766,7 @@ def shown(v: Verdict, which: str | None = None) -> str:
     if which not in ("right", "assumed", "route", "named"):
         raise ValueError(f"which must be right, assumed, route or named; got {which!r}")
     n = 4 if v.claim.unit == "billion" else 3
-    return _show(v.claim, getattr(v.recomputed, which), lambda x: figures(x, n))
+    return _show(v.claim, getattr(v.recomputed, which), lambda x: _figures(x, n))
 
 
 #: The recomputations that count what fits beside the weights in the usable memory: the sequences
