@@ -36,7 +36,7 @@ from inferlimits.arithmetic.activations import (ATTENTION, ELEMENTWISE, PRODUCT,
 from inferlimits.arithmetic.generation import (attention_flops_per_token, decode_flops_per_token,
                                                prefill_attention_flops, prefill_flops)
 from inferlimits.arithmetic.parallel import exchange_time_s, moe_layers, tensor_parallel_communication_s
-from inferlimits.arithmetic.speculative import expected_tokens_per_step
+from inferlimits.arithmetic.speculative import EXAMPLE_ACCEPTANCE, expected_tokens_per_step
 from inferlimits.data.hardware import Accelerator, device
 from inferlimits.data.measurements import Measurement
 from inferlimits.data.models import Config, cached_tokens, embedding_params, kv_bytes_per_token, model
@@ -52,8 +52,6 @@ MATH = {"16-bit": ("BF16", "FP16", "unstated"), "8-bit": ("FP8", "INT8"), "4-bit
 ENGINES = {"compiled": "in a compiled engine: its kernels replayed as a graph or issued by a runtime (launch gaps)",
            "eager": ("in an engine that launches each kernel as it goes: an eager Python framework (transformers, "
                      "PyTorch eager, vLLM with enforce_eager) or llama.cpp's own loop")}
-#: the draft acceptance the book assumes where a speculative run publishes none (chapter 10)
-ASSUMED_ACCEPTANCE = 0.7
 #: the most sequences an engine decodes together per GPU when it chooses the batch itself: vLLM's
 #: default max_num_seqs (256), here per GPU of the model's copy
 ENGINE_MAX_BATCH = 256
@@ -257,7 +255,7 @@ def tokens_per_verify(m: Measurement) -> float:
         return 1.0
     if m.acceptance_length:
         return m.acceptance_length
-    return expected_tokens_per_step(m.acceptance or ASSUMED_ACCEPTANCE, m.draft_tokens)
+    return expected_tokens_per_step(m.acceptance or EXAMPLE_ACCEPTANCE, m.draft_tokens)
 
 
 def engine_batch(m: Measurement, c: Config, a: Accelerator, devices: int) -> int:

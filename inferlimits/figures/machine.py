@@ -498,6 +498,10 @@ def _climb_and_level(roofs: Sequence[float]) -> tuple[tuple[int, int] | None, tu
     return climb, level
 
 
+def _vectors(n: int) -> str:
+    return f"{n:,} {'vector' if n == 1 else 'vectors'}"
+
+
 def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: Sequence[float],
                          spread: float) -> str:
     """Whether a product sweep shows the roofline's lesson, the climb-then-level shape, by the two
@@ -516,7 +520,7 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
     climb, level = _climb_and_level(roofs)
     said, fails = [], 0
     if climb is None:
-        said.append(f"Its smallest batch, {batches[0]:,} {'vector' if batches[0] == 1 else 'vectors'}, lies at or "
+        said.append(f"Its smallest batch, {_vectors(batches[0])}, lies at or "
                     "past the ridge, so it cannot show the climb.")
         fails += 1
     else:
@@ -530,7 +534,7 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
                         f"Below the ridge the rate did not rise ({_factor(rose)}), while the roof rose {_factor(roof)}.")
             fails += 1
     if level is None:
-        said.append(f"Its widest batch, {batches[-1]:,} {'vector' if batches[-1] == 1 else 'vectors'}, lies below "
+        said.append(f"Its widest batch, {_vectors(batches[-1])}, lies below "
                     "the ridge, so it cannot show the level part.")
         fails += 1
     else:
