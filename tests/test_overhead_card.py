@@ -391,7 +391,7 @@ def test_a_batch_too_large_for_memory_gets_the_levers_that_make_it_fit():
 
 @given(name=st.sampled_from(["A100 80GB SXM", "H100 SXM", "B200 (HGX)", "L40S", "RTX 4090"]),
        model_name=st.sampled_from(["Llama-3.1-8B", "Qwen2.5-32B", "Llama-3.1-70B", "DeepSeek-V3"]),
-       batch=st.floats(1, 1024), context=st.floats(0, 131_072))
+       batch=st.integers(1, 1024), context=st.integers(0, 131_072))
 def test_any_setup_beyond_memory_states_no_rate(name, model_name, batch, context):
     card = read_card(name, model_name, batch=batch, context_tokens=context)
     assert card.fits == card.memory.fits == (card.memory.needed_bytes <= card.memory.usable_bytes)
