@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from inferlimits.checks import CheckFailed, allow, check, check_range, parse_stated
+from inferlimits.checks import CheckFailed, allow, answer, check, check_range, parse_stated
 from inferlimits.book.execute import execute
 from inferlimits.checks.numerals import coverage_problems, read_notebook
 
@@ -98,6 +98,16 @@ def test_ranges(capsys):
         check_range("balance points", [152.9, 312.5], "150–300")
     with pytest.raises(ValueError, match="range"):
         check_range("balance points", [1.0], "150")
+
+
+def test_an_answer_is_checked_like_a_number_and_carries_its_tolerance(capsys):
+    answer("crossover on an MI300X", 325.6, "about 326", tolerance=0.02)
+    assert capsys.readouterr().out.startswith("answer, tolerance 0.02: ✓ crossover on an MI300X")
+    with pytest.raises(CheckFailed, match="crossover"):
+        answer("crossover on an MI300X", 340.0, "about 326", tolerance=0.02)
+    for bad in (-0.01, 0.5, float("nan"), True, "2%"):
+        with pytest.raises(ValueError, match="tolerance"):
+            answer("crossover", 325.6, "about 326", tolerance=bad)
 
 
 def test_allow_needs_a_numeral_and_a_reason():

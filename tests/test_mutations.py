@@ -86,7 +86,7 @@ def _committed_run(path: Path) -> tuple[list[dict], list[dict]]:
 
 
 def _check_cells(cells: list[dict]) -> list[int]:
-    return [i for i, c in enumerate(cells) if re.search(r"\b(check|check_range|allow)\(", c["source"])]
+    return [i for i, c in enumerate(cells) if re.search(r"\b(check|check_range|answer|allow)\(", c["source"])]
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=[pytest.mark.measures] * measures_this_machine(p))

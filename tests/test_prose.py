@@ -114,7 +114,7 @@ def test_an_everyday_word_needs_one_link_anywhere_a_term_needs_its_first_use_lin
 
 # ---- the book keeps the limits ------------------------------------------------------------------
 
-#: check() and check_range() calls in the chapters at d6468db, before the main lines were rewritten
+#: check(), check_range() (and later answer()) calls in the chapters at d6468db, before the main lines were rewritten
 #: (counted by ``_check_calls``): moving a refinement aside must not drop a check
 CHECKS_BEFORE_TWO_DEPTHS = 3227
 
@@ -126,7 +126,7 @@ def _check_calls(path) -> int:
     for cell in nbformat.read(path, as_version=4).cells:
         if cell.cell_type == "code":
             source = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
-            n += sum(isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("check", "check_range")
+            n += sum(isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("check", "check_range", "answer")
                      for node in ast.walk(ast.parse(source)))
     return n
 

@@ -160,6 +160,19 @@ def check(claim: str, computed: float, stated: str, *, tolerance: float = DEFAUL
     print(f"✓ {claim}: text {stated!r}, computed {shown} [{rule}]")
 
 
+def answer(claim: str, computed: float, stated: str, *, tolerance: float) -> None:
+    """An exercise's answer, as its solution states it: checked as ``check`` checks it, and marked
+    as an answer with the tolerance the exercise gives students (a fraction: 0.02 where the
+    exercise says "Tolerance: 2%", 0 where it says "Tolerance: exact"). The tests hold each
+    exercise to stating that tolerance, and the student edition to never showing the number.
+
+    Raises CheckFailed as ``check`` does; ValueError for a tolerance outside [0, 0.5)."""
+    if not (isinstance(tolerance, (int, float)) and not isinstance(tolerance, bool) and 0 <= tolerance < 0.5):
+        raise ValueError(f"tolerance must be the exercise's tolerance, a fraction in [0, 0.5); got {tolerance!r}")
+    print(f"answer, tolerance {tolerance:.3g}:", end=" ")
+    check(claim, computed, stated)
+
+
 def _numerals(s: str) -> list[re.Match]:
     return [m for m in _NUMBER.finditer(s)
             if not (m.start() > 0 and (s[m.start() - 1].isalnum() or s[m.start() - 1] in "._^"))]

@@ -21,7 +21,7 @@ from inferlimits.data.hardware import accelerators, processors
 from inferlimits.data.models import models
 from inferlimits.data.units import formats
 
-CHECK_CALLS = {"check": 2, "check_range": 2}  # function name -> position of ``stated``
+CHECK_CALLS = {"check": 2, "check_range": 2, "answer": 2}  # function name -> position of ``stated``
 ALLOW_CALL = "allow"
 
 NUMERAL = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?")
