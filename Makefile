@@ -2,11 +2,16 @@
 #   make book   create .venv, install the pinned requirements, write the HTML (chapters show their
 #               committed outputs; chapter 12, which measures this machine, is executed)
 #   make student  the student edition, every solution left out: its site in _build/student/_build/html
-#               and its PDF in _build/student/book.pdf
+#               and its PDF in _build/student/book.pdf, the solution-free notebooks in
+#               _build/student/notebooks, and the student branch's tree in _build/student/branch
 #   make test   the same set-up and both builds, then every test (unit, property, nbval, coverage, build)
 # Others: make outputs (re-execute chapters in place after a deliberate change, and export their
 # figures again), make lab (JupyterLab on the chapters), make figures
-# (slide-ready SVG/PNG exports into figures/), make pdf (the whole book as one PDF), make serve,
+# (slide-ready SVG/PNG exports into figures/, and 16:9 ones into figures/16x9/), make slides
+# (a 16:9 reveal.js deck and its PDF for each session, in _build/slides), make pdf (the whole
+# book as one PDF), make homework SEED=N (each numbered chapter's compute, derive and decide
+# exercises with numbers of their own for seed N: sheets and keys, HTML and PDF, in
+# _build/homework/seed-N; SEED defaults to 1), make serve,
 # make bench, make clean.
 
 PYTHON ?= python3
@@ -16,7 +21,7 @@ UV     := $(VENV)/uv/bin/uv
 STAMP  := $(VENV)/.installed-$(shell cat requirements.txt pyproject.toml package-requirements.txt | cksum | cut -d' ' -f1)
 JOBS   ?= 2
 
-.PHONY: setup ready book student test test-measures test-the-rest test-beside-the-build chromium outputs figures pdf serve lab bench clean
+.PHONY: setup ready book student test test-measures test-the-rest test-beside-the-build chromium outputs figures slides pdf homework serve lab bench clean
 
 setup: $(STAMP)
 
@@ -42,8 +47,10 @@ student: $(STAMP) chromium
 	  && cp -r _build/.jupyter_cache _build/.inferlimits-digest $(STUDENT)/_build/; fi
 	INFERLIMITS_EDITION=student $(VENV)/bin/jupyter-book build . --path-output $(STUDENT) -W -n --keep-going
 	$(PY) -m inferlimits.book.pdf --html $(STUDENT)/_build/html --out $(STUDENT)/book.pdf
+	$(PY) -m inferlimits.book.student
 	@echo
-	@echo "The student edition is built: $(CURDIR)/$(STUDENT)/_build/html/index.html and $(CURDIR)/$(STUDENT)/book.pdf"
+	@echo "The student edition is built: $(CURDIR)/$(STUDENT)/_build/html/index.html and $(CURDIR)/$(STUDENT)/book.pdf;"
+	@echo "its notebooks, with no solutions, are in $(CURDIR)/$(STUDENT)/notebooks"
 
 # make test: after the set-up, the full book (its run of chapter 12 times this machine), then the
 # tests marked 'measures' (chapter 12 under nbval and the tests that execute it), alone, since the
@@ -92,6 +99,11 @@ outputs: $(STAMP) chromium
 figures: $(STAMP) chromium
 	$(PY) -m inferlimits.book.export
 
+# one deck per session of the course (nbconvert's reveal.js slides, reveal.js from npm, the 16:9
+# figures of figures/16x9/), printed by Debian's chromium into a PDF of 16:9 pages
+slides: $(STAMP) chromium
+	$(PY) -m inferlimits.book.slides
+
 pdf: book chromium
 	$(PY) -m inferlimits.book.pdf
 
@@ -105,6 +117,12 @@ lab: $(STAMP)
 
 bench: book
 	$(PY) benchmarks/run.py
+
+# the homework for one seed (a whole number, 0 or more): python -m inferlimits.book.homework says which
+# SEED it cannot use
+SEED ?= 1
+homework: $(STAMP) chromium
+	$(PY) -m inferlimits.book.homework --seed "$(SEED)"
 
 clean:
 	rm -rf _build .jupyter_cache

@@ -400,3 +400,37 @@ def test_a_product_kernel_below_its_limit_never_crosses_and_other_kernels_are_re
         gen.product_kernel_crossover_rows(norm, 281.25)
     with pytest.raises(ValueError, match=r"\bbalance_flop_per_byte\b"):
         gen.product_kernel_crossover_rows(out, 0)
+
+
+# A pass of C new tokens after P cached ones (a chunk of a prompt, or the part of a prompt after a kept prefix).
+
+def test_a_chunk_with_nothing_cached_is_a_one_pass_prefill():
+    c = model("Llama-3.1-8B").config
+    for S in (16, 512, 8192):
+        assert gen.prefill_chunk_point(c, 2.25e15, 8e12, S) == gen.prefill_point(c, 2.25e15, 8e12, S)
+
+
+@pytest.mark.parametrize("name", ["Llama-3.1-8B", "Mistral-7B-v0.1", "gpt-oss-20b"])
+def test_the_chunks_of_a_prompt_do_its_attention_once_and_read_the_earlier_cache(name):
+    c = model(name).config
+    S, C = 16384, 4096
+    chunks = [gen.prefill_chunk_point(c, 2.25e15, 8e12, C, P) for P in range(0, S, C)]
+    # the chunks' attention pairs add up to the whole prompt's, whatever the window
+    assert sum(p.attention_flops for p in chunks) == pytest.approx(gen.prefill_attention_flops(c, S))
+    # each chunk reads the cache of the tokens before it (as a layer keeps them) and writes its own
+    k = kv_bytes_per_token(c)
+    for P, p in zip(range(0, S, C), chunks):
+        assert p.cache_bytes == pytest.approx(k * (gen.cached_tokens(c, P) + C))
+
+
+def test_the_cached_prefix_pays_for_its_bytes_once_the_new_tokens_are_many():
+    """The prefix's cache read, K P, is covered by its own attention math, 2a P C FLOPs, once
+    C >= R K / (2a): then the pass is compute-bound and a longer prefix only adds math."""
+    c = model("Llama-3.1-8B").config
+    P_flops, BW = 2.25e15, 8e12
+    a = gen.prefill_attention_flops(c, 1) / 2
+    bound = P_flops / BW * kv_bytes_per_token(c) / (2 * a)
+    assert gen.prefill_chunk_point(c, P_flops, BW, 512, 32768).wall == roofline.COMPUTE_BOUND
+    assert gen.prefill_chunk_point(c, P_flops, BW, int(bound) // 2, 32768).wall == roofline.MEMORY_BOUND
+    short, long_ = (gen.prefill_chunk_point(c, P_flops, BW, 512, P) for P in (32768, 65536))
+    assert long_.time_s > short.time_s and long_.flops - short.flops == pytest.approx(2 * a * 512 * 32768)

@@ -482,6 +482,35 @@ def prefill_point(c: Config, peak_flop_per_s: float, bandwidth_bytes_per_s: floa
     return PrefillPoint(S, flops, prefill_attention_flops(c, S), w, S * k, S * a, t, wall)
 
 
+def prefill_chunk_point(c: Config, peak_flop_per_s: float, bandwidth_bytes_per_s: float, chunk_tokens: float,
+                        cached_before: float = 0.0, weight_precision: str = "BF16", kv_precision: str = "BF16",
+                        activation_precision: str = "BF16") -> PrefillPoint:
+    """A pass that reads C new prompt tokens after P tokens already in the cache (a chunk of a long
+    prompt, or the new part of a prompt whose prefix the server kept), every term from the config:
+
+    F = 2 (N - H) C + 2H + [a_pairs(P + C) - a_pairs(P)], the new tokens' causal attention over
+    all P + C tokens (``prefill_attention_flops`` of the longer prompt less that of the prefix);
+    M = W + K P' + C (K + A), the weights once, the prefix's cache read (P' = ``cached_tokens``,
+    capped by a sliding window), and the new tokens' cache and activations; time max(F / P, M / BW).
+    With P = 0 it is ``prefill_point``. It counts the output head in every such pass, as a pass
+    that ends a prompt needs it: a chunk that an engine does not sample from saves 2H FLOPs and
+    the head's bytes. ``cache_bytes`` of the result holds both the read and the written cache."""
+    from inferlimits.data.models import kv_bytes_per_token  # noqa: PLC0415
+
+    C = positive("chunk_tokens", chunk_tokens)
+    prior = non_negative("cached_before", cached_before)
+    w = weight_bytes_read_per_step(c, weight_precision, C)
+    k = kv_bytes_per_token(c, kv_precision)
+    a = activation_bytes_per_token(c, "prefill", activation_precision)
+    attention = prefill_attention_flops(c, prior + C) - (prefill_attention_flops(c, prior) if prior else 0.0)
+    flops = 2.0 * (_multiplied(c) - _head(c)) * C + 2.0 * _head(c) + attention
+    cache = k * (cached_tokens(c, prior) + C)
+    moved = w + cache + C * a
+    t = step_time_s(flops, moved, peak_flop_per_s, bandwidth_bytes_per_s)
+    wall = COMPUTE_BOUND if flops / peak_flop_per_s >= moved / bandwidth_bytes_per_s else MEMORY_BOUND
+    return PrefillPoint(C, flops, attention, w, cache, C * a, t, wall)
+
+
 @dataclass(frozen=True)
 class RequestTimeline:
     """One request alone on the device: its prefill, then its decode steps one after another."""

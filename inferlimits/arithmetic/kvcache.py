@@ -138,6 +138,21 @@ def cache_limited_tokens_per_s(bandwidth_bytes_per_s: float, kv_bytes_per_token:
     return bw / per_sequence
 
 
+def largest_batch_at_user_rate(bandwidth_bytes_per_s: float, weight_bytes: float, sequence_bytes: float,
+                               user_tokens_per_s: float) -> int:
+    """The most whole sequences a memory-bound step can hold while each still gets at least
+    ``user_tokens_per_s``. Each sequence gets one token per step, BW / (W + B x s) per second, with
+    s = K x L + A the bytes it brings for itself (``sequence_bytes_per_step``), so
+
+        B <= (BW / r - W) / s,   the largest such B = floor((BW / r - W) / s).
+
+    0 when even one sequence is slower than r: the weights alone take longer than 1 / r to read.
+    A ceiling: a compute-bound step is slower still, so check the wall at that batch."""
+    bw, w = positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s), positive("weight_bytes", weight_bytes)
+    s, r = positive("sequence_bytes", sequence_bytes), positive("user_tokens_per_s", user_tokens_per_s)
+    return max(0, math.floor((bw / r - w) / s))
+
+
 def per_sequence_share_of_step_bytes(weight_bytes: float, kv_bytes_per_token: float, context_tokens: float,
                                      activation_bytes_per_token: float, batch: float) -> float:
     """Share of a decode step's bytes that each sequence brings for itself, cache reads and
@@ -167,6 +182,28 @@ def batch_where_math_binds(peak_flop_per_s: float, bandwidth_bytes_per_s: float,
     f = positive("flops_per_token", flops_per_token)
     room = bw * f - p * sequence_bytes_per_step(kv_bytes_per_token, context_tokens, activation_bytes_per_token)
     return p * w / room if room > 0 else math.inf
+
+
+def longest_context_where_math_binds(peak_flop_per_s: float, bandwidth_bytes_per_s: float,
+                                     flops_per_token: float, attention_flops_per_cached_token: float,
+                                     kv_bytes_per_token: float, activation_bytes_per_token: float) -> float:
+    """L_max, the context beyond which no batch reaches the math ceiling. With F the work of a
+    token with no context, 2a the attention FLOPs per cached token, K the cache bytes per token,
+    A the activations and R = P / BW, ``batch_where_math_binds`` has a knee while
+    F + 2a L > R (A + K L), that is, when the cache's own intensity 2a / K is below R, while
+
+        L < L_max = (F - R A) / (R K - 2a).
+
+    ``math.inf`` when R K <= 2a (the cache's math keeps pace with its bytes: a knee at every
+    context), and 0 when F <= R A (the activations alone keep decode memory-bound)."""
+    R = positive("peak_flop_per_s", peak_flop_per_s) / positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
+    room = (positive("flops_per_token", flops_per_token)
+            - R * non_negative("activation_bytes_per_token", activation_bytes_per_token))
+    if room <= 0:
+        return 0.0
+    cost = (R * positive("kv_bytes_per_token", kv_bytes_per_token)
+            - non_negative("attention_flops_per_cached_token", attention_flops_per_cached_token))
+    return room / cost if cost > 0 else math.inf
 
 
 def max_context_tokens(capacity_bytes: float, weight_bytes: float, kv_bytes_per_token: float, batch: float,

@@ -137,6 +137,17 @@ def binding_wall(memory_ceiling: float, math_ceiling: float, overhead_ceiling: f
     return min(ceilings, key=ceilings.get)
 
 
+def longest_gap_s(device_seconds_per_step: float, kernels_per_step: float, target_seconds_per_step: float) -> float:
+    """The longest gap g the GPU may lose between consecutive kernels of a step replayed as a graph
+    (no host cost per launch) for the step to take no more than a target time T: the step takes
+    D + n g, with D its device time and n its kernels, so g = (T - D) / n; 0 when D >= T. With T an
+    eager rival's host time, n_f x t, it is the gap below which the graph wins; with T = D / s, the
+    gap that keeps the graph at the share s of its memory ceiling."""
+    room = (positive("target_seconds_per_step", target_seconds_per_step)
+            - positive("device_seconds_per_step", device_seconds_per_step))
+    return max(0.0, room) / positive("kernels_per_step", kernels_per_step)
+
+
 # ---- the batch below which the host is the wall ---------------------------------------------------
 
 def overhead_bound_batch(host_seconds_per_step: float, weight_bytes: float, sequence_bytes: float,

@@ -66,6 +66,18 @@ def step_time_s(flops: float, bytes_moved: float, peak_flop_per_s: float,
                m / positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s))
 
 
+def step_time_no_overlap_s(flops: float, bytes_moved: float, peak_flop_per_s: float,
+                           bandwidth_bytes_per_s: float) -> float:
+    """A step's time when math and memory take turns instead of overlapping: F / P + M / BW. It is
+    ``step_time_s`` times one plus the smaller of I / R and R / I, so never more than twice it."""
+    f = non_negative("flops", flops)
+    m = non_negative("bytes_moved", bytes_moved)
+    if f == 0 and m == 0:
+        raise ValueError("flops and bytes_moved are both zero: the step does nothing")
+    return (f / positive("peak_flop_per_s", peak_flop_per_s)
+            + m / positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s))
+
+
 def bound(intensity_flop_per_byte: float, peak_flop_per_s: float, bandwidth_bytes_per_s: float) -> str:
     """Which wall a workload of intensity I meets first: memory-bound below the ridge,
     compute-bound at or above it."""

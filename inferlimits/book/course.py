@@ -1,10 +1,20 @@
-"""The course the instructor's page proposes: sessions of chapters, and each chapter's exercises
-sorted into class work and homework by one stated rule, read from the chapters themselves so
-that the plan follows the exercises as they change.
+"""The course the instructor's page proposes: nine two-hour sessions, each with its assigned
+reading, a timed agenda and notes; each chapter's exercises sorted into class work and homework
+by one stated rule, read from the chapters themselves so that the plan follows the exercises as
+they change; a rubric for each kind of exercise; and the keys of the quiz bank.
 
 An exercise is written in a chapter as a sphinx-exercise directive whose title names its kind and
 level (``derive · intermediate``, or ``compute: a subject · basic``; the kinds and levels are
-``EXERCISE_KINDS`` and ``EXERCISE_LEVELS``)."""
+``EXERCISE_KINDS`` and ``EXERCISE_LEVELS``). A project-sized exercise has the subject ``project``
+(``extend: project · advanced``).
+
+A session's agenda is a tuple of (minutes, activity). An activity names what it uses in square
+brackets, so that the page can link it and the tests can hold it to the chapters:
+
+- ``[decode-ex3]``: an exercise, by its label;
+- ``[figure 02_decode_ceiling]``: a figure, by its name among the slide exports (``export.SLIDES``);
+- ``[quiz]``: the session's questions in the quiz bank (``chapters/quiz.ipynb``).
+"""
 from __future__ import annotations
 
 import json
@@ -13,11 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inferlimits.book import EXERCISE_KINDS, EXERCISE_LEVELS, ROOT
+from inferlimits.checks import CheckFailed
 
 #: an exercise: the directive with its title, its label, then its text up to the closing fence
 _DIRECTIVE = re.compile(r"^```\{exercise\} ([^\n]*)\n:label: (\S+)\n(.*?)^```", re.M | re.S)
 #: a title: its kind (with an optional subject after a colon), a middle dot, its level
 TITLE = re.compile(rf"^({'|'.join(EXERCISE_KINDS)})(?:: ([^·]+))? · ({'|'.join(EXERCISE_LEVELS)})$")
+#: the subject that marks a project-sized exercise (``extend: project · advanced``)
+PROJECT = "project"
 
 
 @dataclass(frozen=True)
@@ -28,6 +41,12 @@ class Exercise:
     kind: str | None    # None where the title does not follow the form
     level: str | None
     text: str = ""      # what the exercise asks, as the chapter writes it
+    subject: str | None = None  # what the title names after the kind's colon, if anything
+
+    @property
+    def project(self) -> bool:
+        """Whether the exercise is project-sized: its title's subject is ``PROJECT``."""
+        return (self.subject or "").strip() == PROJECT
 
 
 #: a solution: the directive with the label of its exercise, its options, then its text
@@ -50,14 +69,15 @@ def exercises(path: Path) -> list[Exercise]:
     out = []
     for title, label, text in _DIRECTIVE.findall(markdown(path)):
         m = TITLE.match(title)
-        out.append(Exercise(Path(path).stem, label, title, m and m.group(1), m and m.group(3), text.strip()))
+        out.append(Exercise(Path(path).stem, label, title, m and m.group(1), m and m.group(3), text.strip(),
+                            m and m.group(2) and m.group(2).strip()))
     return out
 
 
 def in_class(ex: Exercise) -> bool:
     """The plan's rule: exercises that read the figures, and basic ones, are done together in
     class; the rest (computations, derivations, decisions and errors to find, beyond one step)
-    are homework."""
+    are homework. A session may name more exercises for class (``Session.extra``)."""
     return ex.kind == "explore" or ex.level == "basic"
 
 
@@ -73,54 +93,200 @@ def needs_kernel(ex: Exercise) -> bool:
     return LIVE in ex.text
 
 
+# ---- sessions ---------------------------------------------------------------------------------
+
+#: a session's length, in minutes: its agenda's minutes add up to it
+SESSION_MINUTES = 120
+#: the most main-line words (``inferlimits.book.prose``) a session assigns to be read for it
+MAX_READING_WORDS = 6000
+#: the fewest exercises done in class in a session; at least one of them must be other than explore
+MIN_IN_CLASS = 3
+
+
 @dataclass(frozen=True)
 class Session:
     topic: str
-    chapters: tuple[str, ...]   # notebook stems
-    lab: str = ""               # what students run themselves, if anything
-    notes: str = ""             # for the instructor: what to stress, what to prepare
+    chapters: tuple[str, ...]           # notebook stems: the reading assigned for this session
+    agenda: tuple[tuple[int, str], ...] = ()  # (minutes, activity), in order; see the module's docstring
+    take_home: tuple[str, ...] = ()     # chapters read at home from this session on, not counted in its reading
+    extra: tuple[str, ...] = ()         # labels of exercises done in class beyond the rule (``in_class``)
+    lab: str = ""                       # what students run themselves, if anything
+    notes: str = ""                     # for the instructor: what to stress, what to prepare
 
 
-#: the plan: one session a week, about two hours each
+#: the plan: one session a week, two hours each
 SESSIONS = (
-    Session("Two speeds and the roofline", ("primer", "01_two_speeds"),
-            notes="Start from the primer's diagram and its table of configuration fields, so that \"the weights a "
-                  "token multiplies\" is a list of matrices before it is a number. Then the roofline: have the "
-                  "room compute one chip's balance point from its datasheet, with the dense rate, before the "
-                  "figure shows it."),
-    Session("Decode", ("02_decode",),
-            notes="The chapter's one idea is that a decode step reads every weight for one token: work the "
-                  "running example's ceiling on the board before the figures. Keep the two weight counts apart: "
-                  "what memory must hold (for the fit, checked first) and what a step reads (for the speed)."),
-    Session("Prefill and the request", ("03_prefill",),
-            notes="Prefill reads the same weights as decode and lands on the other side of the ridge. Let the "
-                  "room place a short and a long prompt on the roofline figure before computing the crossover, "
-                  "then spend time on the activation traffic, the chapter's least familiar quantity, and on why "
-                  "it pushes the crossover beyond the balance point. Close with the request timeline: the time "
-                  "to first token answers to math once the prompt is past the crossover, the time per output "
-                  "token to bandwidth."),
-    Session("Batching and the KV cache", ("04_batching", "05_kv_cache"),
-            notes="Batching shares the weights' read among the conversations; the caches are what it cannot "
-                  "share. Ask how large a batch should be before showing the knee, and check the fit in memory "
-                  "before any rate."),
-    Session("The third wall, measured", ("06_overhead", "13_measure"),
-            lab="run chapter 13 on a laptop and in Binder, and compare the two machines' roofs",
-            notes="Chapter 13 measures the machine it runs on, so the hosted book's figures show the machine "
-                  "that built the book; students get their own machine's numbers only with the notebook running, "
-                  "which is the point of the lab."),
-    Session("Low precision", ("07_low_precision",),
-            notes="Keep the precision the weights are stored in apart from the precision the math runs in: "
-                  "weight-only formats help decode, and only narrower math helps a compute-bound step."),
-    Session("Mixtures of experts", ("08_moe",),
-            notes="An MoE step reads the experts its batch touches: few at a batch of one, nearly all of them "
-                  "once the batch is large, which is why its math binds only at a far larger batch than a dense "
-                  "model's. Read the figure's MoE curve against its dense twin's before the formula."),
-    Session("Serving at scale", ("09_serving_at_scale", "10_speculative_decoding"),
-            lab="in Binder, find a set-up on the frontier of {doc}`10_speculative_decoding` that meets a stated speed per user"),
-    Session("The index card and a worked example", ("11_index_card", "12_worked_example"),
-            notes="The worked example checks a published post claim by claim and makes a good final "
-                  "assignment: let students fill in the index card for it first."),
+    Session(
+        "Two speeds and the roofline", ("primer", "01_two_speeds"),
+        agenda=(
+            (10, "The course's question: is a run held back by memory, by math, or by neither?"),
+            (15, "Read [figure primer_decoder] together: the matrices a token multiplies, layer by layer"),
+            (15, "[primer-ex1] and [primer-ex3] in pairs, then [primer-ex4] at the figure"),
+            (20, "Board derivation: a chip's balance point from its datasheet, and the roofline's two lines"),
+            (10, "Break"),
+            (15, "Read [figure 01_roofline] together, then [two-speeds-ex3] at the figure"),
+            (25, "[two-speeds-ex1], [two-speeds-ex2] and [two-speeds-ex5] in pairs; two pairs present"),
+            (10, "Quiz: [quiz]"),
+        ),
+        notes="Start from the primer's diagram and its table of configuration fields, so that \"the weights a "
+              "token multiplies\" is a list of matrices before it is a number. Then the roofline: have the "
+              "room compute one chip's balance point from its datasheet, with the dense rate, before the "
+              "figure shows it."),
+    Session(
+        "Decode", ("02_decode",),
+        agenda=(
+            (10, "Recap of the roofline; today's question: what does one decode step read?"),
+            (25, "Board derivation: the memory ceiling of Llama-3.1-8B on a B200, bandwidth over the bytes "
+                 "a token reads, and the math ceiling beside it"),
+            (15, "Read [figure 02_decode_ceiling] together: several cards, several precisions"),
+            (15, "[decode-ex3] at the figure, in pairs"),
+            (10, "Break"),
+            (20, "[decode-ex7] alone, then compare answers"),
+            (15, "[decode-ex5] in groups: find the error, then put the right number in its place"),
+            (10, "Quiz: [quiz]"),
+        ),
+        extra=("decode-ex5",),
+        notes="The chapter's one idea is that a decode step reads every weight for one token: work the "
+              "running example's ceiling on the board before the figures. Keep the two weight counts apart: "
+              "what memory must hold (for the fit, checked first) and what a step reads (for the speed)."),
+    Session(
+        "Prefill and the request", ("03_prefill",),
+        agenda=(
+            (10, "Recap: decode reads every weight for one token; prefill reads them once for the whole prompt"),
+            (15, "Read [figure 03_prefill] together: place a short and a long prompt before any formula"),
+            (20, "Board derivation: the crossover, where a prompt's math outlasts its reads, and why the "
+                 "activation traffic pushes it beyond the balance point"),
+            (15, "[prefill-ex3] at the figure, in pairs"),
+            (10, "Break"),
+            (20, "[prefill-ex7] alone, then compare answers"),
+            (20, "Read [figure 03_request_timeline] together, then [prefill-ex6] at the figure"),
+            (10, "Quiz: [quiz]"),
+        ),
+        notes="Prefill reads the same weights as decode and lands on the other side of the ridge. Let the "
+              "room place a short and a long prompt on the roofline figure before computing the crossover, "
+              "then spend time on the activation traffic, the chapter's least familiar quantity, and on why "
+              "it pushes the crossover beyond the balance point. Close with the request timeline: the time "
+              "to first token answers to math once the prompt is past the crossover, the time per output "
+              "token to bandwidth."),
+    Session(
+        "Batching", ("04_batching",),
+        agenda=(
+            (10, "Recap: at a batch of one, decode leaves the math nearly idle"),
+            (10, "Ask the room: how large should a batch be? Collect guesses before any figure"),
+            (20, "Board derivation: one read of the weights shared by B sequences, and the knee where the "
+                 "math ceiling takes over"),
+            (15, "Read [figure 04_batch_throughput] together, then [batching-ex3] at the figure"),
+            (10, "Break"),
+            (20, "[batching-ex1] alone, then compare answers"),
+            (25, "[batching-ex6] in groups: find the error, then put the right number in its place"),
+            (10, "Quiz: [quiz]"),
+        ),
+        extra=("batching-ex6",),
+        notes="Batching shares the weights' read among the conversations. Ask how large a batch should be "
+              "before showing the knee, and keep each user's speed in view beside the fleet's: below the knee "
+              "a larger batch costs each user almost nothing, past it each user slows. Leave the caches for "
+              "the next session, and say so: today's batches have no context."),
+    Session(
+        "The KV cache", ("05_kv_cache",),
+        agenda=(
+            (10, "Recap: the knee without context; today every sequence brings its own cache"),
+            (20, "Board derivation: the cache bytes per token from a model's configuration, and what fits "
+                 "beside the weights"),
+            (15, "Read [figure 05_kv_memory] together, then [kv-cache-ex3] at the figure"),
+            (15, "[kv-cache-ex4] at the ceiling figure, in pairs"),
+            (10, "Break"),
+            (20, "[kv-cache-ex7] alone, then compare answers"),
+            (20, "Read [figure 12_worked_capacity] together, and hand out the worked example as take-home "
+                 "reading and the course's running assignment"),
+            (10, "Quiz: [quiz]"),
+        ),
+        take_home=("12_worked_example",),
+        notes="The cache is what batching cannot share: check the fit in memory before any rate, every time. "
+              "The worked example ({doc}`12_worked_example`) is take-home reading from this session on: it "
+              "needs only decode, batching and the cache, and it checks a published plan claim by claim. Set "
+              "its exercises as the course's running assignment, due a week after the last session."),
+    Session(
+        "The third wall, measured", ("06_overhead",),
+        agenda=(
+            (10, "Recap: two ceilings; today a rate far below both"),
+            (15, "Board derivation: the overhead ceiling, one step's launches times the host's time for each, "
+                 "beside the memory ceiling; then read [figure 06_third_wall] together"),
+            (15, "Read [figure 06_timeline] together, then [overhead-ex3] at the figure"),
+            (15, "[overhead-ex1] and [overhead-ex5] in pairs"),
+            (5, "Break"),
+            (45, "Lab: run {doc}`13_measure` on a laptop and in Binder; [measure-ex3] and [measure-ex4] with "
+                 "the notebook running, then compare the two machines' roofs in [figure 13_machine_roofline]"),
+            (5, "Hand out the rest of the measurement chapter as take-home reading"),
+            (10, "Quiz: [quiz]"),
+        ),
+        take_home=("13_measure",),
+        extra=("measure-ex3", "measure-ex4"),
+        lab="run chapter 13 on a laptop and in Binder, and compare the two machines' roofs",
+        notes="Chapter 13 measures the machine it runs on, so the hosted book's figures show the machine "
+              "that built the book; students get their own machine's numbers only with the notebook running, "
+              "which is the point of the lab. Its main line is take-home reading, after the lab: students "
+              "read it with their own measurements open, and hand in their roof with the chapter's exercises."),
+    Session(
+        "Low precision", ("07_low_precision",),
+        agenda=(
+            (10, "Recap: the bytes a step reads set the decode ceiling; fewer bytes per weight raise it"),
+            (20, "Board derivation: a weight's bytes in a block-scaled format, and the knee with FP8 weights "
+                 "and FP8 math"),
+            (15, "Read [figure 07_precision] together, then [low-precision-ex5] at the figure"),
+            (15, "[low-precision-ex1] alone, then compare answers"),
+            (10, "Break"),
+            (20, "[low-precision-ex4] in groups: find the error"),
+            (20, "Discussion: which format for which job? Storage for decode, narrower math for a "
+                 "compute-bound step"),
+            (10, "Quiz: [quiz]"),
+        ),
+        notes="Keep the precision the weights are stored in apart from the precision the math runs in: "
+              "weight-only formats help decode, and only narrower math helps a compute-bound step."),
+    Session(
+        "Mixtures of experts", ("08_moe",),
+        agenda=(
+            (10, "Recap: a dense model's knee; today a model that reads only the experts its batch touches"),
+            (15, "Read [figure 08_moe] together: the MoE curve against its dense twin's, before the formula"),
+            (20, "Board derivation: the experts a batch touches under uniform routing"),
+            (15, "[moe-ex4] at the figure, in pairs"),
+            (10, "Break"),
+            (15, "[moe-ex2] at the board: the knee once every expert is read"),
+            (10, "[moe-ex6] alone"),
+            (15, "[moe-ex5] in groups: find the error"),
+            (10, "Quiz: [quiz]"),
+        ),
+        notes="An MoE step reads the experts its batch touches: few at a batch of one, nearly all of them "
+              "once the batch is large, which is why its math binds only at a far larger batch than a dense "
+              "model's. Read the figure's MoE curve against its dense twin's before the formula. MLA's "
+              "absorbed attention is the chapter's second idea: keep it for the second hour."),
+    Session(
+        "Serving at scale", ("09_serving_at_scale", "10_speculative_decoding"),
+        agenda=(
+            (10, "Recap: one GPU's ceilings; today several GPUs, and several tokens per read of the weights"),
+            (15, "Read [figure 09_tensor_parallel] together, then [serving-at-scale-ex1] and "
+                 "[serving-at-scale-ex4] in pairs"),
+            (10, "[serving-at-scale-ex5] in groups: find the error"),
+            (15, "Board derivation: speculative decoding's tokens per step, and its speed-up while decode is "
+                 "memory-bound; read [figure 10_speculative] together"),
+            (10, "[speculative-ex1] and [speculative-ex2] in pairs"),
+            (5, "Break"),
+            (35, "Lab: in Binder, [serving-at-scale-ex3] on [figure 10_frontier]: find a set-up that meets "
+                 "the stated speed per user at the lowest cost per token"),
+            (10, "Hand out the index card as take-home reading, and the last part of the running assignment"),
+            (10, "Quiz: [quiz]"),
+        ),
+        take_home=("11_index_card",),
+        lab="in Binder, find a set-up on the frontier of {doc}`10_speculative_decoding` that meets a stated "
+            "speed per user",
+        notes="Two chapters, one question: what more hardware, or a draft model, buys each user and the fleet. "
+              "The index card ({doc}`11_index_card`) is take-home reading: it gathers every formula of the "
+              "course on one page. The running assignment's last part asks students to fill it in for the "
+              "worked example's set-up, by hand and then with its calculator, due a week later."),
 )
+
+_REF = re.compile(r"\[([^\]\s]+)\]")
+_FIGURE = re.compile(r"\[figure (\w+)\]")
+QUIZ = "[quiz]"
 
 
 def chapter_path(stem: str, root: Path = ROOT) -> Path:
@@ -130,32 +296,158 @@ def chapter_path(stem: str, root: Path = ROOT) -> Path:
     return path
 
 
+def reading_words(session: Session, root: Path = ROOT) -> int:
+    """The main-line words of a session's assigned reading (``prose.measure``); take-home
+    chapters are not counted."""
+    from inferlimits.book import prose
+
+    return sum(prose.measure(chapter_path(c, root)).words for c in session.chapters)
+
+
+def take_home_words(session: Session, root: Path = ROOT) -> int:
+    """The main-line words of the chapters a session hands out as take-home reading."""
+    from inferlimits.book import prose
+
+    return sum(prose.measure(chapter_path(c, root)).words for c in session.take_home)
+
+
+def session_exercises(session: Session, root: Path = ROOT) -> list[Exercise]:
+    """Every exercise of a session's chapters, its take-home chapters after them."""
+    return [e for c in session.chapters + session.take_home for e in exercises(chapter_path(c, root))]
+
+
+def in_class_exercises(session: Session, root: Path = ROOT) -> list[Exercise]:
+    """The exercises done in class: those of the session's assigned chapters that the rule
+    (``in_class``) sends to class, and those the session names in ``extra``, in the book's order."""
+    return [e for e in session_exercises(session, root)
+            if (e.chapter in session.chapters and in_class(e)) or e.label in session.extra]
+
+
+def homework_exercises(session: Session, root: Path = ROOT) -> list[Exercise]:
+    """The assigned chapters' exercises that are not done in class."""
+    done = {e.label for e in in_class_exercises(session, root)}
+    return [e for e in session_exercises(session, root) if e.chapter in session.chapters and e.label not in done]
+
+
+def take_home_exercises(session: Session, root: Path = ROOT) -> list[Exercise]:
+    """The take-home chapters' exercises not done in class: set with their reading."""
+    done = {e.label for e in in_class_exercises(session, root)}
+    return [e for e in session_exercises(session, root) if e.chapter in session.take_home and e.label not in done]
+
+
+def agenda_minutes(session: Session) -> int:
+    return sum(minutes for minutes, _ in session.agenda)
+
+
+def agenda_labels(session: Session) -> list[str]:
+    """The exercises a session's agenda names, by label, in order."""
+    return [m for _, activity in session.agenda for m in _REF.findall(activity) if m != "quiz"]
+
+
+def agenda_figures(session: Session) -> list[str]:
+    """The figures a session's agenda reads together, by their names in ``export.SLIDES``."""
+    return [m for _, activity in session.agenda for m in _FIGURE.findall(activity)]
+
+
+def session_of(stem: str, sessions: tuple[Session, ...] = SESSIONS) -> int:
+    """The number (from 1) of the session that assigns chapter ``stem``, as reading or take-home."""
+    for i, s in enumerate(sessions, start=1):
+        if stem in s.chapters + s.take_home:
+            return i
+    raise ValueError(f"stem: no session assigns the chapter {stem!r}")
+
+
+def numref(e: Exercise) -> str:
+    """A reference to ``e``; one of an unnumbered page (the primer) is named for it, since Sphinx
+    numbers its exercises 1, 2, ... without a chapter number."""
+    if e.chapter[:2].isdigit():
+        return f"{{numref}}`{e.label}`"
+    return f"{{numref}}`{e.chapter.capitalize()} %s <{e.label}>`"
+
+
 def _refs(exs: list[Exercise]) -> str:
-    """References to ``exs``; those of an unnumbered page (the primer) are named for it, since
-    Sphinx numbers them 1, 2, ... without a chapter number."""
-    def ref(e: Exercise) -> str:
-        r = f"{{numref}}`{e.label}`" if e.chapter[:2].isdigit() else f"{{numref}}`{e.chapter.capitalize()} %s <{e.label}>`"
-        return r + " (live kernel)" if needs_kernel(e) else r
-    return ", ".join(map(ref, exs)) or "none"
+    """References to ``exs``, "(live kernel)" after one that ``needs_kernel``."""
+    return ", ".join(numref(e) + (" (live kernel)" if needs_kernel(e) else "") for e in exs) or "none"
+
+
+def _docs(stems: tuple[str, ...]) -> str:
+    return ", ".join(f"{{doc}}`{c}`" for c in stems) or "–"
 
 
 def plan_markdown(sessions: tuple[Session, ...] = SESSIONS, root: Path = ROOT) -> str:
-    """The course plan as a Markdown table: each session's chapters, its exercises for class and
-    for homework (as references, so that their numbers are Sphinx's; "(live kernel)" after one
-    that ``needs_kernel``), and its lab."""
-    rows = ["| Session | Chapters | In class | Homework | Lab |", "|---|---|---|---|---|"]
+    """The course plan as a Markdown table: each session's assigned reading with its main-line
+    words, its exercises for class and for homework (as references, so that their numbers are
+    Sphinx's; "(live kernel)" after one that ``needs_kernel``), its take-home reading with the
+    exercises set with it, and its lab."""
+    rows = ["| Session | Reading | In class | Homework | Take-home | Lab |", "|---|---|---|---|---|---|"]
     for i, s in enumerate(sessions, start=1):
-        exs = [e for c in s.chapters for e in exercises(chapter_path(c, root))]
-        chapters = ", ".join(f"{{doc}}`{c}`" for c in s.chapters)
-        rows.append(f"| {i}. {s.topic} | {chapters} | {_refs([e for e in exs if in_class(e)])} "
-                    f"| {_refs([e for e in exs if not in_class(e)])} | {s.lab or '–'} |")
+        home = (f"{_docs(s.take_home)} ({take_home_words(s, root):,} words); "
+                f"{_refs(take_home_exercises(s, root))}") if s.take_home else "–"
+        rows.append(f"| {i}. {s.topic} | {_docs(s.chapters)} ({reading_words(s, root):,} words) "
+                    f"| {_refs(in_class_exercises(s, root))} | {_refs(homework_exercises(s, root))} "
+                    f"| {home} | {s.lab or '–'} |")
     return "\n".join(rows)
+
+
+def activity_markdown(activity: str, session: Session, root: Path = ROOT) -> str:
+    """An agenda activity with its exercises, figures and quiz written as links."""
+    from inferlimits.book.export import SLIDES
+
+    by_label = {e.label: e for e in session_exercises(session, root)}
+
+    def figure(m: re.Match) -> str:
+        slide = SLIDES[m.group(1)]
+        return f"the figure `{m.group(1)}` of {{doc}}`{slide.chapter}`"
+
+    def exercise(m: re.Match) -> str:
+        if m.group(1) == "quiz":
+            return "the session's questions in the {doc}`quiz bank <quiz>`"
+        e = by_label.get(m.group(1))
+        if e is None:
+            raise ValueError(f"agenda: {m.group(1)!r} is no exercise of the session {session.topic!r}")
+        return numref(e) + f" ({e.kind}" + (" · live kernel)" if needs_kernel(e) else ")")
+
+    return _REF.sub(exercise, _FIGURE.sub(figure, activity))
+
+
+def agenda_markdown(session: Session, root: Path = ROOT) -> str:
+    """A session's timed agenda: a table of each activity's start (hours:minutes from the start of
+    the session), its minutes, and what the room does."""
+    rows = ["| Start | Minutes | Activity |", "|---|---|---|"]
+    clock = 0
+    for minutes, activity in session.agenda:
+        rows.append(f"| {clock // 60}:{clock % 60:02d} | {minutes} | {activity_markdown(activity, session, root)} |")
+        clock += minutes
+    return "\n".join(rows)
+
+
+def session_markdown(number: int, sessions: tuple[Session, ...] = SESSIONS, root: Path = ROOT) -> str:
+    """One session in full: its topic, reading (with its words), take-home reading, lab, timed
+    agenda and notes."""
+    s = sessions[number - 1]
+    lines = [f"**{number}. {s.topic}.** Reading: {_docs(s.chapters)}, {reading_words(s, root):,} words of main line."]
+    if s.take_home:
+        lines.append(f"Take-home reading, not counted in the session's: {_docs(s.take_home)}, "
+                     f"{take_home_words(s, root):,} words.")
+    if s.lab:
+        lines.append(f"Lab: {s.lab}.")
+    out = [" ".join(lines), agenda_markdown(s, root)]
+    if s.notes:
+        out.append(f"*Notes.* {s.notes}")
+    return "\n\n".join(out)
+
+
+def sessions_markdown(sessions: tuple[Session, ...] = SESSIONS, root: Path = ROOT) -> str:
+    """Every session in full (``session_markdown``), one after the other."""
+    return "\n\n".join(session_markdown(i, sessions, root) for i in range(1, len(sessions) + 1))
 
 
 def notes_markdown(sessions: tuple[Session, ...] = SESSIONS) -> str:
     """The instructor's notes, one paragraph for each session that has them, numbered as the plan."""
     return "\n\n".join(f"**{i}. {s.topic}.** {s.notes}" for i, s in enumerate(sessions, start=1) if s.notes)
 
+
+# ---- exercises and their grading ---------------------------------------------------------------
 
 def kinds_markdown(paths: list[Path]) -> str:
     """What each kind of exercise asks, and how many of each the chapters ``paths`` set, by level."""
@@ -166,6 +458,152 @@ def kinds_markdown(paths: list[Path]) -> str:
         counts = [sum(1 for e in exs if e.kind == kind and e.level == lv) for lv in EXERCISE_LEVELS]
         rows.append(f"| {kind} | {asks} | " + " | ".join(map(str, counts)) + " |")
     return "\n".join(rows)
+
+
+@dataclass(frozen=True)
+class Rubric:
+    """What earns full, partial and no credit on one kind of exercise."""
+
+    full: str
+    partial: str
+    none: str
+
+
+#: one rubric for each kind of exercise (``EXERCISE_KINDS``), and one for the project-sized ones
+RUBRICS: dict[str, Rubric] = {
+    "compute": Rubric(
+        full="Every number the exercise asks for lies within its stated tolerance, with its unit, and the "
+             "working shows which given value goes into which formula.",
+        partial="The right formula and inputs, but one slip spoils a number: an arithmetic error, a unit "
+                "mixed up (GB for GiB, bits for bytes), a factor of two lost, a value copied wrong. Or the "
+                "right numbers with no working.",
+        none="A wrong method (the wrong bytes divided, a ceiling from the wrong resource), or numbers with "
+             "neither units nor working."),
+    "derive": Rubric(
+        full="Each step follows from the one before or from a stated assumption; the relation is reached in "
+             "symbols before any number goes in, and what it leaves out (the cache, the activations) is named.",
+        partial="The right relation, but one step asserted rather than shown, or an assumption used without "
+                "being named; or the relation shown only for one set of numbers.",
+        none="The relation stated without a derivation, checked only with numbers, or reached through two "
+             "errors that cancel."),
+    "decide": Rubric(
+        full="The right choice, with the limit that decides it named (fit in memory first, then bandwidth, "
+             "math or overhead) and each option's numbers within the stated tolerance.",
+        partial="The right choice with an incomplete reason: an option's numbers missing, or the deciding "
+                "limit not named. Or the wrong choice, reached correctly from a single slip in one number.",
+        none="A choice with no reason, a reason that skips the fit, or a choice by a limit that does not bind."),
+    "compare": Rubric(
+        full="Both designs or regimes set side by side on the same quantities, each number within the "
+             "stated tolerance, and the reason they differ said in a sentence.",
+        partial="The right direction, but one side without its numbers, or the reason for the difference "
+                "missing or wrong.",
+        none="One side only, or a comparison on quantities that do not bear on the question."),
+    "explore": Rubric(
+        full="Each value read off the figure at the setting the exercise names, within its tolerance, and "
+             "one sentence on what moved and why.",
+        partial="The readings right, the explanation missing or wrong; or one reading taken at the wrong setting.",
+        none="Readings from the wrong figure or the wrong settings, or none."),
+    "extend": Rubric(
+        full="The model carried one step further: the new term written as an equation, its assumptions "
+             "named, and a number or a limit that shows what it changes.",
+        partial="The extension set up right but not carried through to a number, or carried through with one slip.",
+        none="The chapter's result restated without the new term, or a new term with no reason for it."),
+    "find the error": Rubric(
+        full="The error named exactly (which number or step, and why it is wrong), the right number put in "
+             "its place within the stated tolerance, and how much the claim's conclusion changes.",
+        partial="The right error found, but the corrected number missing or outside the tolerance; or a real "
+                "but minor slip found while the main error is missed.",
+        none="The claim called right, or called wrong for a reason that is itself wrong."),
+    PROJECT: Rubric(
+        full="Every checkpoint the solution lists is met: the data entered with their sources, the method "
+             "written down, the numbers within the stated tolerance of the key (a measurement explained "
+             "against its ceiling), and a paragraph on what limits the result.",
+        partial="The method sound and most checkpoints met, but one missed: a number outside the tolerance, a "
+                "source missing, or no account of what limits the result.",
+        none="No working method, numbers without sources, or a rate for a set-up that does not fit, given "
+             "without comment."),
+}
+
+
+def rubric(ex: Exercise) -> Rubric:
+    """The rubric that grades ``ex``: the project rubric for a project-sized exercise, else its kind's."""
+    if ex.project:
+        return RUBRICS[PROJECT]
+    if ex.kind not in RUBRICS:
+        raise ValueError(f"ex: the exercise {ex.label!r} has no kind a rubric grades ({ex.title!r})")
+    return RUBRICS[ex.kind]
+
+
+def rubrics_markdown(rubrics: dict[str, Rubric] = RUBRICS) -> str:
+    """The rubrics as a Markdown table: one row per kind, its full, partial and no credit."""
+    rows = ["| Kind | Full credit | Partial credit | No credit |", "|---|---|---|---|"]
+    for kind, r in rubrics.items():
+        name = f"{kind} (project-sized)" if kind == PROJECT else kind
+        rows.append(f"| {name} | {r.full} | {r.partial} | {r.none} |")
+    return "\n".join(rows)
+
+
+# ---- the quiz bank ------------------------------------------------------------------------------
+
+#: where the quiz bank is
+QUIZ_PATH = ROOT / "chapters" / "quiz.ipynb"
+#: a question's label line: its id (Q, the chapter's number or P for the primer, a dot, its place),
+#: its chapter, its session (a reference to the course plan) and its kind
+_QUESTION = re.compile(r"^\*\*(Q(?:P|\d+)\.\d+)\*\* · \{doc\}`([\w-]+)` · \{ref\}`session (\d+) <course-plan>` · "
+                       r"(numeric|multiple choice)\n\n(.*?)\n\n"
+                       r"```\{admonition\} Key\n:class: dropdown\n(.*?)\n```", re.M | re.S)
+#: the line that states how close a numeric answer must come (the exercises' form)
+TOLERANCE = re.compile(r"^Tolerance: (exact|\d+(?:\.\d+)?%)\.$", re.M)
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question of the quiz bank, as its page writes it, with the check cell under it."""
+
+    id: str             # "Q2.1": the chapter's number (P for the primer) and its place
+    chapter: str        # the notebook's stem
+    session: int        # the session its label names
+    kind: str           # "numeric" or "multiple choice"
+    text: str           # the question, its options and its tolerance
+    key: str            # the key, as the page writes it
+    code: str           # the check cell that computes the key
+
+    @property
+    def tolerance(self) -> str | None:
+        """What the question's tolerance line states ("2%", "exact"), or None."""
+        m = TOLERANCE.search(self.text)
+        return m and m.group(1)
+
+
+def quiz_questions(path: Path = QUIZ_PATH) -> list[Question]:
+    """The quiz bank's questions, in order: each from its Markdown cell and the code cell after it."""
+    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    out = []
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] != "markdown":
+            continue
+        for m in _QUESTION.finditer("".join(cell["source"])):
+            after = cells[i + 1] if i + 1 < len(cells) and cells[i + 1]["cell_type"] == "code" else {"source": ""}
+            out.append(Question(m.group(1), m.group(2), int(m.group(3)), m.group(4), m.group(5).strip(),
+                                m.group(6).strip(), "".join(after["source"])))
+    return out
+
+
+def choice(question: str, computed: str, stated: str, values: dict[str, object] | None = None) -> None:
+    """A multiple-choice key, checked: ``computed`` is the option the package's arithmetic makes
+    right (its letter, "b"), ``stated`` the key as the quiz bank writes it ("(b)"), and ``values``
+    what the arithmetic gives for each option (printed, so that a change to any input shows).
+    Prints one stable line; raises CheckFailed when the key and the arithmetic differ."""
+    if not isinstance(question, str) or not question.strip():
+        raise ValueError("question must name the question, as the quiz bank labels it")
+    m = re.fullmatch(r"\(([a-e])\)", stated if isinstance(stated, str) else "")
+    if not m:
+        raise ValueError(f"stated must be the key as the quiz writes it, such as '(b)'; got {stated!r}")
+    if computed != m.group(1):
+        raise CheckFailed(f"{question}: the quiz's key is {stated} but the arithmetic makes ({computed}) right")
+    shown = ", ".join(f"({k}) {v:,.4g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else f"({k}) {v}"
+                      for k, v in (values or {}).items())
+    print(f"✓ {question}: key {stated}, computed ({computed})" + (f" from {shown}" if shown else ""))
 
 
 def slides_markdown() -> str:

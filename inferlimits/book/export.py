@@ -14,7 +14,13 @@ therefore calls for a new export, and a test says so on any machine, without dra
 another machine's fonts may change a PNG's bytes, never the figure it was drawn from.
 
     python -m inferlimits.book.export            # write figures/ (needs Debian's chromium)
+    python -m inferlimits.book.export --wide     # write only the 16:9 exports, figures/16x9/
     python -m inferlimits.book.export --check    # exit 1 if a committed export is out of date
+
+The decks (``make slides``, ``inferlimits.book.slides``) show the same figures at slide proportions:
+``WIDE`` holds every slide above and chapter 2's roofline, each drawn at 16:9 (at least 1280 x 720
+layout px; every PNG 1600 x 900) into ``figures/16x9/``, with its own record,
+``figures/16x9/exports.json``.
 
 Kaleido never downloads anything here: it runs the chromium it is given, on a page that loads
 plotly.js from the plotly package and no MathJax, with a proxy that refuses every request beyond
@@ -25,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,19 +99,24 @@ class Slide:
         return {"data": spec["data"], "layout": layout}
 
 
-def _options(fig: dict, ext: str) -> dict:
-    return {"format": ext, "width": WIDTH, "height": fig["layout"].get("height", 450),
-            "scale": SCALE if ext == "png" else 1}
+def _options(fig: dict, ext: str, scale: float | None = SCALE) -> dict:
+    """The export's size: the figure's own width (``WIDTH`` where it sets none) and height, and
+    ``scale`` PNG pixels per layout px (None: as many as make the PNG ``WIDE_PNG_WIDTH`` wide)."""
+    width = fig["layout"].get("width", WIDTH)
+    if scale is None:
+        scale = WIDE_PNG_WIDTH / width
+    return {"format": ext, "width": width, "height": fig["layout"].get("height", 450),
+            "scale": scale if ext == "png" else 1}
 
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def source_hash(fig: dict) -> str:
+def source_hash(fig: dict, scale: float | None = SCALE) -> str:
     """A hash of everything an export is drawn from: the figure, its size, and the plotly (and so
     plotly.js) that draws it."""
-    source = {"figure": fig, "options": _options(fig, "png"), "plotly": plotly.__version__}
+    source = {"figure": fig, "options": _options(fig, "png", scale), "plotly": plotly.__version__}
     return _sha256(json.dumps(source, sort_keys=True, separators=(",", ":")).encode())
 
 
@@ -137,43 +149,114 @@ SLIDES: dict[str, Slide] = {
 }
 
 
-async def _calc(k: kaleido.Kaleido, fig: dict, ext: str) -> bytes:
+#: the 16:9 exports for the decks: the least layout size (px, 16:9; a figure its chapter draws
+#: taller keeps its height, and is as wide as 16:9 makes it), and the PNG's width (1600 x 900)
+WIDE_SIZE = (1280, 720)
+WIDE_PNG_WIDTH = 1600
+WIDE_OUT = OUT / "16x9"
+WIDE_MANIFEST = WIDE_OUT / "exports.json"
+
+#: name -> slide drawn at 16:9 for the decks: every slide, and chapter 2's roofline
+WIDE: dict[str, Slide] = {**SLIDES, "02_decode_roofline": Slide("02_decode", "fig-decode-roofline")}
+
+
+#: where a chapter's figure had a slider under its plot: the bottom margin its 16:9 export starts
+#: from (plotly widens it to hold the legend) and where the legend then sits, in the plot's heights
+WIDE_BOTTOM = 60
+WIDE_LEGEND_Y = -0.17
+
+
+def wide_size(height: float) -> tuple[int, int]:
+    """The 16:9 layout size (px) for a figure ``height`` px tall: ``WIDE_SIZE``, or, for a taller
+    figure, its height (up to the next multiple of 9) and the width 16:9 gives it."""
+    h = max(WIDE_SIZE[1], 9 * math.ceil(height / 9))
+    return 16 * h // 9, h
+
+
+def wide_figure(slide: Slide) -> dict:
+    """``slide``'s figure at slide proportions: the same data and layout, drawn at a 16:9 size
+    (``wide_size``). Where the chapter's figure has a slider under its plot (hidden here, as in
+    every export: it has sliders, and a bottom margin wider than ``2 * WIDE_BOTTOM`` to hold
+    them), the room the slider took goes back to the plot: the figure is drawn at ``WIDE_SIZE``,
+    the legend moves up under the x axis, and the bottom margin is what the legend needs. Any
+    other figure keeps all its height, so that nothing it draws is cut."""
+    fig = slide.figure()
+    layout = dict(fig["layout"])
+    margin = layout.get("margin", {})
+    if slide.spec()["layout"].get("sliders") and margin.get("b", 0) > 2 * WIDE_BOTTOM:
+        width, height = WIDE_SIZE
+        layout["margin"] = {**margin, "b": WIDE_BOTTOM}
+        legend = layout.get("legend") or {}
+        if legend.get("y", 1) < 0:
+            layout["legend"] = {**legend, "y": WIDE_LEGEND_Y}
+    else:
+        width, height = wide_size(layout.get("height", 450))
+    return {"data": fig["data"], "layout": {**layout, "width": width, "height": height}}
+
+
+async def _calc(k: kaleido.Kaleido, fig: dict, ext: str, scale: float | None = SCALE) -> bytes:
     """One export. Kaleido 1.5 opens its tab by asking for the page's script context right after
     navigating; on a loaded machine it can be handed the blank page's context instead, and its
     first export then fails with "kaleido_scopes is not defined". The tab reloads after every
     export (which finds the right context), so that one failure is tried once more."""
     try:
-        return await k.calc_fig(fig, opts=_options(fig, ext))
+        return await k.calc_fig(fig, opts=_options(fig, ext, scale))
     except kaleido.errors.JavascriptError as e:
         if "kaleido_scopes is not defined" not in str(e):
             raise
-        return await k.calc_fig(fig, opts=_options(fig, ext))
+        return await k.calc_fig(fig, opts=_options(fig, ext, scale))
 
 
-async def _render(figures: dict[str, dict]) -> dict[str, dict[str, bytes]]:
+async def _render(figures: dict[str, dict], scale: float | None = SCALE) -> dict[str, dict[str, bytes]]:
     page = kaleido.PageGenerator(plotly=PLOTLY_JS, mathjax=False, others=[SEEDED_RANDOM])
     async with kaleido.Kaleido(page_generator=page, path=CHROMIUM, proxy_server=NO_NETWORK) as k:
-        return {name: {ext: await _calc(k, fig, ext) for ext in FORMATS} for name, fig in figures.items()}
+        return {name: {ext: await _calc(k, fig, ext, scale) for ext in FORMATS} for name, fig in figures.items()}
 
 
-def render(figures: dict[str, dict]) -> dict[str, dict[str, bytes]]:
-    """name -> {"svg": bytes, "png": bytes} for each figure, drawn by one chromium."""
-    return asyncio.run(_render(figures))
+def render(figures: dict[str, dict], scale: float | None = SCALE) -> dict[str, dict[str, bytes]]:
+    """name -> {"svg": bytes, "png": bytes} for each figure, drawn by one chromium (``scale``: as
+    ``_options`` takes it)."""
+    return asyncio.run(_render(figures, scale))
+
+
+def _write(figures: dict[str, dict], out: Path, manifest_path: Path, scale: float | None) -> None:
+    manifest = {}
+    out.mkdir(exist_ok=True)
+    for name, files in render(figures, scale).items():
+        manifest[name] = {"source": source_hash(figures[name], scale)}
+        for ext, data in files.items():
+            path = out / f"{name}.{ext}"
+            path.write_bytes(data)
+            manifest[name][ext] = _sha256(data)
+            print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
+    manifest_path.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def write() -> None:
-    """Export every slide into ``figures/`` and record what each was drawn from."""
-    figures = {name: slide.figure() for name, slide in SLIDES.items()}
-    manifest = {}
-    OUT.mkdir(exist_ok=True)
-    for name, files in render(figures).items():
-        manifest[name] = {"source": source_hash(figures[name])}
-        for ext, data in files.items():
-            path = OUT / f"{name}.{ext}"
-            path.write_bytes(data)
-            manifest[name][ext] = _sha256(data)
-            print(f"wrote {path.relative_to(ROOT)}")
-    MANIFEST.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    """Export every slide into ``figures/``, and its 16:9 version into ``figures/16x9/``, and
+    record what each was drawn from."""
+    _write({name: slide.figure() for name, slide in SLIDES.items()}, OUT, MANIFEST, SCALE)
+    write_wide()
+
+
+def write_wide() -> None:
+    """Export only the 16:9 versions (``WIDE``) into ``figures/16x9/``, with their record."""
+    _write({name: wide_figure(slide) for name, slide in WIDE.items()}, WIDE_OUT, WIDE_MANIFEST, None)
+
+
+def stale_wide() -> list[str]:
+    """What is out of date among the 16:9 exports, as ``stale`` says it for the others."""
+    manifest = json.loads(WIDE_MANIFEST.read_text(encoding="utf-8")) if WIDE_MANIFEST.exists() else {}
+    out = []
+    for name, slide in WIDE.items():
+        entry = manifest.get(name, {})
+        if entry.get("source") != source_hash(wide_figure(slide), None):
+            out.append(f"16x9/{name} (drawn from another figure)")
+        for ext in FORMATS:
+            path = WIDE_OUT / f"{name}.{ext}"
+            if not path.exists() or _sha256(path.read_bytes()) != entry.get(ext):
+                out.append(f"16x9/{path.name}")
+    return out + [f"16x9/{name} (no longer a slide)" for name in manifest if name not in WIDE]
 
 
 def stale() -> list[str]:
@@ -193,9 +276,11 @@ def stale() -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    if "--check" not in argv:
+    if "--wide" in argv:
+        write_wide()
+    elif "--check" not in argv:
         write()
-    out = stale()
+    out = stale() + stale_wide()
     if out:
         print("out of date (run `make figures`):", ", ".join(out))
     return 1 if out else 0

@@ -28,6 +28,15 @@
   student edition, which leaves out every exercise's solution (sphinx-exercise's
   ``hide_solutions``) and the check cells tagged ``solution`` that print the answers' numbers,
   with no notebook sources and no launch or download buttons (the notebooks hold the solutions).
+  It leaves out the pages for instructors only (``student.INSTRUCTOR_ONLY``): its table of contents
+  is ``_toc.yml`` without them (``student.student_toc``, written beside the build), so they are
+  neither built nor printed, and a reference another page makes to one of them shows as plain text
+  (its title, then ``UNLINKED``), not as a link. The solution-free notebooks and the
+  student branch are written by ``inferlimits.book.student`` (``make student``).
+- The lab sheet (``student.LAB_SHEET``, in both editions): its marker line is replaced, as the page is
+  read, by the labs of the course plan with Binder links to the student branch of the repository
+  (``student.labs_markdown``); the page is read again on every build, since what it shows depends on
+  the repository and the plan, not on its file.
 - Drop the ipywidgets state that execution records: the hosted book has no kernel, shows each
   control panel's static figure instead, and would otherwise embed megabytes of widget code.
 """
@@ -35,11 +44,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
-from inferlimits.book import ROOT, firstpaint, icons, mathsvg, measures_this_machine, notebooks, purgecss, sitepages
+from inferlimits.book import ROOT, firstpaint, icons, mathsvg, measures_this_machine, notebooks, purgecss, sitepages, student
 
 PACKAGE = Path(__file__).resolve().parents[1]  # inferlimits/
 SITE = Path(__file__).resolve().parent / "site"
@@ -49,8 +60,9 @@ SITE_FILES = ("figures.js", "tables.js", "book.css")
 EDITION_ENV = "INFERLIMITS_EDITION"
 EDITIONS = ("full", "student")
 #: the tag of the check cells that state an exercise's answers
-SOLUTION_TAG = "solution"
-BUILD_ONLY = ("sphinxext.py", "sitepages.py", "mathsvg.py", "icons.py", "purgecss.py", "firstpaint.py", "plotlyhtml.py")
+SOLUTION_TAG = student.SOLUTION_TAG
+BUILD_ONLY = ("sphinxext.py", "sitepages.py", "mathsvg.py", "icons.py", "purgecss.py", "firstpaint.py", "plotlyhtml.py",
+              "student.py")
 
 
 def _npm_file(app, value: str, what: str) -> Path:
@@ -116,12 +128,13 @@ def _invalidate_if_package_changed(app) -> None:
 
 
 def _outdated(app, env, added, changed, removed):
-    """After a change to the package, the chapters the build executes (the others show their
-    committed outputs, which the package does not change)."""
+    """The lab sheet, always; and after a change to the package, the chapters the build executes
+    (the others show their committed outputs, which the package does not change)."""
+    sheet = [d for d in env.found_docs if d == student.LAB_SHEET and d not in added and d not in changed]
     if not getattr(app, "inferlimits_stale", False):
-        return []
+        return sheet
     executed = {nb.relative_to(ROOT).with_suffix("").as_posix() for nb in notebooks() if measures_this_machine(nb)}
-    return [d for d in env.found_docs if d in executed and d not in added and d not in changed]
+    return sheet + [d for d in env.found_docs if d in executed and d not in added and d not in changed]
 
 
 def _drop_widget_state(app, doctree) -> None:
@@ -164,6 +177,108 @@ def _edition(app, config) -> None:
         config.html_title = f"{config.html_title} (student edition)"
         config.html_copy_source = False
         config.html_theme_options.update(use_download_button=False)
+
+
+def _student_toc(app, config) -> None:
+    """The student edition's table of contents: ``_toc.yml`` without the pages for instructors
+    only, written beside the build (sphinx-external-toc reads it after this, at priority 900, and
+    excludes the pages it does not list, as ``only_build_toc_files`` asks)."""
+    if edition() == "student":
+        toc = student.write_student_toc(Path(app.outdir).parent / "_toc.student.yml", Path(app.srcdir))
+        config.external_toc_path = str(toc)
+
+
+#: what follows a reference to a page for instructors only, in the student edition
+UNLINKED = "(a page of the full book)"
+
+
+def _page_texts(srcdir: Path, docname: str) -> list[str]:
+    """The Markdown of page ``docname``: of its notebook (its Markdown cells), then of its Markdown
+    file, for each of the two that exists."""
+    from inferlimits.book.course import markdown
+
+    paths = [srcdir / f"{docname}{suffix}" for suffix in (".ipynb", ".md")]
+    return [markdown(p) if p.suffix == ".ipynb" else p.read_text(encoding="utf-8") for p in paths if p.exists()]
+
+
+def _page_title(srcdir: Path, docname: str) -> str:
+    """The first heading of page ``docname`` (a notebook or a Markdown file), else its name."""
+    for text in _page_texts(srcdir, docname):
+        found = re.search(r"^# (.+)$", text, re.M)
+        if found:
+            return found.group(1).strip()
+    return docname.rsplit("/", 1)[-1]
+
+
+def _instructor_only_labels(srcdir: Path) -> dict[str, str]:
+    """The labels the pages for instructors only define (``(label)=`` lines and ``:label:``
+    options), each with its page."""
+    out = {}
+    for docname in student.INSTRUCTOR_ONLY:
+        for text in _page_texts(srcdir, docname):
+            for label in re.findall(r"^\((\S+)\)=\s*$|^:label: (\S+)", text, re.M):
+                out[(label[0] or label[1]).lower()] = docname
+    return out
+
+
+def _instructor_only_target(node, labels: dict[str, str]) -> str | None:
+    """The page for instructors only that a pending reference points to, if it does: a ``{doc}``
+    role (its target relative to the page it stands in), a Markdown link to a page, or a ``{ref}``
+    or ``{numref}`` to a label one of those pages defines (``labels``)."""
+    if node.get("refdomain") == "std" and node.get("reftype") in ("ref", "numref"):
+        return labels.get(node["reftarget"].lower())
+    if node.get("refdomain") == "std" and node.get("reftype") == "doc":
+        target = node["reftarget"]
+        docname = target.lstrip("/") if target.startswith("/") else posixpath.normpath(
+            posixpath.join(posixpath.dirname(node.get("refdoc", "")), target))
+    elif node.get("reftype") == "myst" and node.get("refdomain") == "doc":
+        docname = node["reftarget"]
+    else:
+        return None
+    return docname if docname in student.INSTRUCTOR_ONLY else None
+
+
+def _unlink_instructor_pages(app):
+    """A Sphinx post-transform (priority 5, before Sphinx's and MyST's reference resolvers, 10 and
+    9): in the student edition, a reference to a page for instructors only becomes plain text, its
+    explicit title or the page's title in quotes, followed by ``UNLINKED``."""
+    from docutils import nodes
+    from sphinx import addnodes
+    from sphinx.transforms.post_transforms import SphinxPostTransform
+
+    class UnlinkInstructorPages(SphinxPostTransform):
+        default_priority = 5
+
+        def run(self, **kwargs) -> None:
+            if edition() != "student":
+                return
+            labels = _instructor_only_labels(Path(self.app.srcdir))
+            for node in list(self.document.findall(addnodes.pending_xref)):
+                docname = _instructor_only_target(node, labels)
+                if docname is None:
+                    continue
+                explicit = node.get("refexplicit", node.get("reftype") == "myst") and node.astext().strip()
+                title = explicit or f"“{_page_title(Path(self.app.srcdir), docname)}”"
+                node.replace_self(nodes.inline("", f"{title} {UNLINKED}"))
+
+    app.add_post_transform(UnlinkInstructorPages)
+
+
+def _drop_stale_instructor_pages(app, exception) -> None:
+    """The student site keeps no page for instructors only that an earlier build left (Sphinx
+    removes no page of a document that has left the project)."""
+    if exception is None and app.builder.format == "html" and edition() == "student":
+        for docname in student.INSTRUCTOR_ONLY:
+            (Path(app.outdir) / f"{docname}.html").unlink(missing_ok=True)
+
+
+def _lab_sheet(app, docname, source) -> None:
+    """The lab sheet's labs, written into the page as it is read."""
+    if docname == student.LAB_SHEET:
+        if student.LAB_SHEET_MARKER not in source[0]:
+            raise ValueError(f"{docname}: the line {student.LAB_SHEET_MARKER!r} is missing, where the labs go")
+        url = repository_url(cwd=Path(app.srcdir))
+        source[0] = source[0].replace(student.LAB_SHEET_MARKER, student.labs_markdown(url, Path(app.srcdir)))
 
 
 def _drop_solution_cells(app, doctree) -> None:
@@ -218,6 +333,7 @@ def _launch(app, config) -> None:
 def setup(app):
     app.connect("config-inited", _theme_defaults)
     app.connect("config-inited", _edition)
+    app.connect("config-inited", _student_toc)   # before sphinx-external-toc reads the toc (900)
     app.connect("config-inited", _execute_only_what_measures)
     app.connect("config-inited", _launch)
     app.connect("html-page-context", _dedupe_scripts, priority=100)
@@ -232,6 +348,9 @@ def setup(app):
     app.connect("html-page-context", sitepages.page_assets)
     app.connect("doctree-read", _drop_widget_state)
     app.connect("doctree-read", _drop_solution_cells)
+    app.connect("source-read", _lab_sheet)
+    _unlink_instructor_pages(app)
     app.connect("build-finished", _copy_assets)
+    app.connect("build-finished", _drop_stale_instructor_pages)
     app.connect("build-finished", _first_paint, priority=900)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from IPython.display import Markdown
@@ -75,12 +75,37 @@ def _chapter_array_mib() -> int:
     return measure.bandwidth_array_bytes() // MIB
 
 
+#: The machines ``judge`` judged this session, by their roof's settings (array bytes, matrix side):
+#: the figures draw the roof the chapter's tables use.
+_JUDGED: dict[tuple[int, int], measure.Machine] = {}
+
+
+def _machine(array_bytes: int | None = None, matmul_side: int = measure.ROOF_SIDE) -> measure.Machine:
+    """The machine whose roof a figure draws: the one ``judge`` judged at these settings this
+    session, where it did, else ``measure.this_machine`` (the first repeats alone)."""
+    key = measure.roof_settings(array_bytes, matmul_side)
+    return _JUDGED.get(key) or measure.this_machine(*key)
+
+
+def _bandwidth_label(m: measure.Machine) -> str:
+    if m.roof_source in ("the reference run", "the reference run for the bandwidth"):
+        return "the reference run's"
+    return f"{m.bandwidth_from}, fastest sample"
+
+
+def _math_label(m: measure.Machine) -> str:
+    if m.roof_source in ("the reference run", "the reference run for the math rate"):
+        return "the reference run's"
+    return "fastest sample"
+
+
 def roofline_spec(array_mib: int | None = None, matmul_side: int = 2048) -> dict:
-    """This machine's roof from the fastest repeats of its bandwidth and math rate, with the roofs
-    its medians and its slowest repeats would draw (how much the measurement wobbles). The array
-    defaults to the one sized from this machine's cache (``measure.bandwidth_array_bytes``)."""
+    """This machine's roof from the fastest samples of its bandwidth and math rate (the roof the
+    chapter's tables use: ``judge``), with the roofs its first repeats' medians and slowest would
+    draw (how much the measurement wobbles). The array defaults to the one sized from this
+    machine's cache (``measure.bandwidth_array_bytes``)."""
     array_mib = _chapter_array_mib() if array_mib is None else int(array_mib)
-    m = measure.this_machine(array_mib * MIB, int(matmul_side))
+    m = _machine(array_mib * MIB, int(matmul_side))
     x, y, ridge = _roof(m)
     lx, ly, _ = _roof(m, m.bandwidth.low, m.matmul.low)
     mx, my, _ = _roof(m, m.bandwidth.median, m.matmul.median)
@@ -88,15 +113,15 @@ def roofline_spec(array_mib: int | None = None, matmul_side: int = 2048) -> dict
         dict(type="scatter", x=lx + [None] + mx, y=ly + [None] + my, mode="lines",
              line=dict(color=FAINT, width=1, dash="dot"), hoverinfo="skip", name="slowest repeats and medians"),
         dict(type="scatter", x=x, y=y, mode="lines", line=dict(color=ACCENT, width=3),
-             name="this machine (fastest repeats)",
+             name="the roof (fastest samples)",
              hovertemplate="%{x:.3g} FLOP/byte → %{y:.4g} GFLOP/s<extra></extra>"),
         dict(type="scatter", x=[ridge, ridge], y=[GFLOPS_RANGE[0], y[1]], mode="lines+text",
              line=dict(color=ACCENT, width=1, dash="dot"), text=["", f"ridge {ridge:.3g} FLOP/byte"],
              textposition="top left", hoverinfo="skip", name="ridge"),
         dict(type="scatter", x=[INTENSITY_RANGE[0] * 2, INTENSITY_RANGE[1] / 2], mode="text",
              y=[INTENSITY_RANGE[0] * 2 * m.bandwidth_bytes_per_s / GIGA / 3, y[1] * 1.6],
-             text=[f"bandwidth {m.bandwidth_bytes_per_s / GB:.3g} GB/s ({m.bandwidth_from}, fastest repeat)",
-                   f"matrix product {m.peak_flop_per_s / GIGA:.3g} GFLOP/s (fastest repeat)"],
+             text=[f"bandwidth {m.bandwidth_bytes_per_s / GB:.3g} GB/s ({_bandwidth_label(m)})",
+                   f"matrix product {m.peak_flop_per_s / GIGA:.3g} GFLOP/s ({_math_label(m)})"],
              textposition=["bottom right", "top left"], hoverinfo="skip", name="measurements"),
     ]
     layout = base_layout(_title("Roofline of this machine", m), "arithmetic intensity (FLOP per byte moved)",
@@ -158,10 +183,12 @@ def products_spec(side: int = 8192, max_batch: int = 256, chapter: tuple[int, in
     same matrix timed in the same rounds; and the model at each batch, min(P, I x BW) with this
     machine's roof (``_model_trace``: the climb-then-level shape a quiet machine shows).
     ``chapter`` is the (side, max_batch) the chapter measured."""
-    m = measure.this_machine()
+    m = _machine()
     side, max_batch = int(side), int(max_batch)
-    rounds, how = _rounds((side, max_batch) == tuple(chapter), measure.SWEEP_ROUNDS)
-    sweep = measure.product_sweep(side, side, measure.powers_of_two(max_batch), rounds)
+    at_chapter = (side, max_batch) == tuple(chapter)
+    rounds, how = _rounds(at_chapter, measure.SWEEP_ROUNDS)
+    sweep = measure.product_sweep(side, side, measure.powers_of_two(max_batch), rounds,
+                                  roof=(m.array_bytes, m.matmul_side) if at_chapter else None)
     x, y, ridge = _roof(m)
     x0, x1 = INTENSITY_RANGE
     read = sweep.read_bytes_per_s
@@ -209,13 +236,14 @@ def decode_spec(context_tokens: int = 128, max_batch: int = 64, together: tuple[
     and the model at each measured batch, min(memory, math) (``_model_trace``: the memory-to-math
     knee a quiet machine shows). The chapter measured the contexts in ``together`` in the same rounds, up to
     ``chapter_max_batch``; any other setting is measured live, on its own."""
-    m = measure.this_machine()
+    m = _machine()
     context_tokens, max_batch = int(context_tokens), int(max_batch)
     batches = measure.powers_of_two(max_batch)
     chapter = context_tokens in together and max_batch == chapter_max_batch
     rounds, how = _rounds(chapter, measure.DECODE_ROUNDS)
     contexts = tuple(together) if chapter else (context_tokens,)
-    points = measure.at_context(measure.decode_sweep(tinyllm.TINY_LLAMA, batches, contexts, rounds=rounds),
+    points = measure.at_context(measure.decode_sweep(tinyllm.TINY_LLAMA, batches, contexts, rounds=rounds,
+                                                     roof=(m.array_bytes, m.matmul_side) if chapter else None),
                                 context_tokens)
     curve = list(np.geomspace(1, max(batches), 48))
     memory = [measure.decode_ceilings_tokens_per_s(m, b, context_tokens)[0] for b in curve]
@@ -261,8 +289,11 @@ def decode_panel(context_tokens: int = 128, max_batch: int = 64, together: tuple
 # with whether this run shows the sweep's lesson; where it does not, it says why (noise, or a
 # rate far below its ceilings) and what a quiet machine should show instead. Every verdict follows
 # a rule the chapter states, with the constants below: quiet only when every spread is at most
-# QUIET_SPREAD; a point placed by the book's rule only when its own rounds were quiet (else
-# TOO_NOISY); the climb-then-level shape only by CLIMB_SHARE and LEVEL_FACTOR.
+# QUIET_SPREAD; noise only ever slows a rate, so a point that reached NEAR of its ceiling is placed
+# by the book's rule however noisy its rounds, and a noisy point below NEAR is not (TOO_NOISY); the
+# climb-then-level shape only by CLIMB_SHARE and LEVEL_FACTOR. "Noisy" is a reason only where the
+# spreads show it: a shortfall or a rise that held in every round is put down to its cause (the
+# library, a cost the formula leaves out, a roof measured on another shape), not to noise.
 
 #: A rate within this fraction of twice the last one "doubled"; one within ``LEVEL_WITHIN`` of the
 #: last one "held level".
@@ -274,8 +305,8 @@ PACE_WITHIN = 0.1
 #: of the lower ceiling is far below both ceilings.
 NEAR = 0.5
 #: A measurement is quiet when its fastest repeat (or round) is at most this many times its slowest,
-#: and a run or a sweep is quiet when every one of its measurements is.
-QUIET_SPREAD = 1.25
+#: and a run or a sweep is quiet when every one of its measurements is (``measure.QUIET_SPREAD``).
+QUIET_SPREAD = measure.QUIET_SPREAD
 #: The climb-then-level shape, in two rules the chapter states: below the ridge the measured rate
 #: rises by at least this share of the roof's factor (the roof rises 8x: at least 4x) ...
 CLIMB_SHARE = 0.5
@@ -283,7 +314,8 @@ CLIMB_SHARE = 0.5
 LEVEL_FACTOR = 1.5
 #: The regime ``regime_kinds`` gives a rate above its lower ceiling (``generation.regime`` refuses one).
 ABOVE = "above its lower ceiling"
-#: The regime ``regime_kinds`` gives a rate whose rounds were noisy: it is not placed by the book's rule.
+#: The regime ``regime_kinds`` gives a rate below NEAR of its lower ceiling whose rounds were noisy:
+#: noise alone could have held it there, so it is not placed by the book's rule.
 TOO_NOISY = "too noisy to place"
 
 
@@ -324,9 +356,12 @@ def is_noisy(spread: float) -> bool:
 def noise_words(spreads: Sequence[float], what: str = "rows") -> str:
     """Whether a sweep was quiet by the chapter's rule: quiet only when every one of its
     measurements (``spreads``: each one's fastest round over its slowest; ``what`` names them, e.g.
-    "rows" of its table) spread at most QUIET_SPREAD. "quiet: all 10 rows varied at most 1.2× from
-    slowest to fastest." or "noisy: 4 of its 10 rows varied more than 1.25× from slowest to
-    fastest, up to 3×.\""""
+    "rows" of its table) spread at most QUIET_SPREAD; mostly quiet when fewer than half of them
+    spread more; else noisy. "quiet: all 10 rows varied at most 1.2× from slowest to fastest.",
+    "mostly quiet: 6 of its 7 batches varied at most 1.25× from slowest to fastest; the other
+    varied 1.5×." or "noisy: 5 of its 10 rows varied more than 1.25× from slowest to fastest, up to
+    3×."
+    """
     spreads = [positive("spreads", x) for x in spreads]
     if not spreads:
         raise ValueError("spreads must hold at least one value")
@@ -334,6 +369,10 @@ def noise_words(spreads: Sequence[float], what: str = "rows") -> str:
     n, worst = len(spreads), max(spreads)
     if not noisy:
         return f"quiet: all {n} {what} varied at most {_factor(worst)} from slowest to fastest."
+    if 2 * len(noisy) < n:
+        rest = "the other varied" if len(noisy) == 1 else f"the other {len(noisy)} varied up to"
+        return (f"mostly quiet: {n - len(noisy)} of its {n} {what} varied at most {QUIET_SPREAD:g}× from slowest to "
+                f"fastest; {rest} {_factor(worst)}.")
     share = f"all {n} {what}" if len(noisy) == n else f"{len(noisy)} of its {n} {what}"
     return (f"noisy: {share} varied more than {QUIET_SPREAD:g}× from slowest to fastest, "
             f"up to {_factor(worst)}.")
@@ -441,7 +480,10 @@ def doubling_words(batches: Sequence[int], rates: Sequence[float], roofs: Sequen
 
 def products_words(sweep: measure.ProductSweep, m: measure.Machine) -> Markdown:
     """Under the product table: whether the sweep was quiet (``noise_words``, over every row of
-    the table), any point above the roof, first (``above_roof_words``), what the rate did in each
+    the table), any point above the roof, first, and why (``above_roof_words``: past the ridge, a
+    point whose median round beat the roof's median repeat ran its shape more efficiently than
+    the roof's product; one that beat it only in its fastest round ran in a quieter spell), what
+    the rate did in each
     region of the roof (``doubling_words``), where it dropped, the plain read against the roof
     (``plain_read_words``), and whether this run shows the climb-then-level shape
     (``product_lesson_words``)."""
@@ -450,12 +492,12 @@ def products_words(sweep: measure.ProductSweep, m: measure.Machine) -> Markdown:
     batches, rates = [p.batch for p in points], [p.flop_per_s for p in points]
     spreads = [p.rate.spread for p in points] + [sweep.read.spread]
     lines = [_bullets([("This sweep", noise_words(spreads))])]
-    above = [(p.batch, p.flop_per_s / r, p.intensity_flop_per_byte >= m.balance_point_flop_per_byte)
-             for p, r in zip(points, roofs) if p.flop_per_s > r]
+    above = [(p.batch, p.flop_per_s / r, p.intensity_flop_per_byte >= m.balance_point_flop_per_byte,
+              p.rate.median > m.matmul.median) for p, r in zip(points, roofs) if p.flop_per_s > r]
     if above:
-        named = above_roof_words([a[0] for a in above], [a[1] for a in above], batches, past=[a[2] for a in above],
-                                 why=False)
-        lines.append(_bullets([("Above the roof", f"{named} The table's first line says how a point can.")]))
+        lines.append(_bullets([("Above the roof", above_roof_words(
+            [a[0] for a in above], [a[1] for a in above], batches, past=[a[2] for a in above],
+            typical=[a[3] for a in above], roof_side=m.matmul_side))]))
     if len(points) > 1:
         lines.append(doubling_words(batches, rates, roofs))
         drops = drop_words(batches, rates)
@@ -464,7 +506,8 @@ def products_words(sweep: measure.ProductSweep, m: measure.Machine) -> Markdown:
     lines.append(_bullets([("The plain read", plain_read_words(sweep.read_bytes_per_s, m.bandwidth_bytes_per_s,
                                                                len(sweep.read.values), len(m.bandwidth.values)))]))
     if len(points) > 1:
-        lines.append(_bullets([("The lesson", product_lesson_words(batches, rates, roofs, max(spreads)))]))
+        lines.append(_bullets([("The lesson", product_lesson_words(batches, rates, roofs, max(spreads),
+                                                                   rounds=[p.rate.values for p in points]))]))
     return Markdown("\n".join(lines))
 
 
@@ -503,22 +546,54 @@ def _vectors(n: int) -> str:
 
 
 def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: Sequence[float],
-                         spread: float) -> str:
+                         spread: float, rounds: Sequence[Sequence[float]] | None = None) -> str:
     """Whether a product sweep shows the roofline's lesson, the climb-then-level shape, by the two
     rules the chapter states: below the ridge (where the roof doubles with the batch) the rate rose
     by at least CLIMB_SHARE of the roof's factor, and past the ridge (where the roof is flat) it
     changed by less than LEVEL_FACTOR either way. Then how high the widest batch reached, and, where
     the shape is missing, why and what a quiet machine should show. ``batches`` double from one to
     the next; ``rates`` and ``roofs`` are in any one unit; ``spread`` is the sweep's widest spread
-    of rounds (noisy above QUIET_SPREAD)."""
+    of rounds (noisy above QUIET_SPREAD).
+
+    A rule that fails is put down to noise only where the rounds show it: with ``rounds`` (each
+    batch's rate in every round, the rounds in one order), a failure that held within every round
+    (the ratio of the span's two ends, round by round) and whose two ends' rounds were quiet is the
+    library's doing, not noise; one that held in every round but with a noisy end is said to point
+    to the library, with part of it maybe noise (a machine loaded throughout can slow one setting
+    in every round); one that some round did not share may be noise. Without ``rounds``, a failure
+    is noise where ``spread`` is noisy."""
     batches = [whole("batch", b) for b in batches]
     rates = [positive("rate", r) for r in rates]
     roofs = [positive("roof", r) for r in roofs]
     spread = positive("spread", spread)
     if not len(batches) == len(rates) == len(roofs) or len(batches) < 2:
         raise ValueError("batches, rates and roofs must be of one length, at least 2")
+    if rounds is not None:
+        rounds = [[positive("rounds", x) for x in r] for r in rounds]
+        if len(rounds) != len(batches) or len({len(r) for r in rounds}) != 1 or not rounds[0]:
+            raise ValueError("rounds must give every batch's rate in each of the same rounds")
+
+    def reason(a: int, b: int, fails, what: str, cause: str) -> tuple[str, bool]:
+        """Why a rule failed between batches ``a`` and ``b`` (indices), and whether noise may be why:
+        the library's doing (``cause``) where the failure held within every round and both ends'
+        rounds were quiet; the library's doing in part where it held in every round but an end's
+        rounds were noisy; noise where some round did not share it."""
+        if rounds is None:
+            if is_noisy(spread):
+                return "The rounds were noisy, so other programs may have caused it.", True
+            return f"The rounds agreed, so it is not noise: {cause}.", False
+        if not all(fails(y / x) for x, y in zip(rounds[a], rounds[b])):
+            return "It did not hold in every round, so other programs may have caused it.", True
+        ends = [i for i in (a, b) if is_noisy(max(rounds[i]) / min(rounds[i]))]
+        if not ends:
+            return f"The {what} held in every round, so it is not noise: {cause}.", False
+        worst = max(max(rounds[i]) / min(rounds[i]) for i in ends)
+        who = _vectors(batches[ends[0]]) if len(ends) == 1 else f"{batches[a]:,} and {batches[b]:,} vectors"
+        return (f"The {what} held in every round, which points to the library: {cause}. But the rounds of {who} "
+                f"varied up to {_factor(worst)}, so part of it may be noise."), True
+
     climb, level = _climb_and_level(roofs)
-    said, fails = [], 0
+    said, fails, noisy = [], 0, 0
     if climb is None:
         said.append(f"Its smallest batch, {_vectors(batches[0])}, lies at or "
                     "past the ridge, so it cannot show the climb.")
@@ -533,6 +608,11 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
                         f"{_factor(roof)}." if rose > 1 else
                         f"Below the ridge the rate did not rise ({_factor(rose)}), while the roof rose {_factor(roof)}.")
             fails += 1
+            why, maybe = reason(a, b, lambda r: r < CLIMB_SHARE * roof, "shortfall",
+                                "numpy's general routine, which takes over from 2 vectors, streams the weights less "
+                                "well than its matrix-vector routine")
+            said.append(why)
+            noisy += maybe
     if level is None:
         said.append(f"Its widest batch, {_vectors(batches[-1])}, lies below "
                     "the ridge, so it cannot show the level part.")
@@ -545,6 +625,13 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
         else:
             said.append(f"Past the ridge it {_went(changed)}, more than {LEVEL_FACTOR:g}× either way.")
             fails += 1
+            up = changed >= LEVEL_FACTOR
+            why, maybe = reason(a, b, (lambda r: r >= LEVEL_FACTOR) if up else (lambda r: r <= 1 / LEVEL_FACTOR),
+                                "rise" if up else "fall",
+                                "numpy's general routine grows more efficient as the batch grows" if up else
+                                "the library ran the widest batches less efficiently")
+            said.append(why)
+            noisy += maybe
     height = f"The widest batch reached {rates[-1] / roofs[-1]:.0%} of the {'flat ' if level else ''}roof."
     if not fails:
         if rates[1] < rates[0] * (1 - LEVEL_WITHIN):
@@ -553,20 +640,23 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
         return " ".join(["this run shows the climb-then-level shape.", *said, height, *tail])
     shape = ("the rate to climb along the slanted roof to the ridge, then level off under the flat roof, as the "
              "model's circles do. numpy may still dip at a few vectors, where it changes routine.")
-    if is_noisy(spread):
-        after = ["The rounds were noisy: other programs may have slowed the sweep.",
-                 f"On a quiet machine, the roofline expects {shape}"]
-    else:
-        after = ["The rounds agreed, so the library, not noise, set this shape.", f"The roofline allows {shape}"]
+    after = [f"On a quiet machine, the roofline expects {shape}" if noisy else f"The roofline allows {shape}"]
     return " ".join(["this run does not show the climb-then-level shape.", *said, height, *after])
 
 
 def above_roof_words(batches: Sequence[int], shares: Sequence[float], every: Sequence[int],
-                     what: str = "vectors", past: Sequence[bool] | None = None, why: bool = True) -> str:
-    """Two sentences naming the measured points that sat above their roof (``shares`` > 1 of it),
-    and why a point can: a quieter spell than the roof's fastest repeats saw, or, for a point below
-    the ridge (``past`` says which points lie past it; default none), bytes found in a cache. Without
-    ``why`` (where the table's first line has said it already), only the first sentence."""
+                     what: str = "vectors", past: Sequence[bool] | None = None, why: bool = True,
+                     typical: Sequence[bool] | None = None, roof_side: int | None = None) -> str:
+    """Sentences naming the measured points that sat above their roof (``shares`` > 1 of it), then
+    why (without ``why``, only the first sentence). ``past`` says which points lie past the ridge
+    (default none). Without ``typical``, the general reason: a quieter spell than the roof's
+    fastest repeats saw, or, below the ridge, bytes found in a cache. With ``typical`` (for each
+    point, whether its median round also beat the roof's median repeat), the reason the data show:
+    past the ridge the math sets the pace, so no cache can lift a point there; a point that beat
+    the roof in its median round too ran its product more efficiently than the roof's own square
+    product of side ``roof_side`` (the flat roof under-estimates what numpy reaches on that shape),
+    and one that beat it only in its fastest round ran in a quieter spell. Below the ridge, a
+    quieter spell or bytes found in a cache."""
     if not batches or len(batches) != len(shares) or any(positive("share", x) <= 1 for x in shares):
         raise ValueError("batches and shares must name at least one point, each share above 1")
     past = [False] * len(batches) if past is None else [bool(x) for x in past]
@@ -575,7 +665,40 @@ def above_roof_words(batches: Sequence[int], shares: Sequence[float], every: Seq
     one = list(batches) == [1] and what.endswith("s")
     cache = "never" if all(past) else "always" if not any(past) else "below"
     said = f"{_numbers(list(batches), list(every))} {what[:-1] if one else what} ran at {_shares(shares)} of the roof."
-    return f"{said} {_beat('roof', plural=len(batches) > 1, cache=cache)}" if why else said
+    if not why:
+        return said
+    if typical is None:
+        return f"{said} {_beat('roof', plural=len(batches) > 1, cache=cache)}"
+    typical = [bool(x) for x in typical]
+    if len(typical) != len(batches):
+        raise ValueError("typical must say of every point whether its median round beat the roof's median repeat")
+    side = f"{whole('roof_side', roof_side):,} × {whole('roof_side', roof_side):,}" if roof_side else "square"
+    groups = {"shape": [b for b, p, t in zip(batches, past, typical) if p and t],
+              "spell": [b for b, p, t in zip(batches, past, typical) if p and not t],
+              "below": [b for b, p in zip(batches, past) if not p]}
+    out = [said]
+    if any(past):
+        out.append("Past the ridge the math sets the pace, so no cache can lift a point there.")
+    for reason, chosen in groups.items():
+        if not chosen:
+            continue
+        alone = len(chosen) == len(batches)
+        many = len(chosen) > 1
+        name = ("They" if many else "It") if alone else (
+            f"{_numbers(chosen, list(every))} {what[:-1] if chosen == [1] and what.endswith('s') else what}")
+        plural = many or (not alone and chosen != [1])   # "16 vectors ... their", "1 vector ... its"
+        its, it = ("their", "they") if plural else ("its", "it")
+        if reason == "shape":
+            out.append(f"{name} beat the roof in {its} median round too. The roof's own {side} product ran less "
+                       f"efficiently than {'these wider products' if many else 'this wider product'}, so the flat "
+                       "roof under-estimates what numpy reaches here.")
+        elif reason == "spell":
+            out.append(f"{name} beat the roof only in {its} fastest round: {it} ran in a quieter spell than the "
+                       "roof's repeats.")
+        else:
+            out.append(f"{name} {'lie' if plural else 'lies'} below the ridge, where a quieter spell, or bytes found "
+                       "in a cache, can lift a point above the roof.")
+    return " ".join(out)
 
 
 def _numbers(chosen: Sequence[int], every: Sequence[int]) -> str:
@@ -593,32 +716,42 @@ def _batches(chosen: Sequence[int], every: Sequence[int]) -> str:
     return ("batch " if len(chosen) == 1 else "batches ") + _numbers(chosen, every)
 
 
+def _share(x: float) -> str:
+    """"137%"; "100.4%" where whole percents would hide which side of 100% a share lies."""
+    return f"{x:.1%}" if f"{x:.0%}" == "100%" and x != 1 else f"{x:.0%}"
+
+
 def _shares(shares: Sequence[float]) -> str:
-    """"137%", "105% to 120%"."""
-    lo, hi = min(shares), max(shares)
-    return f"{lo:.0%}" if f"{lo:.0%}" == f"{hi:.0%}" else f"{lo:.0%} to {hi:.0%}"
+    """"137%", "105% to 120%", "100.4%"."""
+    lo, hi = _share(min(shares)), _share(max(shares))
+    return lo if lo == hi else f"{lo} to {hi}"
 
 
 def regime_kinds(measured: Sequence[float], memory: Sequence[float], math_: Sequence[float],
                  spreads: Sequence[float] | None = None) -> list[str]:
-    """The regime of each measured rate by the book's rule (``generation.regime``): ``TOO_NOISY``
-    for one whose rounds spread more than QUIET_SPREAD (``spreads``, one per rate; default: all
-    quiet), since a noisy point is not placed; else ``ABOVE`` for a rate above its lower ceiling;
-    else memory-bound, compute-bound or far below both ceilings."""
+    """The regime of each measured rate by the book's rule (``generation.regime``): ``ABOVE`` for a
+    rate above its lower ceiling; memory-bound or compute-bound for one at or above NEAR of it;
+    below that, far below both ceilings (``OVERHEAD_BOUND``), unless its rounds spread more than
+    QUIET_SPREAD (``spreads``, one per rate; default: all quiet): then ``TOO_NOISY``. Noise only
+    ever slows a rate, so a noisy point that still reached NEAR of its ceiling would sit at least
+    as high on a quiet run and is placed; a noisy point below NEAR may owe its place to the noise."""
     spreads = [1.0] * len(measured) if spreads is None else [positive("spreads", x) for x in spreads]
     if len(spreads) != len(measured):
         raise ValueError("spreads must give one spread per measured rate")
-    return [TOO_NOISY if is_noisy(s) else ABOVE if x > min(mm, f) else regime(x, mm, f, NEAR)
-            for x, mm, f, s in zip(measured, memory, math_, spreads)]
+    kinds = [ABOVE if x > min(mm, f) else regime(x, mm, f, NEAR) for x, mm, f in zip(measured, memory, math_)]
+    return [TOO_NOISY if k == OVERHEAD_BOUND and is_noisy(s) else k for k, s in zip(kinds, spreads)]
 
 
 def regime_words(batches: Sequence[int], measured: Sequence[float], memory: Sequence[float],
                  math_: Sequence[float], spreads: Sequence[float] | None = None) -> str:
     """Which regime each measured batch sat in by the book's rule (``generation.regime``): at
     least half of the lower ceiling is bound by that wall, less is far below both ceilings; a rate
-    above its ceiling is named as such, and a batch whose rounds spread more than QUIET_SPREAD
-    (``spreads``; default: all quiet) is too noisy to place. Two short sentences per group of
-    batches. ``measured``, ``memory`` and ``math_`` are tokens/s."""
+    above its ceiling is named as such. Noise only slows a rate: a batch whose rounds spread more
+    than QUIET_SPREAD (``spreads``; default: all quiet) is still placed where it reached half of its
+    ceiling (the words say that a quiet run would place it at least as high), and is too noisy to
+    place below that, where the noise alone could have held it. Two short sentences per group of
+    batches (three where a placed group holds a noisy batch). ``measured``, ``memory`` and
+    ``math_`` are tokens/s."""
     batches = [whole("batch", b) for b in batches]
     measured = [positive("measured", x) for x in measured]
     memory = [positive("memory", x) for x in memory]
@@ -640,10 +773,11 @@ def regime_words(batches: Sequence[int], measured: Sequence[float], memory: Sequ
         share = _shares([s for _, s, _ in members])
         if kind == TOO_NOISY:
             spread = _spreads([v for _, _, v in members])
-            was, the = ("were", "their") if plural else ("was", "the" if every else "its")
-            shares_ = "shares" if len(chosen) > 1 else "share"
-            sentences.append(f"{name} {was} too noisy to place: {the} rounds varied {spread}, more than "
-                             f"{QUIET_SPREAD:g}×. The book's rule is not applied to {the} {shares_} ({share}).")
+            the = "their" if plural else "the" if every else "its"
+            them, they = ("them", "they are") if len(chosen) > 1 else ("it", "it is")
+            sentences.append(f"{name} reached less than half of {its} lower ceiling ({share}), but {the} rounds "
+                             f"varied {spread}, more than {QUIET_SPREAD:g}×. Noise alone could have held {them} "
+                             f"there, so {they} too noisy to place.")
         elif kind == OVERHEAD_BOUND:
             sentences.append(f"{name} reached less than half of {its} lower ceiling ({share}). By the book's rule, "
                              f"{that} {OVERHEAD_BOUND}: overhead, not memory or math, set the pace.")
@@ -651,8 +785,24 @@ def regime_words(batches: Sequence[int], measured: Sequence[float], memory: Sequ
             wall = "memory" if kind == MEMORY_BOUND else "math"
             sentences.append(f"{name} reached at least half of {its} lower ceiling, the {wall} ceiling ({share}). "
                              f"By the book's rule, {that} {kind}.")
+            noisy = [b for b, _, v in members if is_noisy(v)]
+            if noisy:
+                subject = (("the rounds" if every else f"{its} rounds") if noisy == chosen else
+                           f"the rounds of {_batches(noisy, batches)}")
+                them = "them" if len(noisy) > 1 else "it"
+                sentences.append(f"{subject} varied more than {QUIET_SPREAD:g}×, but noise only slows a rate: "
+                                 f"a quiet run would place {them} at least as high.")
         else:
-            sentences.append(f"{name} measured above {its} lower ceiling ({share}). {_beat('ceiling', plural)}")
+            walls = {"math" if f < mm else "memory" for b, mm, f in zip(batches, memory, math_) if b in chosen}
+            if walls == {"math"}:
+                # past the knee the math ceiling is the lower: no cache lifts a point there
+                they = "They" if plural else "It"
+                why = (f"{they} beat the math ceiling, which came from the roof's square product: "
+                       f"{'they' if plural else 'it'} ran in a quieter spell than its repeats, or ran "
+                       f"{'their' if plural else 'its'} own products more efficiently than that one.")
+            else:
+                why = _beat("ceiling", plural)
+            sentences.append(f"{name} measured above {its} lower ceiling ({share}). {why}")
     return " ".join(x[0].upper() + x[1:] for x in sentences)
 
 
@@ -667,11 +817,15 @@ def _about(x: float) -> str:
     return f"{x:,.1f}" if x < 10 else f"{x:,.0f}"
 
 
-def crossing_words(crossing: float, estimate: float, largest: int) -> str:
+def crossing_words(crossing: float, estimate: float, largest: int,
+                   per_sequence_bytes: float | None = None) -> str:
     """Where the book's two decode ceilings cross on this machine, the knee: ``crossing``, the
     batch at which the memory ceiling reaches the math ceiling (``math.inf``: never), beside
-    ``estimate``, the short-context rule (balance point x W / F), and ``largest``, the largest
-    batch measured."""
+    ``estimate``, the short-context rule (balance point x W / F, with F at zero context), and
+    ``largest``, the largest batch measured. Where the two differ by more than PACE_WITHIN, why:
+    the crossing is B* = R W / (F - R (K L + A)), so the bytes each sequence adds to a step
+    (``per_sequence_bytes``, K L + A) push it above the rule, and the work attention adds at a
+    long context (a larger F) pulls it below."""
     estimate, largest = positive("estimate", estimate), whole("largest", largest)
     if crossing == math.inf:
         return "the ceilings never cross. Memory is the lower ceiling at every batch."
@@ -681,7 +835,16 @@ def crossing_words(crossing: float, estimate: float, largest: int) -> str:
         return f"the ceilings cross below a batch of 1. {rule} Math is the lower ceiling at every batch."
     after = ("Past the knee, math is the lower ceiling." if crossing < largest else
              "That lies past the largest batch measured, so memory is the lower ceiling at every batch here.")
-    return f"the ceilings cross at a batch of about {_about(crossing)}. {rule} {after}"
+    why = ""
+    if crossing > estimate * (1 + PACE_WITHIN) and per_sequence_bytes is not None:
+        why = (f" The knee lies above the rule, which leaves out the "
+               f"{measure._mb(positive('per_sequence_bytes', per_sequence_bytes))} of KV cache and activations each "
+               "sequence adds to a step. With them, the memory ceiling climbs more slowly and meets the math "
+               "ceiling later.")
+    elif crossing < estimate * (1 - PACE_WITHIN):
+        why = (" The knee lies below the rule, which leaves out attention's work: at this context each token costs "
+               "more operations, which lowers the math ceiling.")
+    return f"the ceilings cross at a batch of about {_about(crossing)}. {rule}{why} {after}"
 
 
 def rise_words(batches: Sequence[int], rates: Sequence[float], what: str = "sequences") -> str:
@@ -712,29 +875,32 @@ def decode_words(points: Sequence[measure.DecodePoint], m: measure.Machine) -> M
     crossing = decode_knee_batch(c, m.peak_flop_per_s, m.bandwidth_bytes_per_s, context, fp32, fp32, fp32)
     w = decode_point(c, 1.0, 1.0, 1, 0, fp32, fp32, fp32).weight_bytes
     estimate = m.balance_point_flop_per_byte * w / decode_flops_per_token(c)
+    one = decode_point(c, 1.0, 1.0, 1, context, fp32, fp32, fp32)
     spreads = [p.rate.spread for p in points]
     batches, rates = [p.batch for p in points], [p.tokens_per_s for p in points]
     items = [("This sweep", noise_words(spreads, "batches")),
-             ("The knee", crossing_words(crossing, estimate, max(batches)))]
+             ("The knee", crossing_words(crossing, estimate, max(batches), one.bytes - one.weight_bytes))]
     if len(points) > 1:
         items.append(("The rise", rise_words(batches, rates)))
     memory, math_ = [x[0] for x in ceilings], [x[1] for x in ceilings]
     items.append(("Against the ceilings", regime_words(batches, rates, memory, math_, spreads)))
     kinds = regime_kinds(rates, memory, math_, spreads)
-    items.append(("The lesson", knee_lesson_words(batches, kinds, crossing, max(spreads))))
+    items.append(("The lesson", knee_lesson_words(batches, kinds, crossing)))
     return Markdown(_bullets(items))
 
 
-def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: float, spread: float) -> str:
+def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: float) -> str:
     """Whether a decode sweep shows the lesson of its ceilings, the memory-to-math knee, and if
     not, why not and what a quiet machine should show. It shows the knee when the knee
     (``crossing``, the batch at which the ceilings cross; ``math.inf``: never) lies between the
     smallest and the largest batch measured, and every batch was placed near its lower ceiling
     (``kinds``, as ``regime_kinds`` names them: none overhead-bound, none too noisy to place): then
     each batch sat near the memory ceiling below the knee and near the math ceiling past it.
-    ``spread`` is the sweep's widest spread of rounds."""
+    Where it does not, each batch below half is put down to its cause: an overhead-bound batch's
+    rounds agreed (``regime_kinds`` names a noisy one below half too noisy to place), so costs the
+    formula leaves out, not noise, held it there; only the batches too noisy to place are put down
+    to other programs."""
     batches = [whole("batch", b) for b in batches]
-    spread = positive("spread", spread)
     if not batches or len(batches) != len(kinds):
         raise ValueError("batches and kinds must be of one length, at least 1")
     if crossing != math.inf:
@@ -743,37 +909,49 @@ def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: fl
         where = "past the largest" if crossing >= batches[-1] else "below the smallest"
         return f"this sweep cannot show the memory-to-math knee: the knee lies {where} batch measured."
     n = len(kinds)
-    counts = [(sum(k == TOO_NOISY for k in kinds), "too noisy to place"),
-              (sum(k == OVERHEAD_BOUND for k in kinds), "overhead-bound")]
-    if not any(c for c, _ in counts):
+    noisy, far = sum(k == TOO_NOISY for k in kinds), sum(k == OVERHEAD_BOUND for k in kinds)
+    if not noisy and not far:
         return ("this run shows the memory-to-math knee. Every batch reached at least half of its lower ceiling: "
                 "the memory ceiling below the knee, the math ceiling past it.")
     parts = []
-    for count, kind in counts:
+    for count, kind in ((far, "overhead-bound"), (noisy, "too noisy to place")):
         if count:
             who = f"all {n} batches" if count == n else (f"{count} of its {n} batches" if not parts else f"{count}")
             parts.append(f"{who} {'was' if count == 1 else 'were'} {kind}")
     shape = ("the rate to rise near the memory ceiling up to the knee, then level off under the math ceiling, as the "
              "model's circles do.")
-    said = f"this run does not show the memory-to-math knee: {_join(parts)}."
-    if is_noisy(spread):
-        return (f"{said} The rounds were noisy: other programs may have slowed them. On a quiet machine, the formula "
-                f"expects {shape}")
-    return (f"{said} The rounds agreed, so this is not noise: Python's loop and numpy's calls set the pace. The "
-            f"ceilings allow {shape}")
+    said = [f"this run does not show the memory-to-math knee: {_join(parts)}."]
+    if far:
+        whose = ("Their" if not noisy else "The overhead-bound batches'" if far > 1 else "The overhead-bound batch's")
+        said.append(f"{whose} rounds agreed, so noise did not hold {'them' if far > 1 else 'it'} below half. Costs "
+                    "the formula leaves out set the pace, such as numpy's slower routine at a few sequences (the dip "
+                    "of the product sweep) and Python's loop over numpy's calls.")
+    if noisy:
+        if not far:
+            said.append(f"{'Their' if noisy > 1 else 'Its'} rounds were noisy: other programs may have held "
+                        f"{'them' if noisy > 1 else 'it'} below half.")
+        else:
+            said.append("The batches too noisy to place may owe their place below half to other programs." if noisy > 1
+                        else "The batch too noisy to place may owe its place below half to other programs.")
+        said.append(f"On a quiet machine, the formula expects {shape}")
+    else:
+        said.append(f"The ceilings allow {shape}")
+    return " ".join(said)
 
 
 def context_words(batch: int, contexts: tuple[int, int], measured_ratio: float,
                   memory: tuple[float, float], math_: tuple[float, float], spread: float | None = None,
-                  far: tuple[bool, bool] = (False, False)) -> str:
+                  far: tuple[bool, bool] = (False, False), per_round: Sequence[float] | None = None) -> str:
     """At one ``batch``, how far going from the short context to the long one (``contexts``)
     lowers the formula's lower ceiling, against how far it lowered the measured tokens/s
     (``measured_ratio``: long over short, compared round by round, as the chapter's check compares
     them); ``memory`` and ``math_`` are the two ceilings (short, long; tokens/s). Then what the
     difference says: the ceiling's fall bounds the rate's only where the rate sits near the
     ceiling (``far``: whether it sat below NEAR of it, at the short and at the long context), so a
-    larger fall points to a cost the formula leaves out; and, where ``spread`` (how far the two
-    settings' rounds lay apart) is noisy, that part of the difference may be noise."""
+    larger fall points to a cost the formula leaves out. Whether the difference is noise: with
+    ``per_round`` (long over short within each round), it is not where every round shows it, and
+    may be where some round does not; without, it may be where ``spread`` (how far the two
+    settings' rounds lay apart) is noisy."""
     batch = whole("batch", batch)
     short, long_ = (whole("contexts", L, 0) for L in contexts)
     observed = positive("measured_ratio", measured_ratio)
@@ -800,7 +978,15 @@ def context_words(batch: int, contexts: tuple[int, int], measured_ratio: float,
         verdict += " The rate sat further below its ceiling at the short context."
     else:
         return f"{first} {binds} {rate} That is about as far as the ceiling fell."
-    noise = " The rounds were noisy, so part of this gap may be noise." if spread and is_noisy(spread) else ""
+    if per_round is not None:
+        rounds = [positive("per_round", r) for r in per_round]
+        further = observed < predicted * (1 - PACE_WITHIN)
+        held = all((r < predicted * (1 - PACE_WITHIN)) if further else (r > predicted * (1 + PACE_WITHIN))
+                   for r in rounds)
+        noise = (" The gap held in every round, so it is not noise." if held else
+                 " The gap did not hold in every round, so part of it may be noise.")
+    else:
+        noise = " The rounds were noisy, so part of this gap may be noise." if spread and is_noisy(spread) else ""
     return f"{first} {binds} {rate} {verdict}{noise}"
 
 
@@ -820,7 +1006,8 @@ def context_change(short: Sequence[measure.DecodePoint], long: Sequence[measure.
                          [a.rate.spread, b.rate.spread])
     return Markdown(context_words(batch, (a.context_tokens, b.context_tokens), measure.paired_ratio(b.rate, a.rate),
                                   (ca[0], cb[0]), (ca[1], cb[1]), spread=max(a.rate.spread, b.rate.spread),
-                                  far=tuple(k == OVERHEAD_BOUND for k in kinds)))
+                                  far=tuple(k == OVERHEAD_BOUND for k in kinds),
+                                  per_round=[y / x for x, y in zip(a.rate.values, b.rate.values)]))
 
 
 #: How ``verdict_words`` counts the decode measurements of each regime, in this order.
@@ -828,16 +1015,23 @@ _VERDICT_KINDS = ((MEMORY_BOUND, "reached at least half of the lower ceiling, th
                   (COMPUTE_BOUND, "reached at least half of the lower ceiling, the math ceiling (compute-bound)"),
                   (OVERHEAD_BOUND, "reached less than half of the lower ceiling (overhead-bound)"),
                   (ABOVE, "measured above the lower ceiling"),
-                  (TOO_NOISY, f"{{was}} too noisy to place (rounds varied more than {QUIET_SPREAD:g}×)"))
+                  (TOO_NOISY, f"{{was}} too noisy to place (below half, with rounds that varied more than "
+                              f"{QUIET_SPREAD:g}×)"))
 
 
-def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool = False) -> str:
+def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool = False,
+                  reference: str = "") -> str:
     """The whole run in three bullets: quiet or noisy (``spreads``: how far each measurement's
     fastest repeat or round lay above its slowest, keyed by what was measured, e.g. "repeats of the
     plain read"; quiet only when every one is at most QUIET_SPREAD and the machine was not
     ``busy`` before measuring), how many decode measurements sat where (``kinds``: the regime of
     every decode point, as ``regime_kinds`` names them, counted plainly), and what to read in it:
-    the relations only, or the heights too, and what a quiet machine would show."""
+    the relations only, or the heights too, and what a quiet machine would show. Noise is blamed
+    only for what it can explain: the points too noisy to place (noisy, and below half); a point
+    below half whose rounds agreed was held there by the decoder's own costs. A run is mostly
+    quiet when fewer than half of its spreads are noisy and the machine was not busy. With
+    ``reference`` (``decode_against_reference``'s words), a bullet sets the decoder beside the
+    reference run."""
     if not spreads or not kinds:
         raise ValueError("spreads and kinds must each hold at least one value")
     spreads = {name: positive("spreads", x) for name, x in spreads.items()}
@@ -846,7 +1040,10 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
     name, worst = max(spreads.items(), key=lambda item: item[1])
     noisy_ones, total = sum(is_noisy(x) for x in spreads.values()), len(spreads)
     noisy = bool(noisy_ones) or bool(busy)
-    if noisy_ones:
+    if noisy_ones and 2 * noisy_ones < total and not busy:
+        noise = (f"mostly quiet: {total - noisy_ones} of its {total} measurements varied at most {QUIET_SPREAD:g}× "
+                 f"from slowest to fastest. The {name} varied most, {_factor(worst)}.")
+    elif noisy_ones:
         share = f"all {total}" if noisy_ones == total else f"{noisy_ones} of its {total}"
         noise = (f"noisy: {share} measurements varied more than {QUIET_SPREAD:g}× from slowest to fastest. "
                  f"The {name} varied most, {_factor(worst)}.")
@@ -864,11 +1061,19 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
         decoder = f"all {n} decode measurements {counted[0][1]}."
     else:
         decoder = f"of its {n} decode measurements, " + _join([f"{c} {said}" for c, said in counted]) + "."
-    far = sum(k in (OVERHEAD_BOUND, TOO_NOISY) for k in kinds)
-    if noisy and far:
-        advice = ("the relations, not the heights. Other programs slowed this run, so its heights are likely too "
-                  "low and its sweeps may zigzag. On a quiet machine, expect smaller spreads, and points that follow "
-                  "the shape of the model's circles.")
+    unplaced, far = sum(k == TOO_NOISY for k in kinds), sum(k == OVERHEAD_BOUND for k in kinds)
+    own = ("{its} rounds agreed, so the decoder's own costs, not noise, held {it} there." if far else "")
+    own = own.format(it="it" if far == 1 else "them", its="its" if far == 1 else "their")
+    if unplaced:
+        below = (f" The {far} below half are different: {own}" if far > 1 else
+                 f" The one below half is different: {own}" if far else "")
+        advice = (f"the relations, and the heights only where the rounds were quiet. "
+                  f"{'The one measurement' if unplaced == 1 else f'The {unplaced} measurements'} too noisy to place "
+                  f"may sit higher on a quiet run.{below} On a quiet machine, expect smaller spreads, and points that "
+                  "follow the shape of the model's circles.")
+    elif noisy and far:
+        advice = (f"the relations, and the shares below half too: {own} Another run may move the other heights by as "
+                  "much as their spread.")
     elif noisy:
         advice = "the relations first. Another run may move the heights by as much as the spread."
     elif far:
@@ -876,38 +1081,30 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
                   "not noise, set its heights.")
     else:
         advice = "the relations and the heights. Both describe this machine."
-    return "**This run, in short**\n\n" + _bullets([("Quiet or noisy", noise), ("The decoder", decoder),
-                                                    ("What to read", advice)])
+    items = [("Quiet or noisy", noise), ("The decoder", decoder)]
+    if reference:
+        items.append(("Against the reference run", reference))
+    return "**This run, in short**\n\n" + _bullets(items + [("What to read", advice)])
 
 
-def run_spreads(m: measure.Machine, runs: Sequence[measure.DecodePoint],
-                products: measure.ProductSweep | None = None) -> dict[str, float]:
-    """How far every repeated measurement of this run spread (fastest over slowest), by what was
-    measured: the repeats of each speed, the rounds of each batch of the product sweep and of its
-    plain read, and the rounds of each batch and context of the decode sweep. Every one counts:
-    the chapter calls a run quiet only when all of them are."""
-    out = {f"repeats of the {name}": x for name, x in m.spreads.items()}
-    if products is not None:
-        for p in products:
-            out[f"rounds of {p.batch:,} {'vector' if p.batch == 1 else 'vectors'} in the product sweep"] = \
-                p.rate.spread
-        out["rounds of the product sweep's plain read"] = products.read.spread
-    for p in runs:
-        out[f"rounds of batch {p.batch:,} at {p.context_tokens:,} tokens in the decode sweep"] = p.rate.spread
-    return out
+#: every spread of a run, by what was measured (``measure.run_spreads``; here too, where the words use it)
+run_spreads = measure.run_spreads
 
 
 def run_verdict(m: measure.Machine, runs: Sequence[measure.DecodePoint],
-                products: measure.ProductSweep | None = None) -> Markdown:
+                products: measure.ProductSweep | None = None, reference: bool = False) -> Markdown:
     """``verdict_words`` for this run: every spread of ``run_spreads`` and the regime of every
-    decode point (every context) against this machine's ceilings, a noisy one too noisy to place."""
+    decode point (every context) against this machine's ceilings, a noisy one below half too noisy
+    to place; with ``reference``, the decoder beside the reference run kept in the book's data
+    (``decode_against_reference``)."""
     runs = list(runs)
     if not runs:
         raise ValueError("runs must hold at least one measured decode point")
     ceilings = [measure.decode_ceilings_tokens_per_s(m, p.batch, p.context_tokens, p.config) for p in runs]
     kinds = regime_kinds([p.tokens_per_s for p in runs], [c[0] for c in ceilings], [c[1] for c in ceilings],
                          [p.rate.spread for p in runs])
-    return Markdown(verdict_words(run_spreads(m, runs, products), kinds, busy=m.busy))
+    return Markdown(verdict_words(run_spreads(m, runs, products), kinds, busy=m.busy,
+                                  reference=decode_against_reference(m, runs) if reference else ""))
 
 
 def share_words(measured: float, memory: float, math_: float, eager_share: float,
@@ -915,8 +1112,9 @@ def share_words(measured: float, memory: float, math_: float, eager_share: float
     """A single stream's measured tokens/s against its two ceilings (its share of the lower one),
     set beside the eager B200 run's share of its own ceiling, in short sentences: how many times
     that share it is, above, about the same or below; and, by the book's rule, whether it reaches
-    half of the lower ceiling, unless its rounds (``spread``: fastest over slowest; default quiet)
-    were too noisy to place it."""
+    half of the lower ceiling. Noise only slows a rate: where its rounds (``spread``: fastest over
+    slowest; default quiet) were noisy, a share at or above half is still placed, and one below
+    half is too noisy to place."""
     measured, memory, math_ = positive("measured", measured), positive("memory", memory), positive("math_", math_)
     eager_share = positive("eager_share", eager_share)
     share = measured / min(memory, math_)
@@ -929,17 +1127,18 @@ def share_words(measured: float, memory: float, math_: float, eager_share: float
         compared = f"This machine's share is about the eager run's. {lower}"
     else:
         compared = f"This machine's share is only {ratio:,.2g} times the eager run's. {lower}"
+    noisy = spread is not None and is_noisy(spread)
     if share > 1:
         rule = f"The share is above 100%. {_beat('ceiling')}"
-    elif spread is not None and is_noisy(spread):
-        rule = (f"Its rounds varied {_factor(spread)}, more than {QUIET_SPREAD:g}×: too noisy to place by the book's "
-                "rule.")
+    elif regime(measured, memory, math_, NEAR) == OVERHEAD_BOUND:
+        rule = (f"This share is below half of the ceiling, but its rounds varied {_factor(spread)}, more than "
+                f"{QUIET_SPREAD:g}×: noise alone could have held it there, so it is too noisy to place." if noisy else
+                f"This share is below half of the ceiling: {OVERHEAD_BOUND}, by the book's rule.")
     else:
-        kind = regime(measured, memory, math_, NEAR)
-        if kind == OVERHEAD_BOUND:
-            rule = f"This share is below half of the ceiling: {OVERHEAD_BOUND}, by the book's rule."
-        else:
-            rule = f"This share is at least half of the ceiling: {kind}, by the book's rule."
+        rule = f"This share is at least half of the ceiling: {regime(measured, memory, math_, NEAR)}, by the book's rule."
+        if noisy:
+            rule += (f" Its rounds varied {_factor(spread)}, but noise only slows a rate: a quiet run would place it at "
+                     "least as high.")
     return f"{compared} {rule}"
 
 
@@ -958,3 +1157,60 @@ def single_stream(point: measure.DecodePoint, m: measure.Machine, eager_tokens_p
             f"| {eager_label} | {eager_tokens_per_s:,.0f} | {eager_ceiling:,.0f} | {eager_share:.1%} |"]
     return Markdown(f"Measured on {m.label}:\n\n" + "\n".join(rows) + "\n\n"
                     + share_words(point.tokens_per_s, memory, math_, eager_share, spread=point.rate.spread))
+
+
+# ---- a fresh run beside the reference run kept in the book's data ------------------------------
+
+#: A fresh rate at least this share of the reference's kept up with it.
+KEPT_UP = 0.9
+
+
+def reference_words(ratios: Mapping[str, float], same_machine: bool, label: str, date: str) -> str:
+    """A fresh run's rates as shares of the reference run's (``ratios``: what was measured -> this
+    run's rate over the reference's), then what the gap says: on the same kind of machine
+    (``same_machine``: the same processor name and core count; the reference measured on
+    ``date``), a run that kept up (every share at least KEPT_UP), or one that fell behind, most
+    likely slowed by other programs; on another machine (``label`` names the reference's), a
+    comparison of two machines, not of noise."""
+    if not ratios:
+        raise ValueError("ratios must hold at least one share")
+    ratios = {k: positive("ratios", v) for k, v in ratios.items()}
+    said = "this run's rates as shares of the reference's: " + _join([f"{k} {r:.0%}" for k, r in ratios.items()]) + "."
+    if not same_machine:
+        return (f"{said} The reference ran on another machine, {label}, so these shares compare the two machines, "
+                "not this run's noise.")
+    same = f"The reference ran on the same kind of machine, on {date}"
+    if min(ratios.values()) >= KEPT_UP:
+        return f"{said} {same}; this run kept up with it."
+    return f"{said} {same}; a share well below 100% most likely means that other programs slowed this run."
+
+
+def _same_machine(m: measure.Machine, ref) -> bool:
+    return m.processor == ref.processor and m.cores == ref.cores
+
+
+def against_reference(m: measure.Machine, ref=None) -> Markdown:
+    """Under the machine table: this run's roof against the reference run's (``reference_words``)."""
+    from inferlimits.machine import reference  # noqa: PLC0415
+
+    ref = ref or reference.reference_run()
+    ratios = {"bandwidth": m.bandwidth_bytes_per_s / 1e9 / ref.bandwidth_gb_per_s,
+              "math rate": m.peak_flop_per_s / 1e9 / ref.math_gflop_per_s}
+    return Markdown(_bullets([("Against the reference run", reference_words(ratios, _same_machine(m, ref), ref.label,
+                                                                           ref.date))]))
+
+
+def decode_against_reference(m: measure.Machine, runs: Sequence[measure.DecodePoint], ref=None) -> str:
+    """For the run's verdict: the small decoder's tokens/s at the reference's settings, as shares
+    of the reference run's (``reference_words``); "" where this run did not measure them."""
+    from inferlimits.machine import reference  # noqa: PLC0415
+
+    ref = ref or reference.reference_run()
+    wanted = {"the decoder at batch 1": (1, reference.SHORT_CONTEXT, ref.single_stream_tokens_per_s),
+              f"at batch {reference.LARGEST_BATCH}": (reference.LARGEST_BATCH, reference.SHORT_CONTEXT,
+                                                      ref.batch_64_tokens_per_s),
+              f"at batch {reference.LARGEST_BATCH} and the long context": (
+                  reference.LARGEST_BATCH, reference.LONG_CONTEXT, ref.batch_64_long_tokens_per_s)}
+    found = {(p.batch, p.context_tokens): p.tokens_per_s for p in runs}
+    ratios = {what: found[b, L] / rate for what, (b, L, rate) in wanted.items() if (b, L) in found}
+    return reference_words(ratios, _same_machine(m, ref), ref.label, ref.date) if ratios else ""

@@ -3,14 +3,23 @@ throughput of one weight matrix times 1, 2, 4, ... vectors, and the decode speed
 Llama-shaped model (``tinyllm``).
 
 Every measurement is repeated. A ceiling (the roof) and a measured point both take the fastest
-repeat, the most the machine was seen to deliver: other programs slow a repeat down, and rarely
+sample, the most the machine was seen to deliver: other programs slow a sample down, and rarely
 speed one up (Python's ``timeit.Timer.repeat`` says the same of the lowest time), so on a busy
-machine the fastest repeat is the one least disturbed, and a point set against a roof is compared
-like with like. How far the repeats spread (fastest over slowest) says how busy the machine was;
-the tables print it. A comparison between two points takes the median over rounds of their ratio
-within each round, which one slow round (another program waking up) cannot move much. Sweeps
-measure in rounds, each round visiting every setting once, so that a slow spell of the machine
-touches all settings alike instead of one of them.
+machine the fastest sample is the one least disturbed, and a point set against a roof is compared
+like with like. The roof's two measurements are taken first, then again in every round of both
+sweeps (``Machine.rounds_read``, ``Machine.rounds_matmul``, via ``with_rounds``), so that the roof
+is the fastest of them all and never the work of one busy spell. How far the samples spread
+(fastest over slowest) says how busy the machine was; the tables print it. A comparison between
+two points takes the median over rounds of their ratio within each round, which one slow round
+(another program waking up) cannot move much. Sweeps measure in rounds, each round visiting every
+setting once, in an order shuffled afresh each round, so that a slow spell of the machine touches
+all settings alike instead of one of them.
+
+Each sample lasts at least ``MIN_SAMPLE_S``: a read, a product or a decode step is repeated until
+it does (a timer's resolution and a scheduler's time slice are then small beside it), after one
+warm-up call per setting that is not counted. Where the system reports it (Linux), each sample
+also records how long this process's threads waited for a core while it ran (``Samples.waited``):
+a process that never waited was not pushed off its cores by other programs.
 
 The functions whose names start with ``this_`` or end in ``_sweep`` remember their results for
 the rest of the session (the same arguments give the same measurement back), so that one
@@ -19,13 +28,16 @@ settings does not measure again. Restart the kernel to measure afresh.
 """
 from __future__ import annotations
 
+import ctypes
 import datetime
+import math
 import os
 import platform
+import random
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 import numpy as np
@@ -45,15 +57,25 @@ DTYPE = np.float32
 BANDWIDTH_REPEATS = 7
 MATMUL_REPEATS = 5
 SWEEP_ROUNDS = 3
-DECODE_STEPS = 1   # tokens generated per context, batch and round
+DECODE_STEPS = 1   # tokens generated per call of a decode setting (a sample repeats the call: MIN_SAMPLE_S)
 DECODE_ROUNDS = 3
+#: The least length of one timed sample, in seconds: a setting is called again and again until it lasts this long.
+MIN_SAMPLE_S = 0.1
+#: The square product that measures the roof's math rate.
+ROOF_SIDE = 2048
+#: A sample during which this process's threads waited for a core more than this share of its time (summed
+#: over the threads) was pushed off its cores by other programs.
+WAIT_SHARE = 0.05
 
 
 @dataclass(frozen=True)
 class Samples:
-    """One quantity measured several times (a rate, in base units: bytes/s, FLOP/s, tokens/s)."""
+    """One quantity measured several times (a rate, in base units: bytes/s, FLOP/s, tokens/s), and,
+    where the system reports it, the share of each sample's time that this process's threads spent
+    waiting for a core (``waited``; None where not reported)."""
 
     values: tuple[float, ...]
+    waited: tuple[float | None, ...] | None = None
 
     @property
     def median(self) -> float:
@@ -69,8 +91,49 @@ class Samples:
 
     @property
     def spread(self) -> float:
-        """The fastest repeat over the slowest (1 for a single repeat): how noisy the measurement was."""
+        """The fastest sample over the slowest (1 for a single sample): how noisy the measurement was."""
         return self.high / self.low
+
+    @property
+    def most_waited(self) -> float | None:
+        """The largest share of a sample's time that the threads waited for a core; None where any
+        sample's is unknown."""
+        if self.waited is None or any(w is None for w in self.waited) or not self.waited:
+            return None
+        return max(self.waited)
+
+    def __add__(self, other: Samples) -> Samples:
+        """Two measurements of one quantity, as one."""
+        waited = None if self.waited is None or other.waited is None else self.waited + other.waited
+        return Samples(self.values + other.values, waited)
+
+
+def cores() -> int:
+    """The cores this process may run on (``os.sched_getaffinity``; a container or a job scheduler
+    may allow fewer than the machine has), else every core ``os.cpu_count`` reports."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _waiting_s() -> float | None:
+    """Seconds that this process's threads have spent runnable but waiting for a core, all threads
+    together (Linux's per-thread ``schedstat``), or None where the system does not report it."""
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    total = 0
+    for tid in tasks:
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat", encoding="ascii") as f:
+                total += int(f.read().split()[1])
+        except FileNotFoundError:   # a thread that ended meanwhile
+            continue
+        except (OSError, ValueError, IndexError):
+            return None
+    return total / 1e9
 
 
 def _seconds(fn: Callable[[], object]) -> float:
@@ -79,11 +142,64 @@ def _seconds(fn: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def _repeat(fn: Callable[[], object], repeats: int) -> list[float]:
-    """Seconds per call for ``repeats`` calls, after one warm-up call that is not counted (it
-    pays for first touches of memory and for the library setting up its threads)."""
-    fn()
-    return [_seconds(fn) for _ in range(repeats)]
+def _timed(fn: Callable[[], object], calls: int = 1) -> tuple[float, float | None]:
+    """Seconds per call over ``calls`` calls in a row, and the share of that time this process's
+    threads waited for a core (None where not reported)."""
+    before, start = _waiting_s(), time.perf_counter()
+    for _ in range(calls):
+        fn()
+    wall = time.perf_counter() - start
+    after = _waiting_s()
+    waited = None if before is None or after is None or wall <= 0 else max(0.0, (after - before) / wall)
+    return wall / calls, waited
+
+
+def calls_for(seconds_per_call: float, least_s: float | None = None) -> int:
+    """How many calls of ``seconds_per_call`` make a sample of at least ``least_s`` (default
+    ``MIN_SAMPLE_S``): ceil(least / per call), at least 1."""
+    least = MIN_SAMPLE_S if least_s is None else least_s
+    per_call = non_negative("seconds_per_call", seconds_per_call)
+    return max(1, math.ceil(least / per_call)) if per_call > 0 else 1
+
+
+class _Sampler:
+    """Times one setting again and again. Made with one warm-up call that is not counted (it pays
+    for first touches of memory and for the library setting up its threads) and that says how many
+    calls make a sample of at least MIN_SAMPLE_S; each ``sample()`` then times that many calls in a
+    row (re-counted from the fastest call seen so far) and keeps the rate, ``work`` per call over
+    seconds per call."""
+
+    def __init__(self, fn: Callable[[], object], work: float):
+        self.fn, self.work = fn, work
+        self.fastest = _seconds(fn)
+        self.rates: list[float] = []
+        self.waits: list[float | None] = []
+
+    def sample(self) -> None:
+        seconds, waited = _timed(self.fn, calls_for(self.fastest))
+        self.fastest = min(self.fastest, seconds)
+        self.rates.append(self.work / seconds)
+        self.waits.append(waited)
+
+    @property
+    def samples(self) -> Samples:
+        return Samples(tuple(self.rates), tuple(self.waits))
+
+
+def _repeat(fn: Callable[[], object], repeats: int, work: float) -> Samples:
+    """``repeats`` samples of ``fn`` (each at least MIN_SAMPLE_S long), after one warm-up call."""
+    sampler = _Sampler(fn, work)
+    for _ in range(repeats):
+        sampler.sample()
+    return sampler.samples
+
+
+def _shuffled(items: Sequence, round_index: int) -> list:
+    """``items`` in the order one round visits them: shuffled afresh each round, by a generator
+    seeded with the round's number, so that every run visits them in the same orders."""
+    order = list(items)
+    random.Random(round_index).shuffle(order)
+    return order
 
 
 # ---- the machine's two speeds ----------------------------------------------------------------
@@ -91,7 +207,8 @@ def _repeat(fn: Callable[[], object], repeats: int) -> list[float]:
 def read_bandwidth_bytes_per_s(array_bytes: float = 256 * MIB, repeats: int = 7,
                                threads: int | None = None) -> Samples:
     """Streaming read bandwidth: read every byte of an array of ``array_bytes``, in chunks that
-    ``threads`` threads (default: one per core) read at once; bandwidth = bytes / seconds.
+    ``threads`` threads (default: one per core) read at once; bandwidth = bytes / seconds. Each
+    sample reads the array again and again for at least MIN_SAMPLE_S.
 
     Reading means adding the bytes up as 64-bit integers, the cheapest arithmetic numpy offers
     (a float32 sum does more work per byte, and on some processors that work, not memory, would
@@ -101,8 +218,7 @@ def read_bandwidth_bytes_per_s(array_bytes: float = 256 * MIB, repeats: int = 7,
     data = np.ones(n, np.uint64)  # written here, so that every page exists before the timing
     with _Reader(data, threads) as read:
         time.sleep(SETTLE_S)
-        seconds = _repeat(read, repeats)
-    return Samples(tuple(data.nbytes / s for s in seconds))
+        return _repeat(read, repeats, data.nbytes)
 
 
 #: Seconds to wait before a timed read: the BLAS library's threads keep spinning for a moment
@@ -115,7 +231,7 @@ class _Reader:
     by one thread per core (``threads``); a context manager that owns the threads."""
 
     def __init__(self, data: np.ndarray, threads: int | None = None):
-        threads = whole("threads", threads if threads is not None else os.cpu_count() or 1)
+        threads = whole("threads", threads if threads is not None else cores())
         words = data.reshape(-1).view(np.uint64)
         self.chunks = np.array_split(words, 4 * threads)  # small chunks: a thread that lags gets fewer
         self.pool = ThreadPoolExecutor(threads)
@@ -141,11 +257,10 @@ def matvec_read_bytes_per_s(array_bytes: float = 256 * MIB, repeats: int = 7) ->
     matrix = np.ones((n // cols, cols), DTYPE)  # written here, so that every page exists before the timing
     vector, out = np.ones(cols, DTYPE), np.empty(n // cols, DTYPE)
     time.sleep(SETTLE_S)
-    seconds = _repeat(lambda: np.matmul(matrix, vector, out=out), repeats)
-    return Samples(tuple(matrix.nbytes / s for s in seconds))
+    return _repeat(lambda: np.matmul(matrix, vector, out=out), repeats, matrix.nbytes)
 
 
-def matmul_flop_per_s(side: int = 2048, repeats: int = 5) -> Samples:
+def matmul_flop_per_s(side: int = ROOF_SIDE, repeats: int = 5) -> Samples:
     """Math rate of a large square float32 matrix product (side x side times side x side):
     2 x side^3 FLOPs / seconds. Large products are as close to peak math as numpy gets."""
     side = whole("side", side, 16)
@@ -153,8 +268,85 @@ def matmul_flop_per_s(side: int = 2048, repeats: int = 5) -> Samples:
     rng = np.random.default_rng(0)
     a, b = rng.random((side, side), dtype=DTYPE), rng.random((side, side), dtype=DTYPE)
     out = np.empty((side, side), DTYPE)
-    seconds = _repeat(lambda: np.matmul(a, b, out=out), repeats)
-    return Samples(tuple(matmul_flops(side, side, side) / s for s in seconds))
+    return _repeat(lambda: np.matmul(a, b, out=out), repeats, matmul_flops(side, side, side))
+
+
+class _RoofProbe:
+    """The roof's two measurements, set up to be timed again in the rounds of a sweep: the plain
+    read of an array of ``array_bytes`` (as ``read_bandwidth_bytes_per_s``) and the square product
+    of side ``side`` (as ``matmul_flop_per_s``), each warmed up once; a context manager that owns
+    the read's threads."""
+
+    def __init__(self, array_bytes: int, side: int):
+        data = np.ones(whole("array_bytes", array_bytes, 1024) // 8, np.uint64)
+        side = whole("side", side, 16)
+        rng = np.random.default_rng(0)
+        a, b = rng.random((side, side), dtype=DTYPE), rng.random((side, side), dtype=DTYPE)
+        out = np.empty((side, side), DTYPE)
+        self.reader = _Reader(data)
+        time.sleep(SETTLE_S)
+        self.read = _Sampler(self.reader, data.nbytes)
+        self.product = _Sampler(lambda: np.matmul(a, b, out=out), matmul_flops(side, side, side))
+
+    def __enter__(self) -> _RoofProbe:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.reader.__exit__()
+
+
+def blas() -> tuple[str, int | None]:
+    """The BLAS library numpy hands its matrix products to, as numpy reports it ("scipy-openblas
+    0.3.31.188.0", with OpenBLAS's kernel family where it says), and the threads it runs (from the
+    library itself where it is an OpenBLAS and answers, else None)."""
+    try:
+        info = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        name = f"{info.get('name', 'unknown')} {info.get('version', '')}".strip()
+    except Exception:  # noqa: BLE001 - numpy's report differs between versions
+        return "unknown", None
+    threads, kernels = None, None
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as f:
+            paths = sorted({line.split()[-1] for line in f if "openblas" in line.lower() and "/" in line})
+    except OSError:
+        paths = []
+    for path in paths[:1]:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            break
+        for prefix, suffix in (("scipy_openblas", "64_"), ("openblas", "64_"), ("openblas", "")):
+            get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
+            if get is None:
+                continue
+            get.restype = ctypes.c_int
+            threads = int(get())
+            core = getattr(lib, f"{prefix}_get_corename{suffix}", None)
+            if core is not None:
+                core.restype = ctypes.c_char_p
+                kernels = (core() or b"").decode("ascii", "replace") or None
+            break
+    return (f"{name} ({kernels} kernels)" if kernels else name), threads
+
+
+#: The vector-unit features that set a processor's float32 speed, named as Linux's /proc/cpuinfo does.
+FEATURES = ("avx512f", "avx2", "fma", "asimd", "sve")
+
+
+def processor_features(text: str | None = None) -> tuple[str, ...]:
+    """Which of FEATURES the processor reports (the flags of /proc/cpuinfo, or ``text`` in its
+    form), in FEATURES' order; () where it reports none."""
+    if text is None:
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8") as f:
+                text = f.read()
+        except OSError:
+            return ()
+    for line in text.splitlines():
+        if line.lower().startswith(("flags", "features")):
+            have = set(line.split(":", 1)[1].split())
+            return tuple(x for x in FEATURES if x in have)
+    return ()
 
 
 def processor_name() -> str:
@@ -265,9 +457,42 @@ def _mb(n: float) -> str:
     return f"{n / MB:,.1f} MB" if n < 100 * MB else f"{n / MB:,.0f} MB"
 
 
+#: What ``figures.machine.judge`` found of a run's roof, set beside the reference run kept in the book's data.
+ROOF_CLEAN = "kept up"         # the same kind of machine, and both roof speeds at least KEPT_UP of the reference's
+ROOF_LOW = "too low"           # a roof speed fell below that while the decoder kept up: its ceilings would be too low
+ROOF_SLOWED = "slowed"         # the roof and the decoder both fell behind: other programs slowed the whole run
+ROOF_UNKNOWN = "no reference"  # no reference of this kind of machine to judge by
+#: A fresh rate at least this share of the reference's kept up with it.
+KEPT_UP = 0.9
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What a run's own evidence says about its roof (``figures.machine.judge``): ``state``, one of
+    the ROOF_* values; this run's roof speeds over the reference's (``roof_shares``: bandwidth,
+    math rate) and its decoder's rates over the reference's (``decoder_shares``), where the
+    reference ran on the same kind of machine; the most any sample of the run waited for a core
+    (``waited``, a share of its time; None where not reported); and the two things the words may
+    then say. ``steady``: a steady load from other programs, which slows every round alike, is ruled
+    out, so rounds that agree show that noise did not cause what they show. ``clean_ceiling``: the
+    ceilings come from a clean measurement, so noise, which only slows a measured rate, cannot have
+    lowered a point's share of them."""
+
+    state: str
+    roof_shares: tuple[float, float] | None = None
+    decoder_shares: tuple[float, ...] = ()
+    waited: float | None = None
+    steady: bool = False
+    clean_ceiling: bool = False
+
+
 @dataclass(frozen=True)
 class Machine:
-    """This machine's two measured speeds and what it is."""
+    """This machine's two measured speeds and what it is. The roof's speeds are the fastest of
+    the first repeats and of the samples taken again in the sweeps' rounds (``rounds_read``,
+    ``rounds_matmul``: ``with_rounds``); where ``figures.machine.judge`` found this run's roof too
+    low beside the reference run of the same kind of machine, ``reference_roof`` (bytes/s, FLOP/s)
+    lifts each speed to the reference's."""
 
     processor: str
     cores: int
@@ -280,6 +505,13 @@ class Machine:
     last_level_cache: int | None = None  # bytes, as the operating system reports it
     memory: int | None = None            # bytes of main memory, as the operating system reports it
     load: float | None = None            # the 1-minute load average before measuring (``load_before_measuring``)
+    rounds_read: Samples | None = None   # bytes/s, the plain read timed again in every round of the sweeps
+    rounds_matmul: Samples | None = None  # FLOP/s, the square product timed again in every round of the sweeps
+    reference_roof: tuple[float, float] | None = None  # bytes/s and FLOP/s of the reference run, where used
+    judgement: Judgement | None = None   # ``figures.machine.judge``
+    blas: str | None = None              # numpy's BLAS library (``blas``)
+    blas_threads: int | None = None      # the threads it runs
+    features: tuple[str, ...] = ()       # the processor's vector features (``processor_features``)
 
     @property
     def busy(self) -> bool:
@@ -309,33 +541,95 @@ class Machine:
         return (f"**The array is only {ratio:,.2g}× that**, less than the {CACHE_MULTIPLE}× needed.{why} "
                 "Part of each read may come from the cache, so the bandwidth may be too high.")
 
+    def _reads(self) -> list[tuple[str, Samples]]:
+        reads = [("the plain read", self.read), ("the matrix-vector read", self.matvec_read)]
+        return reads + ([("the plain read in the sweeps' rounds", self.rounds_read)] if self.rounds_read else [])
+
     @property
     def bandwidth(self) -> Samples:
-        """The faster of the two reads, by its fastest repeat: the read that showed the most this
-        machine's memory was seen to deliver."""
-        return max(self.read, self.matvec_read, key=lambda s: s.high)
+        """The read with the fastest sample, of the plain read, the matrix-vector read and the plain
+        read in the sweeps' rounds: the read that showed the most this machine's memory was seen to deliver."""
+        return max((s for _, s in self._reads()), key=lambda s: s.high)
 
     @property
     def bandwidth_from(self) -> str:
-        return "the plain read" if self.bandwidth is self.read else "the matrix-vector read"
+        return next(name for name, s in self._reads() if s is self.bandwidth)
 
     @property
-    def bandwidth_bytes_per_s(self) -> float:
-        """The roof's bandwidth: the fastest repeat of the faster read, so that no honest program
-        beats it except through a cache or in a quieter spell than any repeat saw."""
+    def measured_bandwidth_bytes_per_s(self) -> float:
+        """This run's own roof bandwidth: the fastest sample of any read."""
         return self.bandwidth.high
 
     @property
+    def measured_peak_flop_per_s(self) -> float:
+        """This run's own roof math rate: the fastest sample of the square product, first or in the rounds."""
+        return max(self.matmul.high, self.rounds_matmul.high if self.rounds_matmul else 0.0)
+
+    @property
+    def peak_from(self) -> str:
+        first = self.rounds_matmul is None or self.matmul.high >= self.rounds_matmul.high
+        return "the first repeats" if first else "the sweeps' rounds"
+
+    @property
+    def bandwidth_bytes_per_s(self) -> float:
+        """The roof's bandwidth: this run's fastest read, so that no honest program beats it except
+        through a cache or in a quieter spell than any sample saw; or the reference run's, where
+        ``judge`` found this run's roof too low and the reference's is the faster."""
+        own = self.measured_bandwidth_bytes_per_s
+        return max(own, self.reference_roof[0]) if self.reference_roof else own
+
+    @property
     def peak_flop_per_s(self) -> float:
-        """The roof's math rate, which plays the role of the datasheet's peak: the fastest repeat of
-        the large product."""
-        return self.matmul.high
+        """The roof's math rate, which plays the role of the datasheet's peak: the fastest sample of
+        the square product (or the reference run's, as for the bandwidth)."""
+        own = self.measured_peak_flop_per_s
+        return max(own, self.reference_roof[1]) if self.reference_roof else own
+
+    @property
+    def roof_source(self) -> str:
+        """Whose speeds the roof uses: "this run", "the reference run", or, where the reference lifted
+        only one speed, "the reference run for the math rate" (or "... for the bandwidth")."""
+        if not self.reference_roof:
+            return "this run"
+        lifted = [name for name, ref, own in (
+            ("bandwidth", self.reference_roof[0], self.measured_bandwidth_bytes_per_s),
+            ("math rate", self.reference_roof[1], self.measured_peak_flop_per_s)) if ref > own]
+        if not lifted:
+            return "this run"
+        return "the reference run" if len(lifted) == 2 else f"the reference run for the {lifted[0]}"
 
     @property
     def spreads(self) -> dict[str, float]:
-        """Each measurement's fastest repeat over its slowest, by name: how noisy the run was."""
-        return {"plain read": self.read.spread, "matrix-vector read": self.matvec_read.spread,
-                "matrix product": self.matmul.spread}
+        """Each measurement's fastest sample over its slowest, by name: how noisy the run was."""
+        out = {"plain read": self.read.spread, "matrix-vector read": self.matvec_read.spread,
+               "matrix product": self.matmul.spread}
+        if self.rounds_read:
+            out["plain read in the sweeps' rounds"] = self.rounds_read.spread
+        if self.rounds_matmul:
+            out["matrix product in the sweeps' rounds"] = self.rounds_matmul.spread
+        return out
+
+    @property
+    def waited(self) -> float | None:
+        """The most any sample of the roof's measurements waited for a core (a share of its time);
+        None where any is unknown."""
+        samples = [self.read, self.matvec_read, self.matmul, self.rounds_read, self.rounds_matmul]
+        waits = [s.most_waited for s in samples if s is not None]
+        return None if any(w is None for w in waits) else max(waits)
+
+    @property
+    def steady(self) -> bool:
+        """Whether a steady load from other programs is ruled out (the judgement's, where judged;
+        else: no sample waited more than WAIT_SHARE for a core, or, where the system does not
+        report waits, the load was not busy)."""
+        if self.judgement is not None:
+            return self.judgement.steady
+        return self.waited <= WAIT_SHARE if self.waited is not None else not self.busy
+
+    @property
+    def clean_ceiling(self) -> bool:
+        """Whether the ceilings come from a clean measurement (the judgement's, where judged; else as ``steady``)."""
+        return self.judgement.clean_ceiling if self.judgement is not None else self.steady
 
     @property
     def balance_point_flop_per_byte(self) -> float:
@@ -355,24 +649,55 @@ class Machine:
         caches = (f"{_mb(self.last_level_cache)} of last-level cache in all, as the system reports it. "
                   f"{self.cache_note}" if self.last_level_cache else
                   f"none reported. {self.cache_note}")
+        rows = [row(f"plain read, {size} array, {len(self.read.values)} repeats", self.read, 1e9, "GB/s"),
+                row(f"matrix-vector read, {size} matrix, {len(self.matvec_read.values)} repeats", self.matvec_read,
+                    1e9, "GB/s"),
+                row(f"matrix product, {self.matmul_side:,} × {self.matmul_side:,}, {len(self.matmul.values)} repeats",
+                    self.matmul, 1e9, "GFLOP/s")]
+        if self.rounds_read:
+            rows.append(row(f"plain read, in the sweeps' {len(self.rounds_read.values)} rounds", self.rounds_read, 1e9,
+                            "GB/s"))
+        if self.rounds_matmul:
+            rows.append(row(f"matrix product, in the sweeps' {len(self.rounds_matmul.values)} rounds",
+                            self.rounds_matmul, 1e9, "GFLOP/s"))
+        bandwidth = (f"- **Roof bandwidth:** {self.bandwidth_bytes_per_s / 1e9:,.1f} GB/s, the fastest sample of "
+                     f"{self.bandwidth_from}.")
+        math_rate = (f"- **Roof math rate:** {self.peak_flop_per_s / 1e9:,.1f} GFLOP/s, the fastest sample of the "
+                     f"product, in {self.peak_from}.")
+        if self.reference_roof:
+            bandwidth, math_rate = (
+                f"- **Roof bandwidth:** {self.bandwidth_bytes_per_s / 1e9:,.1f} GB/s"
+                + (f", the reference run's: this run's fastest read, {self.measured_bandwidth_bytes_per_s / 1e9:,.1f} "
+                   "GB/s, was too low." if self.reference_roof[0] > self.measured_bandwidth_bytes_per_s else
+                   f", the fastest sample of {self.bandwidth_from}."),
+                f"- **Roof math rate:** {self.peak_flop_per_s / 1e9:,.1f} GFLOP/s"
+                + (f", the reference run's: this run's fastest product, {self.measured_peak_flop_per_s / 1e9:,.1f} "
+                   "GFLOP/s, was too low." if self.reference_roof[1] > self.measured_peak_flop_per_s else
+                   f", the fastest sample of the product, in {self.peak_from}."))
+        library = ([f"- **numpy's BLAS library:** {self.blas}"
+                    + (f", running {self.blas_threads} {'thread' if self.blas_threads == 1 else 'threads'}."
+                       if self.blas_threads else ", its thread count not reported.")] if self.blas else [])
+        waited = self.waited
+        waits = ([f"- **Waiting for a core:** at most {waited:.0%} of a sample's time, all of this process's threads "
+                  f"together. Above {WAIT_SHARE:.0%}, other programs pushed it off its cores."]
+                 if waited is not None else [])
         return "\n".join([
             f"**Measured on {self.label}** (numpy {np.__version__}, float32)",
             "",
-            "| measured | fastest repeat | median | slowest repeat | spread (fastest ÷ slowest) |",
+            "| measured | fastest | median | slowest | spread (fastest ÷ slowest) |",
             "|:--|--:|--:|--:|--:|",
-            row(f"plain read, {size} array", self.read, 1e9, "GB/s"),
-            row(f"matrix-vector read, {size} matrix", self.matvec_read, 1e9, "GB/s"),
-            row(f"matrix product, {self.matmul_side:,} × {self.matmul_side:,}", self.matmul, 1e9, "GFLOP/s"),
+            *rows,
             "",
-            f"- **Roof bandwidth:** {self.bandwidth_bytes_per_s / 1e9:,.1f} GB/s, the fastest repeat of "
-            f"{self.bandwidth_from}.",
-            f"- **Roof math rate:** {self.peak_flop_per_s / 1e9:,.1f} GFLOP/s, the fastest repeat of the product.",
+            bandwidth,
+            math_rate,
             f"- **Balance point:** {self.balance_point_flop_per_byte:,.1f} FLOP per byte, the math rate over the "
             "bandwidth.",
             f"- **Caches:** {caches}",
-        ] + ([f"- **Load before measuring:** {self.load:,.1f}, the system's 1-minute load average. An idle machine "
-              f"shows near 0. Above {BUSY_LOAD_PER_CORE * self.cores:g}, other programs kept more than half of its "
-              f"{self.cores} cores busy."] if self.load is not None else []))
+            *library,
+        ] + ([f"- **Load before measuring:** {self.load:,.1f}, the system's 1-minute load average: a decaying "
+              "average of the programs running or waiting to run (Linux also counts those waiting on the disk). An "
+              f"idle machine shows near 0. Above {BUSY_LOAD_PER_CORE * self.cores:g}, other programs kept more than "
+              f"half of its {self.cores} cores busy."] if self.load is not None else []) + waits)
 
 
 def this_bandwidth(array_bytes: int | None = None) -> tuple[Samples, Samples]:
@@ -389,7 +714,7 @@ def _this_bandwidth(array_bytes: int) -> tuple[Samples, Samples]:
             matvec_read_bytes_per_s(array_bytes, repeats=BANDWIDTH_REPEATS))
 
 
-def this_matmul(side: int = 2048) -> Samples:
+def this_matmul(side: int = ROOF_SIDE) -> Samples:
     """This machine's matrix-multiply rate (remembered for the session)."""
     return _this_matmul(whole("side", side, 16))
 
@@ -404,8 +729,9 @@ BUSY_LOAD_PER_CORE = 0.5
 
 
 def _load_average() -> float | None:
-    """The system's 1-minute load average: the mean number of programs running or waiting to
-    run (``os.getloadavg``), or None where the system reports none."""
+    """The system's 1-minute load average: a decaying average of the programs running or waiting
+    to run (Linux also counts those waiting on the disk; ``os.getloadavg``), or None where the
+    system reports none."""
     try:
         return float(os.getloadavg()[0])
     except (AttributeError, OSError):
@@ -419,18 +745,47 @@ def load_before_measuring() -> float | None:
     return _load_average()
 
 
-def this_machine(array_bytes: int | None = None, matmul_side: int = 2048) -> Machine:
+@cache
+def _blas() -> tuple[str, int | None]:
+    return blas()
+
+
+def roof_settings(array_bytes: int | None = None, matmul_side: int = ROOF_SIDE) -> tuple[int, int]:
+    """The roof's two settings, as the sweeps take them to time the roof again in their rounds:
+    the read's array (default: ``bandwidth_array_bytes()``) and the square product's side."""
+    array_bytes = bandwidth_array_bytes() if array_bytes is None else whole("array_bytes", array_bytes, 1024)
+    return int(array_bytes), whole("matmul_side", matmul_side, 16)
+
+
+def this_machine(array_bytes: int | None = None, matmul_side: int = ROOF_SIDE) -> Machine:
     """This machine's two reads of an array of ``array_bytes`` (default: ``bandwidth_array_bytes()``,
-    sized from this machine's cache) and its matrix-multiply rate, with its name, core count and
-    the date (each measurement remembered for the session: see the module's notes)."""
+    sized from this machine's cache) and its matrix-multiply rate, with its name, the cores this
+    process may use, its BLAS library and the date (each measurement remembered for the session:
+    see the module's notes). ``with_rounds`` adds the samples the sweeps take again."""
     if array_bytes is None:
         array_bytes = bandwidth_array_bytes()
     load = load_before_measuring()  # before the first measurement, whose threads would count
     read, matvec_read = this_bandwidth(array_bytes)
-    return Machine(processor=processor_name(), cores=os.cpu_count() or 1,
+    library, threads = _blas()
+    return Machine(processor=processor_name(), cores=cores(),
                    date=datetime.date.today().isoformat(), read=read, matvec_read=matvec_read,
                    matmul=this_matmul(matmul_side), array_bytes=int(array_bytes), matmul_side=int(matmul_side),
-                   last_level_cache=last_level_cache_bytes(), memory=physical_memory_bytes(), load=load)
+                   last_level_cache=last_level_cache_bytes(), memory=physical_memory_bytes(), load=load,
+                   blas=library, blas_threads=threads, features=processor_features())
+
+
+def with_rounds(m: Machine, *sweeps) -> Machine:
+    """``m`` with the roof's samples that ``sweeps`` (product and decode sweeps measured with
+    ``roof=roof_settings(m.array_bytes, m.matmul_side)``) took in their rounds: its roof is then the
+    fastest sample of all. A sweep measured without the roof, or with another roof's settings,
+    adds nothing."""
+    reads, products = m.rounds_read, m.rounds_matmul
+    for sweep in sweeps:
+        if sweep is None or getattr(sweep, "roof", None) != (m.array_bytes, m.matmul_side):
+            continue
+        reads = sweep.roof_read if reads is None else reads + sweep.roof_read
+        products = sweep.roof_matmul if products is None else products + sweep.roof_matmul
+    return replace(m, rounds_read=reads, rounds_matmul=products)
 
 
 # ---- matrix-vector to matrix-matrix ----------------------------------------------------------
@@ -478,10 +833,18 @@ def powers_of_two(largest: int) -> tuple[int, ...]:
 @dataclass(frozen=True)
 class ProductSweep:
     """One weight matrix times growing batches, measured, with a plain read of the same matrix
-    timed in the same rounds (so that the two can be compared under the same conditions)."""
+    timed in the same rounds (so that the two can be compared under the same conditions); the
+    control (``one_at_a_time``: the smallest batch past one, its vectors multiplied one at a time
+    by the matrix-vector routine, in the same rounds); and the roof's two measurements timed again
+    in the same rounds (``roof``: their settings, as ``roof_settings`` gives them; None where the
+    sweep did not time them)."""
 
     points: tuple[ProductPoint, ...]
     read: Samples  # bytes/s of reading the weight matrix
+    one_at_a_time: Samples | None = None  # FLOP/s of the smallest batch past one, one vector at a time
+    roof_read: Samples | None = None      # bytes/s, the roof's plain read, in the same rounds
+    roof_matmul: Samples | None = None    # FLOP/s, the roof's square product, in the same rounds
+    roof: tuple[int, int] | None = None
 
     def __iter__(self):
         return iter(self.points)
@@ -494,42 +857,73 @@ class ProductSweep:
         """The plain read of the weight matrix in its fastest round."""
         return self.read.high
 
+    @property
+    def control_batch(self) -> int | None:
+        """The batch the control multiplied one vector at a time (the smallest past one), or None."""
+        if self.one_at_a_time is None:
+            return None
+        return min(p.batch for p in self.points if p.batch > 1)
+
 
 def product_sweep(rows: int = 8192, cols: int = 8192, batches: tuple[int, ...] = powers_of_two(256),
-                  rounds: int = SWEEP_ROUNDS) -> ProductSweep:
+                  rounds: int = SWEEP_ROUNDS, roof: tuple[int, int] | None = None) -> ProductSweep:
     """Multiply ``batches`` vectors at once by one rows x cols float32 weight matrix, for each
-    batch in turn, and read the matrix once more as a plain read, ``rounds`` times; every round's
-    rate of each (remembered for the session: the same settings, however they are passed, give
-    the same measurement back)."""
+    batch, read the matrix once more as a plain read, and, where 1 vector and a batch past it are
+    both measured, multiply the smallest batch past one a vector at a time (the control), in
+    ``rounds`` rounds; with ``roof`` (``roof_settings``: the read's array and the square product's
+    side), time the roof's two measurements in every round too. Every round's rate of each
+    (remembered for the session: the same settings, however they are passed, give the same
+    measurement back)."""
     rows, cols, rounds = whole("rows", rows), whole("cols", cols), whole("rounds", rounds)
     batches = tuple(whole("batch", b) for b in batches)
-    return _product_sweep(rows, cols, batches, rounds)
+    if roof is not None:
+        roof = (whole("roof array_bytes", roof[0], 1024), whole("roof matmul_side", roof[1], 16))
+    return _product_sweep(rows, cols, batches, rounds, roof)
 
 
 @cache
-def _product_sweep(rows: int, cols: int, batches: tuple[int, ...], rounds: int) -> ProductSweep:
+def _product_sweep(rows: int, cols: int, batches: tuple[int, ...], rounds: int,
+                   roof: tuple[int, int] | None = None) -> ProductSweep:
     rng = np.random.default_rng(0)
     weights = rng.random((rows, cols), dtype=DTYPE)
     inputs = {b: rng.random((b, rows), dtype=DTYPE) for b in batches}
     outputs = {b: np.empty((b, cols), DTYPE) for b in batches}
+    past = [b for b in batches if b > 1]
+    pair = min(past) if past and 1 in batches else None
 
     def run(b: int) -> None:
         np.matmul(inputs[b], weights, out=outputs[b])
 
-    with _Reader(weights) as read:
-        read()
-        for b in batches:
-            run(b)  # warm-up, not counted
-        seconds = {b: [] for b in batches}
-        reads = []
-        for _ in range(rounds):
-            time.sleep(SETTLE_S)
-            reads.append(_seconds(read))
-            for b in batches:
-                seconds[b].append(_seconds(lambda: run(b)))
-    points = tuple(ProductPoint(b, rows, cols, Samples(tuple(matmul_flops(b, rows, cols) / s for s in seconds[b])))
-                   for b in batches)
-    return ProductSweep(points, Samples(tuple(weights.nbytes / s for s in reads)))
+    def one_at_a_time() -> None:   # the same vectors, each its own matrix-vector product
+        for i in range(pair):
+            np.matmul(inputs[pair][i], weights, out=outputs[pair][i])
+
+    with _Reader(weights) as reader, (_RoofProbe(*roof) if roof else _Nothing()) as probe:
+        time.sleep(SETTLE_S)
+        plain = _Sampler(reader, weights.nbytes)
+        reads = [plain] + ([probe.read] if roof else [])
+        products = {b: _Sampler(lambda b=b: run(b), matmul_flops(b, rows, cols)) for b in batches}
+        control = _Sampler(one_at_a_time, matmul_flops(pair, rows, cols)) if pair else None
+        others = list(products.values()) + ([control] if control else []) + ([probe.product] if roof else [])
+        for r in range(rounds):
+            time.sleep(SETTLE_S)   # the reads first, once the library's threads have stopped spinning
+            for sampler in (reads if r % 2 == 0 else reads[::-1]):
+                sampler.sample()
+            for sampler in _shuffled(others, r):
+                sampler.sample()
+    points = tuple(ProductPoint(b, rows, cols, products[b].samples) for b in batches)
+    return ProductSweep(points, plain.samples, control.samples if control else None,
+                        probe.read.samples if roof else None, probe.product.samples if roof else None, roof)
+
+
+class _Nothing:
+    """A context manager that holds nothing (for a sweep that does not time the roof)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc) -> None:
+        return None
 
 
 # ---- the small decoder, really run -----------------------------------------------------------
@@ -551,7 +945,7 @@ class DecodePoint:
 
     @property
     def tokens_per_s(self) -> float:
-        """Tokens/s in the fastest round (the ceilings, too, come from fastest repeats)."""
+        """Tokens/s in the fastest round (the ceilings, too, come from fastest samples)."""
         return self.rate.high
 
     @property
@@ -561,51 +955,91 @@ class DecodePoint:
                             PRECISION, PRECISION, PRECISION).bytes
 
     @property
+    def activation_bytes_per_step(self) -> float:
+        """Of them, the activations: B x A."""
+        return decode_point(self.config, 1.0, 1.0, self.batch, self.context_tokens,
+                            PRECISION, PRECISION, PRECISION).activation_bytes
+
+    @property
     def flops_per_token(self) -> float:
         return decode_flops_per_token(self.config, self.context_tokens)
 
 
+@dataclass(frozen=True)
+class DecodeSweep:
+    """The decode sweep's points (every context, every batch), with the roof's two measurements
+    timed again in its rounds (``roof``: their settings; None where the sweep did not time them).
+    Iterates, indexes and counts as its points do."""
+
+    points: tuple[DecodePoint, ...]
+    roof_read: Samples | None = None
+    roof_matmul: Samples | None = None
+    roof: tuple[int, int] | None = None
+
+    def __iter__(self):
+        return iter(self.points)
+
+    def __len__(self) -> int:
+        return len(self.points)
+
+    def __getitem__(self, i):
+        return self.points[i]
+
+
 def decode_sweep(c: Config = tinyllm.TINY_LLAMA, batches: tuple[int, ...] = powers_of_two(64),
                  contexts: tuple[int, ...] = (128,), steps: int = DECODE_STEPS,
-                 rounds: int = DECODE_ROUNDS) -> tuple[DecodePoint, ...]:
-    """Generate ``steps`` tokens for B sequences whose caches already hold L tokens, for each
-    context L in ``contexts`` and batch B in ``batches`` in turn, ``rounds`` times; every
-    round's tokens/s of each (context, batch), in that order (remembered for the session).
+                 rounds: int = DECODE_ROUNDS, roof: tuple[int, int] | None = None) -> DecodeSweep:
+    """Decode B sequences whose caches already hold L tokens, for each context L in ``contexts``
+    and batch B in ``batches``, in ``rounds`` rounds; every round's tokens/s of each (context,
+    batch), in that order (remembered for the session). A call of a setting generates ``steps``
+    tokens per sequence, each at the same context (each step writes position L of the cache and
+    attends over positions 0 to L, as the next token after L cached ones does); a sample repeats
+    the call until it lasts MIN_SAMPLE_S. With ``roof`` (``roof_settings``), time the roof's two
+    measurements in every round too.
 
     The caches are filled with random numbers instead of by reading a real prompt: a decode step
     costs the same whatever the cached numbers are. One cache, sized for the largest batch and
     context, serves every setting (a batch of B uses its first B sequences, a context of L its
-    first L positions), so that all settings can be measured in the same rounds."""
+    first L positions), so that all settings can be measured in the same rounds. Each round visits
+    the batches in a shuffled order, and each batch's contexts back to back, so that the contexts
+    of one batch are compared under the same conditions."""
     batches = tuple(whole("batch", b) for b in batches)
     contexts = tuple(whole("context_tokens", L, 0) for L in contexts)
     steps, rounds = whole("steps", steps), whole("rounds", rounds)
     if not batches or not contexts:
         raise ValueError("batches and contexts must each hold at least one value")
-    return _decode_sweep(c, batches, contexts, steps, rounds)
+    if roof is not None:
+        roof = (whole("roof array_bytes", roof[0], 1024), whole("roof matmul_side", roof[1], 16))
+    return _decode_sweep(c, batches, contexts, steps, rounds, roof)
 
 
 @cache
 def _decode_sweep(c: Config, batches: tuple[int, ...], contexts: tuple[int, ...], steps: int,
-                  rounds: int) -> tuple[DecodePoint, ...]:
+                  rounds: int, roof: tuple[int, int] | None = None) -> DecodeSweep:
     w = decoder_weights(c)
-    cache_ = tinyllm.KVCache(c, max(batches), max(contexts) + steps)
+    cache_ = tinyllm.KVCache(c, max(batches), max(contexts) + 1)
     cache_.fill(max(contexts))
-    # a round visits each batch at every context back to back, so that the contexts of one batch
-    # are compared under the same conditions
-    settings = [(L, b) for b in batches for L in contexts]
 
-    def run(L: int, b: int, n: int) -> None:
+    def run(L: int, b: int) -> None:
         tokens = np.zeros(b, dtype=np.int64)
-        for i in range(n):
-            tokens = tinyllm.decode_step(w, tokens, cache_, L + i)
+        for _ in range(steps):
+            tokens = tinyllm.decode_step(w, tokens, cache_, L)
 
-    run(max(contexts), max(batches), 1)  # warm-up, not counted (the cache is already written)
-    seconds = {s: [] for s in settings}
-    for _ in range(rounds):
-        for L, b in settings:
-            seconds[L, b].append(_seconds(lambda: run(L, b, steps)))
-    return tuple(DecodePoint(c, b, L, Samples(tuple(b * steps / s for s in seconds[L, b])))
-                 for L in contexts for b in batches)
+    with (_RoofProbe(*roof) if roof else _Nothing()) as probe:
+        samplers = {(L, b): _Sampler(lambda L=L, b=b: run(L, b), b * steps) for b in batches for L in contexts}
+        others = list(batches) + (["roof"] if roof else [])
+        for r in range(rounds):
+            if roof:
+                time.sleep(SETTLE_S)
+                probe.read.sample()
+            for item in _shuffled(others, r):
+                if item == "roof":
+                    probe.product.sample()
+                    continue
+                for L in (contexts if r % 2 == 0 else contexts[::-1]):
+                    samplers[L, item].sample()
+    points = tuple(DecodePoint(c, b, L, samplers[L, b].samples) for L in contexts for b in batches)
+    return DecodeSweep(points, probe.read.samples if roof else None, probe.product.samples if roof else None, roof)
 
 
 def at_context(points: Sequence[DecodePoint], context_tokens: int) -> tuple[DecodePoint, ...]:
@@ -628,7 +1062,7 @@ def paired_ratio(a: Samples, b: Samples) -> float:
 def product_ratio(sweep: ProductSweep, batch: int, over: int | None = None) -> Ratio:
     """The math rate of the product with ``batch`` vectors over that with ``over`` vectors, or,
     without ``over``, the rate at which it read its weights over the plain read; paired by
-    round, with a way to measure the two again head to head."""
+    round, with a way to measure the two again head to head (only called after a failure)."""
     p = point_at(sweep, batch)
 
     def ratio(s: ProductSweep) -> float:
@@ -646,7 +1080,7 @@ def product_ratio(sweep: ProductSweep, batch: int, over: int | None = None) -> R
 
 def decode_ratio(points: Sequence[DecodePoint], a: tuple[int, int], b: tuple[int, int]) -> Ratio:
     """Tokens/s at (batch, context) ``a`` over tokens/s at ``b``, paired by round, with a way to
-    measure the two settings again head to head."""
+    measure the two settings again head to head (only called after a failure)."""
     def at(ps, setting):
         return point_at(at_context(ps, setting[1]), setting[0])
 
@@ -673,11 +1107,36 @@ def point_at(points: Sequence, batch: int):
 
 # ---- what the measurements say against the book's formulas ------------------------------------
 
+#: A measurement is quiet when its fastest repeat (or round) is at most this many times its slowest,
+#: and a run or a sweep is quiet when every one of its measurements is.
+QUIET_SPREAD = 1.25
+
+
+def run_spreads(m: Machine, runs: Sequence[DecodePoint], products: ProductSweep | None = None) -> dict[str, float]:
+    """How far every repeated measurement of this run spread (fastest over slowest), by what was
+    measured: the repeats of each speed (and its samples in the sweeps' rounds), the rounds of each
+    batch of the product sweep, of its plain read and of its control, and the rounds of each batch
+    and context of the decode sweep. Every one counts: the chapter calls a run quiet only when all
+    of them are."""
+    out = {f"{'samples' if 'rounds' in name else 'repeats'} of the {name}": x for name, x in m.spreads.items()}
+    if products is not None:
+        for p in products:
+            out[f"rounds of {p.batch:,} {'vector' if p.batch == 1 else 'vectors'} in the product sweep"] = \
+                p.rate.spread
+        out["rounds of the product sweep's plain read"] = products.read.spread
+        if products.one_at_a_time is not None:
+            out[f"rounds of the control ({products.control_batch:,} vectors one at a time)"] = \
+                products.one_at_a_time.spread
+    for p in runs:
+        out[f"rounds of batch {p.batch:,} at {p.context_tokens:,} tokens in the decode sweep"] = p.rate.spread
+    return out
+
+
 def decode_ceilings_tokens_per_s(m: Machine, batch: float, context_tokens: float,
                                  c: Config = tinyllm.TINY_LLAMA) -> tuple[float, float]:
     """The book's two ceilings for a float32 decoder on this machine: memory
     B x BW / (W + B x (K x L + A)) with the roof's bandwidth, and math P / F with the roof's
-    matrix-multiply rate (each the fastest repeat of its measurement: see ``Machine``)."""
+    matrix-multiply rate (each the fastest sample of its measurement, or the reference run's: see ``Machine``)."""
     point = decode_point(c, m.peak_flop_per_s, m.bandwidth_bytes_per_s, batch, context_tokens,
                          PRECISION, PRECISION, PRECISION)
     return point.memory_ceiling, point.math_ceiling
@@ -689,21 +1148,37 @@ def efficiency(point: DecodePoint, m: Machine) -> float:
 
 
 #: The one line a table adds above its rows when a point beat its roof or ceiling, so that a share
-#: above 100% is explained before the reader meets it.
-_ABOVE_NOTE = {what: (f". Each share above 100% beat the {what}, which came from the early repeats: that round ran in "
-                      f"a quieter spell, or{where} read some bytes from a cache.")
-               for what, where in (("roof", ", below the ridge,"), ("ceiling", ""))}
+#: above 100% is announced before the reader meets it; the words under the table say which reason
+#: the data show (``figures.machine.above_roof_words``, ``figures.machine.regime_words``).
+_ABOVE_NOTE = {what: f". Each share above 100% beat the {what}; the words under the table say why."
+               for what in ("roof", "ceiling")}
 
 
-def _caption(said: str, above: str | None) -> str:
-    """A table's first line: what it is, then a colon; or, where some share beat its roof or ceiling
-    (``above``: "roof" or "ceiling"), the line that says why, before the reader meets the share."""
+def _caption(said: str, above: str | None, m: Machine | None = None, what: str = "roof") -> str:
+    """A table's first line: what it is, whose speeds its ``what`` ("roof" or "ceilings") uses where
+    they are not all this run's own (``m.reference_roof``), then a colon; or, where some share beat
+    its roof or ceiling (``above``: "roof" or "ceiling"), the line that says why, before the reader
+    meets the share."""
+    if m is not None and m.reference_roof and m.roof_source != "this run":
+        said += f"; the {what} from the reference run's speeds where this run's were too low"
     return f"{said}{_ABOVE_NOTE[above]}" if above else f"{said}:"
 
 
+def _percent(x: float) -> str:
+    """A share as the tables print it: "98%"; "100.4%" where whole percents would hide which side of 100% it lies."""
+    return f"{x:.1%}" if f"{x:.0%}" == "100%" and x != 1 else f"{x:.0%}"
+
+
+def spread_text(x: float) -> str:
+    """A spread (fastest over slowest) as the tables and words give it: two decimals, so that it
+    can be set beside the quiet bar of 1.25×: "1.00×", "1.26×", "6.20×"; "14×" from 10 up."""
+    x = positive("spread", x)
+    return f"{x:.2f}×" if x < 10 else f"{x:,.0f}×"
+
+
 def _spread(x: Samples) -> str:
-    """A spread as the tables print it: "1.1×", "6.2×", "14×"."""
-    return f"{x.spread:,.2g}×" if x.spread < 10 else f"{x.spread:,.0f}×"
+    """A measurement's spread as the tables print it (``spread_text``)."""
+    return spread_text(x.spread)
 
 
 def _fastest(rounds: int) -> str:
@@ -714,8 +1189,8 @@ def _fastest(rounds: int) -> str:
 def products_table(sweep: ProductSweep, m: Machine) -> Markdown:
     """Each measured product: intensity, math rate (fastest round), share of the roof, how far its
     rounds spread, and, below the ridge only, how fast it read the weights (past the ridge the math
-    sets the pace, and that speed says nothing about the memory); and the plain read of the same
-    matrix in the same rounds."""
+    sets the pace, and that speed says nothing about the memory); then the plain read of the same
+    matrix in the same rounds, and the control (the smallest batch past one, one vector at a time)."""
     rows = ["| vectors | FLOP per byte | GFLOP/s | share of the roof | spread of rounds "
             "| weights read at (below the ridge) |",
             "|--:|--:|--:|--:|--:|--:|"]
@@ -724,29 +1199,33 @@ def products_table(sweep: ProductSweep, m: Machine) -> Markdown:
         below = p.intensity_flop_per_byte < m.balance_point_flop_per_byte
         read = f"{p.bandwidth_bytes_per_s / 1e9:,.1f} GB/s" if below else ""
         rows.append(f"| {p.batch:,} | {p.intensity_flop_per_byte:,.2f} | {p.flop_per_s / 1e9:,.1f} "
-                    f"| {p.flop_per_s / roof:.0%} | {_spread(p.rate)} | {read} |")
+                    f"| {_percent(p.flop_per_s / roof)} | {_spread(p.rate)} | {read} |")
+    if sweep.one_at_a_time is not None:
+        b = sweep.control_batch
+        rows.append(f"| {b:,}, one at a time (control) | | {sweep.one_at_a_time.high / 1e9:,.1f} | | "
+                    f"{_spread(sweep.one_at_a_time)} | |")
     rows.append(f"| plain read, same rounds | | | | {_spread(sweep.read)} | {sweep.read_bytes_per_s / 1e9:,.1f} GB/s |")
     above = any(p.flop_per_s > min(m.peak_flop_per_s, p.intensity_flop_per_byte * m.bandwidth_bytes_per_s)
                 for p in sweep)
-    return Markdown(_caption(f"Measured on {m.label}; {_fastest(len(sweep.read.values))}", "roof" if above else None)
-                    + "\n\n" + "\n".join(rows))
+    return Markdown(_caption(f"Measured on {m.label}; {_fastest(len(sweep.read.values))}", "roof" if above else None,
+                             m, "roof") + "\n\n" + "\n".join(rows))
 
 
 def decode_table(points: Sequence[DecodePoint], m: Machine) -> Markdown:
     """Each measured batch: tokens/s (fastest round), the two ceilings, the share of the lower one,
     and how far its rounds spread."""
-    rows = ["| batch | measured tokens/s | memory ceiling | math ceiling | share of the lower ceiling "
-            "| spread of rounds |",
+    rows = ["| batch | measured tokens/s | memory ceiling, tokens/s | math ceiling, tokens/s "
+            "| share of the lower ceiling | spread of rounds |",
             "|--:|--:|--:|--:|--:|--:|"]
     for p in points:
         memory, math_ = decode_ceilings_tokens_per_s(m, p.batch, p.context_tokens, p.config)
         rows.append(f"| {p.batch:,} | {p.tokens_per_s:,.1f} | {memory:,.0f} | {math_:,.0f} "
-                    f"| {efficiency(p, m):.0%} | {_spread(p.rate)} |")
+                    f"| {_percent(efficiency(p, m))} | {_spread(p.rate)} |")
     context = points[0].context_tokens if points else 0
     rounds = f"; {_fastest(len(points[0].rate.values))}" if points else ""
     above = any(efficiency(p, m) > 1 for p in points)
     return Markdown(_caption(f"Measured on {m.label}, {context:,} tokens of context{rounds}",
-                             "ceiling" if above else None) + "\n\n" + "\n".join(rows))
+                             "ceiling" if above else None, m, "ceilings") + "\n\n" + "\n".join(rows))
 
 
 @dataclass(frozen=True)

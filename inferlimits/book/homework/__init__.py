@@ -1,0 +1,346 @@
+"""Homework with numbers of its own for each student: ``make homework SEED=N``.
+
+For every numbered chapter's compute, derive and decide exercises (``inferlimits.book.course``)
+there is a *template* here, in the module of its chapter: it draws another accelerator, model,
+precision, batch or context from the data (``inferlimits/data``), keeps only draws for which the
+exercise's reasoning still holds (a "memory-bound?" question draws setups that fit, a crossover
+question cards whose ridge the workload can reach, and so on: its ``holds``), and writes the
+question, the key's working and the answers. Every answer is computed by the package's arithmetic
+(``inferlimits.arithmetic``), and carries the tolerance the question states in its last line
+(``Tolerance: 2%.``, ``Tolerance: 2% on each number.`` or ``Tolerance: exact.``, the chapters'
+forms).
+
+A variant is fixed by the seed and the template's id: ``rng_for(seed, id)`` seeds numpy's
+``Generator`` with both, so a seed gives the same sheet on every run and machine, and two seeds
+give different numbers. A draw is taken again (from the same generator, so still determined by
+the seed) while its conditions fail, or while one of its answers would appear in its question.
+
+    python -m inferlimits.book.homework --seed 3       # _build/homework/seed-3: sheets, keys, index
+"""
+from __future__ import annotations
+
+import math
+import re
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from inferlimits.book import ROOT
+
+#: the exercise kinds that get variants: the ones whose answers are numbers and choices
+KINDS = ("compute", "derive", "decide")
+#: the grading tolerance of a numeric answer, unless a template sets its own
+TOLERANCE = 0.02
+#: draws tried before a template gives up (a template whose conditions never hold is a bug)
+ATTEMPTS = 400
+
+
+# ---- answers and variants ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Answer:
+    """One answer a grader compares: a number (``value``, shown as ``shown``) within ``tolerance``
+    (a fraction; 0 for exact), or a choice (``value`` a string, always exact)."""
+
+    name: str
+    value: float | str
+    shown: str
+    tolerance: float = 0.0
+
+    @property
+    def numeric(self) -> bool:
+        return not isinstance(self.value, str)
+
+    def accepts(self, x: float | str) -> bool:
+        """Whether a student's answer ``x`` is within the tolerance of this one."""
+        if not self.numeric:
+            return str(x).strip().lower() == str(self.value).strip().lower()
+        return abs(float(x) - self.value) <= self.tolerance * abs(self.value) + 1e-12
+
+    @property
+    def range_shown(self) -> str:
+        """What a grader accepts, in words."""
+        if not self.numeric or self.tolerance == 0:
+            return "exact"
+        lo, hi = self.value * (1 - self.tolerance), self.value * (1 + self.tolerance)
+        return f"±{self.tolerance:.0%}: {sig(min(lo, hi), 4)} to {sig(max(lo, hi), 4)}"
+
+
+@dataclass(frozen=True)
+class Key:
+    """What a template writes for one draw: the question (paragraphs, without its tolerance line),
+    the key's working (a few lines: inputs, formula, result) and the answers."""
+
+    question: tuple[str, ...]
+    working: tuple[str, ...]
+    answers: tuple[Answer, ...]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One exercise of a sheet: the template it comes from, the draw, the conditions it meets, and
+    its question, working and answers."""
+
+    template: str            # the template's id: the label of the exercise it varies
+    chapter: str             # the notebook's stem
+    title: str               # kind[: subject] · level, as the exercise it varies
+    number: str              # the exercise's number in the book, "2.1" ("" where the chapter no longer has it)
+    seed: int
+    params: dict
+    conditions: dict[str, bool]
+    key: Key
+
+    @property
+    def tolerance_line(self) -> str:
+        return tolerance_line(self.key.answers)
+
+    @property
+    def question(self) -> tuple[str, ...]:
+        """The question as the sheet prints it: its paragraphs, then its tolerance."""
+        return (*self.key.question, self.tolerance_line)
+
+
+def tolerance_line(answers: Sequence[Answer]) -> str:
+    """The question's last line, in the chapters' forms: exact when no answer is a number, else the
+    numbers' tolerance (one for all of them)."""
+    numbers = [a for a in answers if a.numeric]
+    tolerances = {a.tolerance for a in numbers}
+    if not numbers or tolerances == {0.0}:
+        return "Tolerance: exact."
+    if len(tolerances) != 1:
+        raise ValueError(f"answers: one tolerance for every number of an exercise; got {sorted(tolerances)}")
+    t = _percent(tolerances.pop())
+    return f"Tolerance: {t}." if len(numbers) == 1 else f"Tolerance: {t} on each number."
+
+
+def _percent(fraction: float) -> str:
+    return f"{fraction * 100:.10g}%"
+
+
+# ---- numbers as the sheets write them -------------------------------------------------------------
+
+def sig(x: float, digits: int = 3) -> str:
+    """``x`` to ``digits`` significant figures, with thousands separators: 65,900, 3.04, 0.0145."""
+    if not math.isfinite(x):
+        raise ValueError(f"x must be finite; got {x!r}")
+    if x == 0:
+        return "0"
+    exponent = math.floor(math.log10(abs(x)))
+    decimals = digits - 1 - exponent
+    rounded = round(x, decimals)
+    if rounded != 0 and math.floor(math.log10(abs(rounded))) > exponent:   # 9.996 -> 10.0: one figure less
+        decimals -= 1
+    return f"{rounded:,.{max(0, decimals)}f}"
+
+
+def whole(x: float) -> str:
+    return f"{round(x):,}"
+
+
+NUMERAL = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def numerals(text: str) -> set[str]:
+    """The numerals written in ``text``, without thousands separators or trailing commas."""
+    return {m.group(0).rstrip(",").replace(",", "") for m in NUMERAL.finditer(text)}
+
+
+def leaks(key: Key) -> list[Answer]:
+    """The numeric answers whose numerals appear in the question (its tolerance line included)."""
+    asked = numerals(" ".join((*key.question, tolerance_line(key.answers))))
+    return [a for a in key.answers if a.numeric and numerals(a.shown) & asked]
+
+
+# ---- templates -----------------------------------------------------------------------------------
+
+class Template:
+    """A family of variants of one exercise. Subclasses set ``chapter`` and ``label`` (the
+    exercise they vary) and define ``draw`` (a setting, from a numpy Generator), ``holds`` (the
+    conditions under which the exercise's reasoning holds for a setting, each by name) and
+    ``key`` (question, working and answers, every number from the package's arithmetic)."""
+
+    chapter: str = ""
+    label: str = ""
+    tolerance: float = TOLERANCE
+
+    @property
+    def id(self) -> str:
+        return self.label
+
+    def draw(self, rng: np.random.Generator) -> dict:
+        raise NotImplementedError
+
+    def holds(self, p: dict) -> dict[str, bool]:
+        return {}
+
+    def key(self, p: dict) -> Key:
+        raise NotImplementedError
+
+    # helpers for the answers, with the template's tolerance
+    def number(self, name: str, value: float, shown: str) -> Answer:
+        return Answer(name, float(value), shown, self.tolerance)
+
+    @staticmethod
+    def exact(name: str, value: float, shown: str) -> Answer:
+        return Answer(name, float(value), shown, 0.0)
+
+    @staticmethod
+    def choice(name: str, value: str) -> Answer:
+        return Answer(name, value, value, 0.0)
+
+
+TEMPLATES: dict[str, Template] = {}
+
+
+def register(cls: type[Template]) -> type[Template]:
+    """Class decorator: add one instance of ``cls`` to ``TEMPLATES`` under its id."""
+    t = cls()
+    if not t.chapter or not t.label:
+        raise ValueError(f"{cls.__name__}: a template names its chapter and the label of its exercise")
+    if t.id in TEMPLATES:
+        raise ValueError(f"{cls.__name__}: template id {t.id!r} is taken by {type(TEMPLATES[t.id]).__name__}")
+    TEMPLATES[t.id] = t
+    return cls
+
+
+def pick(rng: np.random.Generator, options: Sequence):
+    """One of ``options``, drawn by ``rng`` (an index, so the draw does not depend on the type)."""
+    if not options:
+        raise ValueError("options: nothing to pick from")
+    return options[int(rng.integers(len(options)))]
+
+
+def pick_distinct(rng: np.random.Generator, options: Sequence, n: int) -> list:
+    """``n`` different ones of ``options``, in the order drawn."""
+    if n > len(options):
+        raise ValueError(f"n: {n} distinct of {len(options)} options")
+    order = list(options)
+    out = []
+    for _ in range(n):
+        out.append(order.pop(int(rng.integers(len(order)))))
+    return out
+
+
+# ---- seeds and draws -----------------------------------------------------------------------------
+
+def seed_value(seed: object) -> int:
+    """The seed as a whole number 0 or more; a ValueError naming SEED otherwise."""
+    text = str(seed).strip()
+    if isinstance(seed, bool) or not re.fullmatch(r"\d+", text):
+        raise ValueError(f"SEED must be a whole number, 0 or more (make homework SEED=3); got {seed!r}")
+    return int(text)
+
+
+def rng_for(seed: int, template_id: str) -> np.random.Generator:
+    """The generator of one template's draws for one seed: numpy's PCG64, seeded with the seed and
+    a checksum of the template's id (stable across runs, unlike Python's ``hash``)."""
+    return np.random.default_rng([seed_value(seed), zlib.crc32(template_id.encode("utf-8"))])
+
+
+def _load() -> None:
+    """Import the chapters' template modules, which register their templates."""
+    from inferlimits.book.homework import (  # noqa: F401, PLC0415
+        ch01_two_speeds, ch02_decode, ch03_prefill, ch04_batching, ch05_kv_cache, ch06_overhead,
+        ch07_low_precision, ch08_moe, ch09_serving_at_scale, ch10_speculative_decoding, ch11_index_card,
+        ch12_worked_example, ch13_measure)
+
+
+def templates() -> dict[str, Template]:
+    """Every template, by id, in chapter order."""
+    _load()
+    return dict(sorted(TEMPLATES.items(), key=lambda kv: kv[1].chapter))
+
+
+def variant(t: Template | str, seed: int) -> Variant:
+    """The variant of template ``t`` for ``seed``: the first draw that meets the template's
+    conditions and whose answers its question does not give away."""
+    t = templates()[t] if isinstance(t, str) else t
+    seed = seed_value(seed)
+    rng = rng_for(seed, t.id)
+    for _ in range(ATTEMPTS):
+        p = t.draw(rng)
+        conditions = t.holds(p)
+        if not all(conditions.values()):
+            continue
+        key = t.key(p)
+        if leaks(key):
+            continue
+        number, title = exercise_ref(t)
+        return Variant(t.id, t.chapter, title, number, seed, p, conditions, key)
+    raise RuntimeError(f"template {t.id}: no draw met its conditions in {ATTEMPTS} tries (seed {seed})")
+
+
+def variants(seed: int, chapters: Sequence[str] | None = None) -> list[Variant]:
+    """Every template's variant for ``seed`` (those of ``chapters`` only, where given), in chapter
+    order."""
+    return [variant(t, seed) for t in templates().values() if chapters is None or t.chapter in chapters]
+
+
+# ---- the exercises the templates vary --------------------------------------------------------------
+
+def numbered_chapters(root: Path = ROOT) -> list[Path]:
+    """The numbered chapters' notebooks, in order."""
+    return sorted((root / "chapters").glob("[0-9][0-9]_*.ipynb"))
+
+
+def chapter_title(stem: str, root: Path = ROOT) -> str:
+    """A chapter's title, its first heading, with its number: "2. Decode"."""
+    from inferlimits.book.course import markdown  # noqa: PLC0415
+
+    m = re.search(r"^# (.+)$", markdown(root / "chapters" / f"{stem}.ipynb"), re.M)
+    return f"{int(stem[:2])}. {m.group(1).strip() if m else stem[3:].replace('_', ' ')}"
+
+
+def book_exercises(root: Path = ROOT) -> list:
+    """The numbered chapters' compute, derive and decide exercises (``course.exercises``)."""
+    from inferlimits.book.course import exercises  # noqa: PLC0415
+
+    return [e for p in numbered_chapters(root) for e in exercises(p) if e.kind in KINDS]
+
+
+def exercise_ref(t: Template, root: Path = ROOT) -> tuple[str, str]:
+    """The number the book gives the exercise ``t`` varies ("2.1": the chapter's number, then the
+    exercise's place among the chapter's exercises, as sphinx-exercise numbers them) and its title
+    as the chapter writes it; ("", the template's id) where the chapter no longer has it."""
+    path = root / "chapters" / f"{t.chapter}.ipynb"
+    for i, e in enumerate(_exercises(path, path.stat().st_mtime_ns) if path.exists() else (), start=1):
+        if e.label == t.label:
+            return f"{int(t.chapter[:2])}.{i}", e.title
+    return "", t.label
+
+
+@lru_cache(maxsize=64)
+def _exercises(path: Path, mtime_ns: int) -> tuple:
+    """A chapter's exercises, read again only when the notebook changes."""
+    from inferlimits.book.course import exercises  # noqa: PLC0415
+
+    return tuple(exercises(path))
+
+
+def without_template(root: Path = ROOT) -> list:
+    """The compute, derive and decide exercises that no template varies yet."""
+    have = {(t.chapter, t.label) for t in templates().values()}
+    return [e for e in book_exercises(root) if (e.chapter, e.label) not in have]
+
+
+@dataclass(frozen=True)
+class Count:
+    """How many distinct variants the templates give over a range of seeds."""
+
+    seeds: range
+    by_template: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_template.values())
+
+
+def distinct_variants(seeds: range = range(1, 11)) -> Count:
+    """Distinct variants over ``seeds``: for each template, the number of different questions (the
+    text a student reads, numbers and all) that the seeds give; their sum is what "distinct
+    variant exercises" counts."""
+    return Count(seeds, {tid: len({variant(t, s).question for s in seeds}) for tid, t in templates().items()})

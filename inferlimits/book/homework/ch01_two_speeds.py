@@ -1,0 +1,192 @@
+"""Chapter 1, two speeds: the balance point, the roof, and what overlap buys."""
+from __future__ import annotations
+
+from inferlimits.arithmetic.roofline import (COMPUTE_BOUND, MEMORY_BOUND, arithmetic_intensity_flop_per_byte,
+                                             attainable_flop_per_s, balance_point_flop_per_byte, bound,
+                                             matmul_bytes, matmul_flops, step_time_no_overlap_s, step_time_s)
+from inferlimits.data.units import bytes_per_element
+from inferlimits.book.homework import Key, Template, pick, pick_distinct, register, sig
+from inferlimits.book.homework.common import an, card, cards, flop_per_byte, gbps, pct, tflops, times
+
+INTENSITIES = (10, 20, 25, 30, 40, 50, 60, 75, 80, 100, 120, 150, 200, 250, 300, 400)
+
+
+@register
+class BalancePoint(Template):
+    chapter, label = "01_two_speeds", "two-speeds-ex1"
+
+    def draw(self, rng):
+        return {"card": pick(rng, cards()), "intensity": pick(rng, INTENSITIES)}
+
+    def holds(self, p):
+        a = card(p["card"])
+        R = balance_point_flop_per_byte(a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s)
+        # clearly below the ridge: the question is about the slanted roof
+        return {"memory-bound": bound(p["intensity"], a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s) == MEMORY_BOUND,
+                "well below the ridge": p["intensity"] <= 0.8 * R}
+
+    def key(self, p):
+        a, I = card(p["card"]), p["intensity"]
+        P, BW = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
+        R = balance_point_flop_per_byte(P, BW)
+        roof = attainable_flop_per_s(I, P, BW)
+        return Key(
+            (f"The {a.name} does {tflops(P)} of dense BF16 math and moves {gbps(BW)}. What is its balance point? "
+             f"A kernel performs {I} FLOP per byte: what math rate can it reach on this chip at most, and what "
+             f"share of the peak is that?",),
+            (f"R = P / BW = {tflops(P)} / {gbps(BW)} = {flop_per_byte(R, 4)}.",
+             f"I = {I} is below R: memory-bound, so the roof is I × BW = {tflops(roof)}.",
+             f"Share of the peak: I / R = {pct(roof / P)}."),
+            (self.number("balance point", R, flop_per_byte(R)),
+             self.number("attainable math rate", roof, tflops(roof)),
+             self.number("share of the peak", roof / P, pct(roof / P))))
+
+
+@register
+class HigherPeakLoses(Template):
+    chapter, label = "01_two_speeds", "two-speeds-ex2"
+
+    def draw(self, rng):
+        x, y = pick_distinct(rng, cards(), 2)
+        # an intensity between the two balance points, where the card with the lower peak is ahead (if any)
+        fitting = [I for I in INTENSITIES if all(self.holds({"higher": x, "other": y, "intensity": I}).values())]
+        return {"higher": x, "other": y, "intensity": pick(rng, fitting) if fitting else INTENSITIES[0]}
+
+    def holds(self, p):
+        x, y, I = card(p["higher"]), card(p["other"]), p["intensity"]
+        rx = attainable_flop_per_s(I, x.dense_bf16_flops_per_s, x.bandwidth_bytes_per_s)
+        ry = attainable_flop_per_s(I, y.dense_bf16_flops_per_s, y.bandwidth_bytes_per_s)
+        return {"the first card has the higher peak": x.dense_bf16_flops_per_s > y.dense_bf16_flops_per_s,
+                "memory-bound on the higher peak": bound(I, x.dense_bf16_flops_per_s, x.bandwidth_bytes_per_s) == MEMORY_BOUND,
+                "compute-bound on the other": bound(I, y.dense_bf16_flops_per_s, y.bandwidth_bytes_per_s) == COMPUTE_BOUND,
+                "the higher peak loses, clearly": ry > 1.05 * rx}
+
+    def key(self, p):
+        x, y, I = card(p["higher"]), card(p["other"]), p["intensity"]
+        rx = attainable_flop_per_s(I, x.dense_bf16_flops_per_s, x.bandwidth_bytes_per_s)
+        ry = attainable_flop_per_s(I, y.dense_bf16_flops_per_s, y.bandwidth_bytes_per_s)
+        Rx = balance_point_flop_per_byte(x.dense_bf16_flops_per_s, x.bandwidth_bytes_per_s)
+        Ry = balance_point_flop_per_byte(y.dense_bf16_flops_per_s, y.bandwidth_bytes_per_s)
+        return Key(
+            (f"You must run a workload whose intensity is {I} FLOP per byte, and you can rent either {an(x.name)} "
+             f"or {an(y.name)}. The {x.name} does {tflops(x.dense_bf16_flops_per_s)} of dense BF16 math and moves "
+             f"{gbps(x.bandwidth_bytes_per_s)}; the {y.name} does {tflops(y.dense_bf16_flops_per_s)} and moves "
+             f"{gbps(y.bandwidth_bytes_per_s)}. The {x.name} has the higher peak math rate. Which card runs this "
+             f"workload faster, and by what factor?",),
+            (f"{x.name}: R = {flop_per_byte(Rx)}, above I, so memory-bound: I × BW = {tflops(rx)}.",
+             f"{y.name}: R = {flop_per_byte(Ry)}, at or below I, so compute-bound: the full {tflops(ry)}.",
+             f"Factor: {tflops(ry)} / {tflops(rx)} = {times(ry / rx)}."),
+            (self.choice("the faster card", y.name),
+             self.number("by what factor", ry / rx, times(ry / rx))))
+
+
+@register
+class WithoutOverlap(Template):
+    chapter, label = "01_two_speeds", "two-speeds-ex4"
+
+    def draw(self, rng):
+        return {"card": pick(rng, cards()), "side": pick(rng, (2048, 4096, 8192, 16384)),
+                "few": pick(rng, (1, 2, 4, 8)), "many": pick(rng, (1024, 2048, 4096, 8192, 16384))}
+
+    def _parts(self, p):
+        a, d = card(p["card"]), p["side"]
+        b = bytes_per_element("BF16")
+        P, BW = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
+        out = []
+        for m in (p["few"], p["many"]):
+            f, bts = matmul_flops(m, d, d), matmul_bytes(m, d, d, b)
+            cost = step_time_no_overlap_s(f, bts, P, BW) / step_time_s(f, bts, P, BW) - 1
+            out.append((m, arithmetic_intensity_flop_per_byte(f, bts), cost))
+        return a, balance_point_flop_per_byte(P, BW), out
+
+    def holds(self, p):
+        a, R, ((_, i_few, _), (_, i_many, _)) = self._parts(p)
+        return {"few tokens: memory-bound": i_few < R, "many tokens: compute-bound": i_many > R}
+
+    def key(self, p):
+        a, R, ((few, i_few, c_few), (many, i_many, c_many)) = self._parts(p)
+        d = p["side"]
+        tokens = "one token" if few == 1 else f"{few} tokens"
+        return Key(
+            ("A piece of work performs F operations and moves M bytes on a chip with math rate P and bandwidth BW. "
+             "Write R = P/BW for the chip's balance point and I = F/M for the work's intensity.",
+             "(a) Show that the work takes at least max(F/P, M/BW) if fetching and computing overlap perfectly, and "
+             "at least F/P + M/BW if they do not overlap at all, which is never more than twice as long.",
+             "(b) Show that the math ceiling over the memory ceiling is R/I, so that the work is memory-bound exactly "
+             "when I < R, and that at its memory ceiling it uses the share I/R of the peak math.",
+             f"(c) Show that doing without overlap costs a factor of one plus the smaller of I/R and R/I. Work it out "
+             f"on {an(a.name)} ({tflops(a.dense_bf16_flops_per_s)}, {gbps(a.bandwidth_bytes_per_s)}) for a square "
+             f"BF16 weight matrix of side {d:,} (each number two bytes; the product reads the matrix and the tokens' "
+             f"vectors and writes the results) with {tokens}, and then with {many:,} tokens at once: give the "
+             f"intensity, the ratio of the two ceilings, and the cost of doing without overlap in each case."),
+            ("(a) Math needs F/P and memory M/BW; overlapped the work ends with the slower, else they add, and each "
+             "term is at most the larger, so the sum is at most twice it.",
+             "(b) (P/F)/(BW/M) = R/I; at its memory ceiling the work does I × BW operations a second, I/R of P.",
+             "(c) Without overlap a step takes the larger time plus the smaller: 1 + min(I/R, R/I), largest (2) at I = R.",
+             f"R = {flop_per_byte(R, 4)}.",
+             f"{tokens}: I = 2md²/((md + d² + md) × 2) = {flop_per_byte(i_few, 4)}; math ceiling over memory ceiling "
+             f"R/I = {sig(R / i_few)}; cost {pct(c_few)}.",
+             f"{many:,} tokens: I = {flop_per_byte(i_many, 4)}; memory ceiling over math ceiling I/R = "
+             f"{sig(i_many / R)}; cost {pct(c_many)}."),
+            (self.number(f"intensity with {tokens}", i_few, flop_per_byte(i_few)),
+             self.number(f"math ceiling over memory ceiling, {tokens}", R / i_few, times(R / i_few)),
+             self.number(f"cost without overlap, {tokens}", c_few, pct(c_few)),
+             self.number(f"intensity with {many:,} tokens", i_many, flop_per_byte(i_many)),
+             self.number(f"memory ceiling over math ceiling, {many:,} tokens", i_many / R, times(i_many / R)),
+             self.number(f"cost without overlap, {many:,} tokens", c_many, pct(c_many))))
+
+
+@register
+class TwoKernels(Template):
+    chapter, label = "01_two_speeds", "two-speeds-ex6"
+
+    def draw(self, rng):
+        return {"card": pick(rng, cards()), "side": pick(rng, (2048, 4096, 8192)), "few": pick(rng, (1, 2, 4, 8)),
+                "many": pick(rng, (1024, 2048, 4096, 8192))}
+
+    def _times(self, p):
+        a, d = card(p["card"]), p["side"]
+        P, BW = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
+        b = bytes_per_element("BF16")
+        kernels = [(matmul_flops(m, d, d), matmul_bytes(m, d, d, b)) for m in (p["few"], p["many"])]
+        F, M = sum(f for f, _ in kernels), sum(m for _, m in kernels)
+        one = step_time_s(F, M, P, BW)
+        two = sum(step_time_s(f, m, P, BW) for f, m in kernels)
+        sides = [bound(arithmetic_intensity_flop_per_byte(f, m), P, BW) for f, m in kernels]
+        return a, kernels, F, M, one, two, sides
+
+    def holds(self, p):
+        *_, one, two, sides = self._times(p)
+        return {"the kernels lie on opposite sides of the ridge": sides == [MEMORY_BOUND, COMPUTE_BOUND],
+                "the single roofline understates by more than the tolerance": 1 - one / two > 0.05}
+
+    def key(self, p):
+        a, kernels, F, M, one, two, sides = self._times(p)
+        d, few, many = p["side"], p["few"], p["many"]
+        I = arithmetic_intensity_flop_per_byte(F, M)
+        short = 1 - one / two
+        tokens = "one token" if few == 1 else f"{few} tokens"
+        return Key(
+            ("A step runs two kernels, one after the other: kernel 1 does F₁ operations on M₁ bytes, kernel 2 does F₂ "
+             "on M₂. Each overlaps its own fetching and computing perfectly, but the second starts only when the "
+             "first has finished.",
+             "(a) Show that the step takes at least T₂ = max(F₁/P, M₁/BW) + max(F₂/P, M₂/BW), and that this is never "
+             "less than T₁ = max(F/P, M/BW), the bound of the step taken as one workload with F = F₁ + F₂ and "
+             "M = M₁ + M₂.",
+             "(b) Show that T₂ = T₁ when both kernels lie on the same side of the ridge, and that T₂ is never more than "
+             "twice T₁. When does it come close to twice?",
+             f"(c) On {an(a.name)} ({tflops(a.dense_bf16_flops_per_s)} of dense BF16 math, "
+             f"{gbps(a.bandwidth_bytes_per_s)}), let kernel 1 push {tokens} through a square matrix of BF16 weights, "
+             f"{d:,} on a side, and let kernel 2 push a batch of {many:,} tokens through another matrix of the same "
+             f"shape (each kernel reads its matrix and its tokens' vectors, and writes its results, two bytes a "
+             f"number). What is the intensity of the step taken as one workload, what are T₁ and T₂, and by what "
+             f"share does the single roofline understate the step's time?"),
+            ("(a) Each kernel takes at least its own max; the sum of maxima is at least the max of the sums. "
+             "(b) On one side of the ridge both maxima pick the same term, and the sums agree; each max is at most "
+             "T₁, so T₂ ≤ 2T₁, near twice when the kernels are equally long on opposite sides.",
+             f"(c) F = {sig(F / 1e9, 4)} GFLOP, M = {sig(M / 1e6, 4)} MB: I = {flop_per_byte(I, 4)}; "
+             f"T₁ = {sig(one * 1e6, 4)} µs, T₂ = {sig(two * 1e6, 4)} µs; understated by 1 - T₁/T₂ = {pct(short)}."),
+            (self.number("intensity of the whole step", I, flop_per_byte(I)),
+             self.number("T₁", one, f"{sig(one * 1e6)} µs"),
+             self.number("T₂", two, f"{sig(two * 1e6)} µs"),
+             self.number("the share the single roofline understates", short, pct(short))))

@@ -1,0 +1,247 @@
+"""Chapter 2, decode: one token reads every weight."""
+from __future__ import annotations
+
+from inferlimits.arithmetic.activations import activation_bytes_per_token
+from inferlimits.arithmetic.generation import decode_flops_per_token, decode_point, weight_bytes_read_per_step
+from inferlimits.arithmetic.kvcache import fit, memory_left_for_cache_bytes, usable_memory_fraction
+from inferlimits.arithmetic.roofline import balance_point_flop_per_byte
+from inferlimits.data.units import bytes_per_element
+from inferlimits.data.models import (embedding_params, kv_bytes_per_token, multiplied_params_per_token, param_count,
+                                     weight_bytes)
+from inferlimits.book.homework import Key, Template, pick, pick_distinct, register, sig
+from inferlimits.book.homework.common import (multiplied_note, an, billions, card, cards, cfg, datasheet, dense_models, flop_per_byte, gb, gbps,
+                                         kib, mb, ms, pct, rate, times, yes_no)
+
+#: the weight formats a decode question stores a dense model in (FP8 and INT8 keep the vocabulary
+#: tables in BF16, as the chapter's checkpoints do)
+ONE_BYTE = ("FP8", "INT8")
+
+
+def _step(c, a, precision="BF16"):
+    return decode_point(c, a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s, weight_precision=precision)
+
+
+@register
+class SingleStream(Template):
+    chapter, label = "02_decode", "decode-ex1"
+
+    def draw(self, rng):
+        return {"model": pick(rng, dense_models()), "card": pick(rng, cards())}
+
+    def holds(self, p):
+        c, a = cfg(p["model"]), card(p["card"])
+        return {"the weights fit": fit(a.capacity_bytes, weight_bytes(c)).fits,
+                "memory-bound": _step(c, a).wall == "memory-bound"}
+
+    def key(self, p):
+        name, c, a = p["model"], cfg(p["model"]), card(p["card"])
+        stored = weight_bytes(c)
+        room = memory_left_for_cache_bytes(a.capacity_bytes, stored)
+        d = _step(c, a)
+        share = d.memory_ceiling / d.math_ceiling
+        u = usable_memory_fraction()
+        return Key(
+            (f"{name} runs in BF16 on one {a.name}. Do the weights fit, with weights and caches allowed {pct(u, 2)} "
+             f"of the memory the device reports? How much room do they leave for the cache? What is the "
+             f"single-stream memory ceiling, the time per token, and the share of the {a.name}'s peak math that "
+             f"decode uses at that ceiling?",
+             f"The data you need: {name} stores {billions(param_count(c))} weights, of which a token multiplies "
+             f"{billions(multiplied_params_per_token(c))} ({multiplied_note(c)}); each token's step moves "
+             f"{mb(activation_bytes_per_token(c), 4)} of activations. {datasheet(a)}"),
+            (f"Stored weights: 2 bytes × {billions(param_count(c))} = {gb(stored, 4)}; usable: {pct(u, 2)} × "
+             f"{gb(a.capacity_bytes, 4)} = {gb(u * a.capacity_bytes, 4)}: they fit, leaving {gb(room, 4)}.",
+             f"A step reads {gb(d.weight_bytes, 4)} of weights and {mb(d.activation_bytes)} of activations, "
+             f"{gb(d.bytes, 4)} in all: ceiling = BW / bytes = {rate(d.memory_ceiling, 4)}, {ms(1 / d.memory_ceiling, 4)} "
+             f"per token.",
+             f"Math at that ceiling: {rate(d.memory_ceiling)} × {sig(d.flops_per_token / 1e9, 4)} GFLOP over "
+             f"P = {pct(share)} of the peak."),
+            (self.choice("do the weights fit", "yes"),
+             self.number("room left for the cache", room, gb(room)),
+             self.number("memory ceiling", d.memory_ceiling, rate(d.memory_ceiling)),
+             self.number("time per token", 1 / d.memory_ceiling, ms(1 / d.memory_ceiling)),
+             self.number("share of the peak math", share, pct(share))))
+
+
+@register
+class WhichSetup(Template):
+    chapter, label = "02_decode", "decode-ex2"
+
+    def draw(self, rng):
+        big = [n for n in dense_models() if weight_bytes(cfg(n)) > 50e9]
+        one, two = pick_distinct(rng, cards(), 2)
+        wide, narrow = "BF16", pick(rng, ONE_BYTE)
+        setups = [(one, wide), (two, narrow), (one, narrow)]
+        return {"model": pick(rng, big), "setups": [setups[i] for i in (0, 1, 2)]}
+
+    def _ceilings(self, p):
+        c = cfg(p["model"])
+        out = {}
+        for name, prec in p["setups"]:
+            a = card(name)
+            fits = fit(a.capacity_bytes, weight_bytes(c, prec)).fits
+            out[(name, prec)] = (fits, _step(c, a, prec).memory_ceiling if fits else None)
+        return out
+
+    def holds(self, p):
+        got = self._ceilings(p)
+        fitting = sorted((v for f, v in got.values() if f), reverse=True)
+        return {"at least one does not fit": len(fitting) < 3, "at least two fit": len(fitting) >= 2,
+                "one is clearly fastest": len(fitting) >= 2 and fitting[0] > 1.05 * fitting[1]}
+
+    def key(self, p):
+        name, c = p["model"], cfg(p["model"])
+        got = self._ceilings(p)
+        cards_used = list(dict.fromkeys(n for n, _ in p["setups"]))
+        precisions = sorted({pr for _, pr in p["setups"]} - {"BF16"})
+        labels = {s: f"{an(s[0])} with {s[1]} weights" for s in got}
+        fitting = {s: v for s, (f, v) in got.items() if f}
+        best = max(fitting, key=fitting.get)
+        second = sorted(fitting.values(), reverse=True)[1]
+        u = usable_memory_fraction()
+        lines = []
+        for s, (f, v) in got.items():
+            stored = weight_bytes(c, s[1])
+            usable = u * card(s[0]).capacity_bytes
+            lines.append(f"{labels[s]}: {gb(stored, 4)} stored against {gb(usable, 4)} usable: "
+                         + (f"fits; ceiling {rate(v, 4)}." if f else "does not fit."))
+        return Key(
+            (f"You must decode {name} for one user on a single card, and three set-ups are on offer: "
+             + ", ".join(labels[s] for s in got) + ". Which fit, with weights and caches allowed "
+             f"{pct(u, 2)} of the memory the device reports, and which is fastest? What are the two highest "
+             f"ceilings?",
+             f"The data you need: {name} stores {billions(param_count(c))} weights; its input embedding table and its "
+             f"output head hold {billions(embedding_params(c))} of them each, and stay in BF16 when the rest goes to "
+             f"{' or '.join(precisions)} (one byte a weight); a token multiplies {billions(multiplied_params_per_token(c))} "
+             f"of the weights ({multiplied_note(c)}) and moves {mb(activation_bytes_per_token(c))} of "
+             f"activations; its KV cache takes {kib(kv_bytes_per_token(c))} per token. "
+             + " ".join(datasheet(card(n), math=False) for n in cards_used)),
+            tuple(lines),
+            tuple(self.choice(f"does {labels[s]} fit", yes_no(f)) for s, (f, _) in got.items())
+            + (self.choice("the fastest set-up", labels[best]),
+               self.number("its ceiling", fitting[best], rate(fitting[best])),
+               self.number("the next ceiling", second, rate(second))))
+
+
+@register
+class IntensityOfDecode(Template):
+    chapter, label = "02_decode", "decode-ex4"
+
+    def draw(self, rng):
+        small, big = pick_distinct(rng, dense_models(), 2)
+        return {"model": small, "other": big, "card": pick(rng, cards())}
+
+    def holds(self, p):
+        c, a = cfg(p["model"]), card(p["card"])
+        limit = decode_flops_per_token(c) / activation_bytes_per_token(c)
+        R = balance_point_flop_per_byte(a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s)
+        return {"the first model multiplies fewer weights":
+                multiplied_params_per_token(c) < multiplied_params_per_token(cfg(p["other"])),
+                "the limit is clearly above or below the ridge": abs(limit / R - 1) > 0.05}
+
+    def key(self, p):
+        c, o, a = cfg(p["model"]), cfg(p["other"]), card(p["card"])
+        d, e = _step(c, a), _step(o, a)
+        share, share_o = d.activation_bytes / d.bytes, e.activation_bytes / e.bytes
+        F, A = decode_flops_per_token(c), activation_bytes_per_token(c)
+        limit = F / A
+        R = balance_point_flop_per_byte(a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s)
+        return Key(
+            ("A dense model multiplies N weights for each token, each stored in b bytes, on a chip with bandwidth BW "
+             "and math rate P. Leave the KV cache out (a conversation that has just begun).",
+             "(a) Show that a single stream decodes at most BW/(Nb) tokens per second, and that its intensity "
+             "2N/(Nb) does not depend on N.",
+             f"(b) Now count the A bytes of activations each token moves. Show that the intensity falls short of its "
+             f"weights-only value by the activations' share of the step's bytes, and say which models that share "
+             f"hurts more. Put in {p['model']} in BF16, which multiplies {billions(multiplied_params_per_token(c))} "
+             f"weights and moves {mb(activation_bytes_per_token(c), 4)} of activations per token, and {p['other']}, "
+             f"which multiplies {billions(multiplied_params_per_token(o))} and moves "
+             f"{mb(activation_bytes_per_token(o), 4)}: give each one's share, and the first one's intensity.",
+             f"(c) Decode a batch of B sequences together. Show that the intensity is 2NB/(Nb + BA), and that no "
+             f"batch takes it past 2N/A. What is that limit for {p['model']}, and do the activations alone keep a "
+             f"large batch from reaching the ridge of {an(a.name)}, which does {sig(a.dense_bf16_flops_per_s / 1e12, 4)} "
+             f"TFLOP/s of dense BF16 math on {sig(a.bandwidth_bytes_per_s / 1e9, 4)} GB/s?"),
+            (f"(b) share = A/(Nb + A): {pct(share)} for {p['model']}, {pct(share_o)} for {p['other']}; the intensity "
+             f"2N/(Nb + A) = {sig(d.intensity, 4)} FLOP per byte.",
+             f"(c) 2N/A = {sig(F / 1e9, 4)} GFLOP / {mb(A, 4)} = {flop_per_byte(limit, 4)}, against a ridge of "
+             f"{flop_per_byte(R, 4)}: {'above' if limit > R else 'below'} it."),
+            (self.number(f"activations' share, {p['model']}", share, pct(share)),
+             self.number(f"activations' share, {p['other']}", share_o, pct(share_o)),
+             self.number(f"intensity with the activations, {p['model']}", d.intensity, flop_per_byte(d.intensity, 4)),
+             self.number("the limit 2N/A", limit, flop_per_byte(limit)),
+             self.choice("do the activations alone keep a large batch below the ridge", yes_no(limit <= R))))
+
+
+@register
+class CeilingAndTime(Template):
+    chapter, label = "02_decode", "decode-ex7"
+
+    def draw(self, rng):
+        return {"model": pick(rng, dense_models()), "card": pick(rng, cards())}
+
+    def holds(self, p):
+        c, a = cfg(p["model"]), card(p["card"])
+        return {"the weights fit": fit(a.capacity_bytes, weight_bytes(c)).fits}
+
+    def key(self, p):
+        name, c, a = p["model"], cfg(p["model"]), card(p["card"])
+        d = _step(c, a)
+        return Key(
+            (f"{name} multiplies {billions(multiplied_params_per_token(c), 3)} weights for each token "
+             f"({multiplied_note(c)}), and a token moves about {mb(activation_bytes_per_token(c))} of activations "
+             f"besides. Decode it in BF16 for one user on {an(a.name)}, which moves {gbps(a.bandwidth_bytes_per_s)}. "
+             f"What is the single-stream memory ceiling, and the time per token?",),
+            (f"Bytes per token: 2 × {billions(multiplied_params_per_token(c))} + {mb(d.activation_bytes, 4)} = "
+             f"{gb(d.bytes, 4)}.",
+             f"Ceiling: {gbps(a.bandwidth_bytes_per_s)} / {gb(d.bytes, 4)} = {rate(d.memory_ceiling, 4)}; time per "
+             f"token {ms(1 / d.memory_ceiling, 4)}."),
+            (self.number("memory ceiling", d.memory_ceiling, rate(d.memory_ceiling)),
+             self.number("time per token", 1 / d.memory_ceiling, ms(1 / d.memory_ceiling))))
+
+
+@register
+class FourBitGain(Template):
+    chapter, label = "02_decode", "decode-ex8"
+
+    def draw(self, rng):
+        untied = [n for n in dense_models() if not cfg(n).tie_word_embeddings]
+        return {"models": sorted(pick_distinct(rng, untied, 3), key=lambda n: multiplied_params_per_token(cfg(n))),
+                "card": pick(rng, cards())}
+
+    def holds(self, p):
+        shares = [embedding_params(cfg(n)) / multiplied_params_per_token(cfg(n)) for n in p["models"]]
+        return {"the head shares differ clearly": all(b > 1.1 * a for a, b in zip(sorted(shares), sorted(shares)[1:])),
+                "the smallest model fits the card": fit(card(p["card"]).capacity_bytes, weight_bytes(cfg(p["models"][0]))).fits}
+
+    def key(self, p):
+        names, a = p["models"], card(p["card"])
+        b16, b4 = bytes_per_element("BF16"), bytes_per_element("INT4")
+        gains, shares = {}, {}
+        for n in names:
+            c = cfg(n)
+            shares[n] = embedding_params(c) / multiplied_params_per_token(c)
+            gains[n] = weight_bytes_read_per_step(c, "BF16") / weight_bytes_read_per_step(c, "INT4")
+        best = max(gains, key=gains.get)
+        first = cfg(names[0])
+        ratio = _step(first, a, "INT4").memory_ceiling / _step(first, a).memory_ceiling
+        return Key(
+            (f"A dense model multiplies N weights per token. H of them are its output head, which a 4-bit checkpoint "
+             f"keeps in BF16; it stores the other matrices at b₄ bytes a weight, group scales included "
+             f"({sig(b4 * 8, 3)} bits, so b₄ = {sig(b4, 3)}). Leave the activations and the norm vectors out.",
+             "(a) With b₁₆ = 2 bytes a weight in BF16, show that the 4-bit checkpoint raises the single-stream ceiling "
+             "over BF16 by the factor b₁₆ / (b₄ + (b₁₆ - b₄) h), where h = H/N is the head's share of the weights a "
+             "token multiplies, and that no model gets more than b₁₆/b₄.",
+             "(b) Evaluate the factor for " + ", ".join(f"{n} (h = {pct(shares[n])})" for n in names)
+             + ". Which model gains most, and why? What is the most any model gets?",
+             f"(c) On {an(a.name)}, with the activations counted ({mb(activation_bytes_per_token(first), 4)} per token "
+             f"for {names[0]}), what is the ratio of {names[0]}'s memory ceilings with INT4 and with BF16 weights? A "
+             f"step reads {gb(weight_bytes_read_per_step(first, 'BF16'), 4)} of BF16 weights or "
+             f"{gb(weight_bytes_read_per_step(first, 'INT4'), 4)} of INT4 ones."),
+            ("(a) BF16 reads b₁₆ N bytes; the 4-bit checkpoint b₄ (N - H) + b₁₆ H = N (b₄ + (b₁₆ - b₄) h). The ratio "
+             "falls as h grows, to b₁₆/b₄ at h = 0.",)
+            + tuple(f"{n}: {times(gains[n], 4)}" for n in names)
+            + (f"The cap b₁₆/b₄ = {sig(b16 / b4, 4)}; {best} gains most: its head is the smallest share.",
+               f"(c) With the activations: {times(ratio, 4)}."),
+            tuple(self.number(f"the factor, {n}", gains[n], times(gains[n])) for n in names)
+            + (self.number("the most any model gets", b16 / b4, times(b16 / b4)),
+               self.choice("gains most", best),
+               self.number(f"(c) INT4 over BF16 ceiling, {names[0]}", ratio, times(ratio))))

@@ -1,0 +1,197 @@
+"""Chapter 3, prefill: the same weights, read once for the whole prompt."""
+from __future__ import annotations
+
+import itertools
+import math
+from functools import lru_cache
+
+from inferlimits.arithmetic.activations import activation_bytes_per_token
+from inferlimits.arithmetic.generation import (decode_point, prefill_attention_flops, prefill_attention_share,
+                                               prefill_crossover_tokens, prefill_point,
+                                               prompt_tokens_at_attention_share, weight_bytes_read_per_step)
+from inferlimits.arithmetic.kvcache import fit
+from inferlimits.arithmetic.roofline import COMPUTE_BOUND, MEMORY_BOUND, balance_point_flop_per_byte
+from inferlimits.data.models import embedding_params, kv_bytes_per_token, multiplied_params_per_token, weight_bytes
+from inferlimits.book.homework import Key, Template, pick, pick_distinct, register, sig
+from inferlimits.book.homework.common import (An, an, billions, card, cards, cfg, dense_models, flop_per_byte, gb, gbps,
+                                         kib, mb, millions, ms, pct, tflops, times, tokens)
+
+PROMPTS = (2048, 4096, 8192, 16384, 32768)
+
+
+def _n_minus_h(c) -> float:
+    """N - H: the weights every prompt token passes through (all but the output head)."""
+    return multiplied_params_per_token(c) - embedding_params(c)
+
+
+def _a(c) -> float:
+    """a, attention's coefficient: a S (S + 1) operations for a causal prompt of S tokens."""
+    return prefill_attention_flops(c, 1) / 2
+
+
+def _model_data(name, c, *, int4: bool = False) -> str:
+    weights = f"a pass reads {gb(weight_bytes_read_per_step(c, 'BF16'), 4)} of weights in BF16" + (
+        f" and {gb(weight_bytes_read_per_step(c, 'INT4'), 4)} with INT4 weights" if int4 else "")
+    return (f"{name}: N - H = {billions(_n_minus_h(c))} weights that every prompt token passes through, an output "
+            f"head of H = {billions(embedding_params(c))} multiplied once per prompt, a = {round(_a(c)):,} (causal "
+            f"attention does a·S(S + 1) operations), K = {kib(kv_bytes_per_token(c))} of cache per token, "
+            f"A = {mb(activation_bytes_per_token(c, 'prefill'), 4)} of activations per prompt token; {weights}.")
+
+
+@register
+class Crossover(Template):
+    chapter, label = "03_prefill", "prefill-ex1"
+
+    def draw(self, rng):
+        return {"model": pick(rng, dense_models()), "card": pick(rng, cards()), "prompt": pick(rng, PROMPTS)}
+
+    def holds(self, p):
+        c, a, S = cfg(p["model"]), card(p["card"]), p["prompt"]
+        P, BW = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
+        bf16 = prefill_crossover_tokens(c, P, BW)
+        return {"a crossover exists": math.isfinite(bf16),
+                "the prompt is past it": S > 1.2 * bf16,
+                "the prompt fits the model": S <= cfg(p["model"]).max_position_embeddings,
+                "weights and the prompt's cache fit": fit(a.capacity_bytes, weight_bytes(c), kv_bytes_per_token(c), 1, S).fits}
+
+    def key(self, p):
+        name, c, a, S = p["model"], cfg(p["model"]), card(p["card"]), p["prompt"]
+        P, BW = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
+        bf16 = prefill_crossover_tokens(c, P, BW)
+        int4 = prefill_crossover_tokens(c, P, BW, "INT4")
+        pt = prefill_point(c, P, BW, S)
+        share = prefill_attention_share(c, S)
+        return Key(
+            (f"{An(a.name)} does {tflops(P)} of dense BF16 math and moves {gbps(BW)}. For {name} on it, at "
+             f"what prompt length does prefill become compute-bound with BF16 weights, and with INT4 weights (math at "
+             f"the BF16 rate)? What is the ideal time to first token for a prompt of {S:,} tokens, and what share of "
+             f"its operations is attention?",
+             "The data you need: " + _model_data(name, c, int4=True)),
+            (f"R = P / BW = {flop_per_byte(balance_point_flop_per_byte(P, BW), 4)}; the crossover solves "
+             f"prefill FLOPs / P = (W + S (K + A)) / BW: {tokens(bf16)} in BF16, {tokens(int4)} with INT4 weights.",
+             f"At {S:,} tokens: 2(N - H)S + 2H + aS(S + 1) = {sig(pt.flops / 1e12, 4)} trillion operations, "
+             f"{sig(pt.attention_flops / 1e12, 4)} trillion of them attention; math {ms(pt.flops / P, 4)} against "
+             f"{ms(pt.bytes / BW, 4)} for its {gb(pt.bytes, 4)}: compute-bound, so the time to first token is "
+             f"{ms(pt.time_s, 4)}."),
+            (self.number("crossover, BF16 weights", bf16, tokens(bf16)),
+             self.number("crossover, INT4 weights", int4, tokens(int4)),
+             self.number(f"time to first token, {S:,} tokens", pt.time_s, ms(pt.time_s)),
+             self.number("attention's share of the operations", share, pct(share))))
+
+
+@lru_cache(maxsize=4096)
+def _phases(model_name: str, card_name: str, prompt: int):
+    """The prefill of a prompt and the first decode step after it, on one card (remembered)."""
+    c, a = cfg(model_name), card(card_name)
+    return (prefill_point(c, a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s, prompt),
+            decode_point(c, a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s, 1, prompt))
+
+
+@register
+class FasterFirstToken(Template):
+    chapter, label = "03_prefill", "prefill-ex2"
+
+    def draw(self, rng):
+        p = {"model": pick(rng, dense_models()), "prompt": pick(rng, (4096, 8192, 16384, 32768))}
+        # the first three cards, in an order the seed draws, that make a fair question (if any)
+        order = [cards()[i] for i in rng.permutation(len(cards()))]
+        usable = [n for n in order if self._alone(p, n)]
+        for trio in itertools.combinations(usable, 3):
+            for now in trio:
+                q = {**p, "cards": [now, *(n for n in trio if n != now)]}
+                if all(self.holds(q).values()):
+                    return q
+        return {**p, "cards": order[:3]}
+
+    def _alone(self, p, name) -> bool:
+        """Whether one card suits the question: compute-bound prefill, memory-bound decode, room."""
+        c, S = cfg(p["model"]), p["prompt"]
+        pt, d = _phases(p["model"], name, S)
+        return (pt.wall == COMPUTE_BOUND and d.wall == MEMORY_BOUND and S <= c.max_position_embeddings
+                and fit(card(name).capacity_bytes, weight_bytes(c), kv_bytes_per_token(c), 1, S).fits)
+
+    def _points(self, p):
+        return {n: _phases(p["model"], n, p["prompt"]) for n in p["cards"]}
+
+    def holds(self, p):
+        pts = self._points(p)
+        first = min(pts, key=lambda n: pts[n][0].time_s)
+        stream = max(pts, key=lambda n: pts[n][1].ceiling)
+        return {"prefill compute-bound, decode memory-bound, and room on all three": all(self._alone(p, n) for n in pts),
+                "the current card is slowest to the first token": max(pts, key=lambda n: pts[n][0].time_s) == p["cards"][0],
+                "the two phases pick different cards": first != stream,
+                "each phase's best card is clearly best":
+                    all(pts[n][0].time_s > 1.04 * pts[first][0].time_s for n in pts if n != first)
+                    and all(pts[stream][1].ceiling > 1.04 * pts[n][1].ceiling for n in pts if n != stream)}
+
+    def key(self, p):
+        name, c, S = p["model"], cfg(p["model"]), p["prompt"]
+        now, *moves = p["cards"]
+        pts = self._points(p)
+        first = min(pts, key=lambda n: pts[n][0].time_s)
+        stream = max(pts, key=lambda n: pts[n][1].ceiling)
+        specs = "; ".join(f"the {n} does {tflops(card(n).dense_bf16_flops_per_s)} and moves "
+                          f"{gbps(card(n).bandwidth_bytes_per_s)}" for n in pts)
+        return Key(
+            (f"A service runs {name} on {now} cards, and its users send prompts of {S:,} tokens. The time to first "
+             f"token is too long. You can move to {moves[0]} cards or to {moves[1]} cards. Which move shortens the time to first token "
+             f"more, and by what factor against today? What does each card do to the first decode step that follows "
+             f"(a single stream, with the prompt in the cache)? Give the time to first token and the decode step on "
+             f"all three cards.",
+             f"The data you need (dense BF16 math and bandwidth): {specs}. " + _model_data(name, c)
+             + f" A decode step moves {mb(activation_bytes_per_token(c), 4)} of activations and does "
+               f"{sig(pts[now][1].flops_per_token / 1e9, 4)} GFLOP."),
+            tuple(f"{n}: prefill {ms(pt.time_s, 4)} (compute-bound: FLOPs / P); decode step {ms(1 / d.ceiling, 4)} "
+                  f"((W + K S + A) / BW = {gb(d.bytes, 4)} / {gbps(card(n).bandwidth_bytes_per_s)})"
+                  for n, (pt, d) in pts.items())
+            + (f"Shortest first token: {first}, {times(pts[now][0].time_s / pts[first][0].time_s)} shorter than the "
+               f"{now}; fastest decode: {stream}.",),
+            tuple(self.number(f"time to first token on the {n}", pts[n][0].time_s, ms(pts[n][0].time_s)) for n in pts)
+            + tuple(self.number(f"decode step on the {n}", 1 / pts[n][1].ceiling, ms(1 / pts[n][1].ceiling)) for n in pts)
+            + (self.choice("the move that shortens the first token more", first),
+               self.number("by what factor", pts[now][0].time_s / pts[first][0].time_s,
+                           times(pts[now][0].time_s / pts[first][0].time_s)),
+               self.choice("the card with the fastest decode step", stream)))
+
+
+#: dense models whose query heads together span the hidden size, with d_qk = d_v (the derivation's case)
+def _spanning() -> tuple[str, ...]:
+    return tuple(n for n in dense_models() if cfg(n).num_attention_heads * cfg(n).head_dim_qk == cfg(n).hidden_size
+                 and cfg(n).head_dim_qk == cfg(n).head_dim_v)
+
+
+@register
+class AttentionCatchesUp(Template):
+    chapter, label = "03_prefill", "prefill-ex4"
+
+    def draw(self, rng):
+        return {"models": pick_distinct(rng, _spanning(), 2)}
+
+    def holds(self, p):
+        one, two = (cfg(n) for n in p["models"])
+        return {"the second model is wider": two.hidden_size > one.hidden_size,
+                "a = 2 n_layers h for both": all(_a(c) == 2 * c.num_hidden_layers * c.hidden_size for c in (one, two))}
+
+    def key(self, p):
+        (n1, n2), (c1, c2) = p["models"], [cfg(n) for n in p["models"]]
+        per = [_n_minus_h(c) / c.num_hidden_layers for c in (c1, c2)]
+        s = [prompt_tokens_at_attention_share(c, 0.5) for c in (c1, c2)]
+        return Key(
+            ("Derive where attention's arithmetic catches up with the weight products'. (a) With 2(N - H)S operations "
+             "for the weight products that every prompt token passes through and aS(S + 1) for causal attention, show "
+             "that the two are equal at a prompt length S_eq one less than 2(N - H)/a. (b) In a model whose query "
+             "heads together span the hidden size h, with d_qk = d_v, show that a is twice the number of layers times "
+             "h, so that S_eq is about one layer's weights divided by h.",
+             f"(c) {n1} has {c1.num_hidden_layers} layers of width {c1.hidden_size:,} and, leaving out the head, "
+             f"{millions(per[0])} weights per layer; {n2} has {c2.num_hidden_layers} layers of width "
+             f"{c2.hidden_size:,} and {millions(per[1])}. Evaluate S_eq for both, and the ratios of S_eq and of the "
+             f"weights per layer from the first model to the second."),
+            ("(a) aS(S + 1) = 2(N - H)S gives S + 1 = 2(N - H)/a. (b) a = n_layers n_q (d_qk + d_v) = 2 n_layers h.",
+             f"(c) {n1}: {millions(per[0])} / {c1.hidden_size:,} - 1 = {tokens(s[0])}; {n2}: {millions(per[1])} / "
+             f"{c2.hidden_size:,} - 1 = {tokens(s[1])}.",
+             f"Ratios: S_eq {times(s[1] / s[0])}, weights per layer {times(per[1] / per[0])}: the weights grow nearly "
+             f"with the square of the width, S_eq nearly in proportion to it."),
+            (self.number(f"S_eq, {n1}", s[0], tokens(s[0])),
+             self.number(f"S_eq, {n2}", s[1], tokens(s[1])),
+             self.number("ratio of S_eq", s[1] / s[0], times(s[1] / s[0])),
+             self.number("ratio of the weights per layer", per[1] / per[0], times(per[1] / per[0]))))

@@ -1,0 +1,234 @@
+"""Chapter 7, low precision: the bytes a weight takes, and the math it is multiplied in."""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from inferlimits.arithmetic.activations import activation_bytes_per_token
+from inferlimits.arithmetic.generation import decode_flops_per_token, weight_bytes_read_per_step
+from inferlimits.arithmetic.kvcache import (fit, largest_batch_at_user_rate, max_sequences, sequence_bytes_per_step,
+                                            usable_memory_fraction)
+from inferlimits.arithmetic.precision import decode_math_rate, decode_on, knee_on, knee_weights_only_on
+from inferlimits.data.models import embedding_params, kv_bytes_per_token, stored_weights, weight_bytes
+from inferlimits.data.units import Format, formats
+from inferlimits.book.homework import Key, Template, pick, pick_distinct, register, sig
+from inferlimits.book.homework.common import (mdl, an, billions, card, cards_with, cfg, dense_models, gb, gbps,
+                                         gib, kib, mb, moe_models, rate, tflops, times)
+
+RECIPE = "MXFP4 experts"
+
+
+def _block_format(bits: int, block: int, scale: int) -> Format:
+    return Format(f"{bits}-bit, {block} per {scale}-bit scale", float(bits), block, float(scale), "none", False,
+                  "a block format of the homework")
+
+
+@register
+class BitsPerWeight(Template):
+    chapter, label = "07_low_precision", "low-precision-ex1"
+
+    def draw(self, rng):
+        return {"bits": pick(rng, (4, 6, 8)), "blocks": pick_distinct(rng, (16, 32, 64, 128), 2),
+                "scale": pick(rng, (8, 16)), "model": pick(rng, moe_models())}
+
+    def holds(self, p):
+        return {"the two blocks differ": p["blocks"][0] != p["blocks"][1],
+                "the model has experts to quantize": stored_weights(cfg(p["model"])).experts > 0}
+
+    def key(self, p):
+        e, (g1, g2), s, name = p["bits"], p["blocks"], p["scale"], p["model"]
+        c = cfg(p["model"])
+        one, two = _block_format(e, g1, s).bits_per_element, _block_format(e, g2, s).bits_per_element
+        mx = formats()["MXFP4"]
+        w = stored_weights(c)
+        held, wide = weight_bytes(c, RECIPE), weight_bytes(c, "BF16")
+        return Key(
+            (f"A format gives every {g1} {e}-bit numbers one {s}-bit scale, another every {g2}. How many bits does each "
+             f"cost per weight?",
+             f"{name} stores {billions(w.total)} weights, {billions(w.experts)} of them in its experts' matrices. Store "
+             f"those in MXFP4 ({mx.element_bits:g}-bit numbers, one {mx.scale_bits:g}-bit scale per block of "
+             f"{mx.block}) and everything else in BF16. What does the model take, in GiB, and what would it take in "
+             f"BF16, in GB?"),
+            (f"Bits per weight: element bits + scale bits / block = {e} + {s}/{g1} = {sig(one, 4)}, and {e} + {s}/{g2} = "
+             f"{sig(two, 4)}.",
+             f"MXFP4: {sig(mx.bits_per_element, 4)} bits. {billions(w.experts)} × {sig(mx.bits_per_element, 4)} / 8 bytes + "
+             f"{billions(w.total - w.experts)} × 2 bytes = {gib(held, 4)}; all in BF16, {gb(wide, 4)}."),
+            (self.number(f"bits per weight, blocks of {g1}", one, sig(one, 4)),
+             self.number(f"bits per weight, blocks of {g2}", two, sig(two, 4)),
+             self.number("the model with MXFP4 experts", held, gib(held)),
+             self.number("the model in BF16", wide, gb(wide))))
+
+
+def _fp8_double() -> tuple[str, ...]:
+    """Cards whose FP8 rate is twice their BF16 rate (within 1%): the derivation's premise."""
+    return tuple(n for n in cards_with("FP8")
+                 if abs(card(n).math_flops_per_s("FP8") / card(n).dense_bf16_flops_per_s - 2) < 0.02)
+
+
+@register
+class KneeUnchanged(Template):
+    chapter, label = "07_low_precision", "low-precision-ex2"
+
+    def draw(self, rng):
+        return {"model": pick(rng, dense_models()), "card": pick(rng, _fp8_double())}
+
+    def _knees(self, p):
+        c, a = cfg(p["model"]), card(p["card"])
+        return (knee_weights_only_on(a, c), knee_weights_only_on(a, c, "FP8", "FP8"),
+                knee_on(a, c), knee_on(a, c, 0.0, "FP8", "BF16", "FP8"),
+                decode_math_rate(a, c, "FP8", "FP8") / decode_math_rate(a, c))
+
+    def holds(self, p):
+        c = cfg(p["model"])
+        return {"the output head is its own matrix": not c.tie_word_embeddings,
+                "every knee is finite": all(math.isfinite(k) for k in self._knees(p)[:4])}
+
+    def key(self, p):
+        name, c, a = p["model"], cfg(p["model"]), card(p["card"])
+        w16, w8, k16, k8, gain = self._knees(p)
+        eta = embedding_params(c) / (weight_bytes_read_per_step(c) / 2)
+        return Key(
+            ("Start from B*_W = (P / BW) · (W / F), the knee counting the weights alone. (a) Show that storing the "
+             "weights in FP8 and multiplying in FP8, on a part whose FP8 rate is twice its BF16 rate, leaves this knee "
+             "unchanged. (b) Now keep the output head, a fraction η of the weights, in BF16 for both its bytes and its "
+             "math. Write the step's math time and bytes per token for both cases and show that the knee is still "
+             "unchanged. (c) Which term of the full knee formula B* = P W / (BW F - P (K L + A)) does change, and in "
+             "which direction?",
+             f"Check your answers for {name} on {an(a.name)} ({tflops(a.dense_bf16_flops_per_s)} in BF16, "
+             f"{tflops(a.math_flops_per_s('FP8'))} in FP8, {gbps(a.bandwidth_bytes_per_s)}) with no context: a step "
+             f"reads {gb(weight_bytes_read_per_step(c), 4)} of weights in BF16 and "
+             f"{gb(weight_bytes_read_per_step(c, 'FP8'), 4)} with FP8 weights and a BF16 head (η = {sig(eta, 3)}), a "
+             f"token does {sig(decode_flops_per_token(c) / 1e9, 4)} GFLOP and moves "
+             f"{mb(activation_bytes_per_token(c), 4)} of BF16 activations. Give the weights-only knee in both cases, "
+             f"the effective FP8 rate over the BF16 rate, and the full knee in both cases."),
+            ("(a) P → 2P and W → W/2 leave P·W, and so B*_W, unchanged.",
+             "(b) Bytes (1 + η) N against 2N, math time (1 + η) N / P against 2N / P: the ratio, and the knee, stay P / BW.",
+             f"Weights-only knee: {sig(w16, 4)} in BF16, {sig(w8, 4)} in FP8.",
+             f"(c) P (K L + A) grows with the effective rate, {times(gain, 4)} here, so the denominator shrinks and the "
+             f"knee rises: {sig(k16, 4)} to {sig(k8, 4)}."),
+            (self.number("weights-only knee, BF16", w16, sig(w16)),
+             self.number("weights-only knee, FP8 weights and math", w8, sig(w8)),
+             self.number("effective FP8 rate over BF16", gain, times(gain)),
+             self.number("full knee, BF16", k16, sig(k16)),
+             self.number("full knee, FP8 weights and math", k8, sig(k8))))
+
+
+@register
+class Int4OrFp8(Template):
+    chapter, label = "07_low_precision", "low-precision-ex3"
+
+    def draw(self, rng):
+        return {"model": pick(rng, dense_models()), "card": pick(rng, cards_with("FP8")),
+                "context": pick(rng, (256, 512, 1024, 2048)), "batch": pick(rng, (128, 256, 512, 1024))}
+
+    def _points(self, p):
+        c, a, L, B = cfg(p["model"]), card(p["card"]), p["context"], p["batch"]
+        return {b: (decode_on(a, c, b, L, "INT4", "FP8"), decode_on(a, c, b, L, "FP8", "FP8", "FP8")) for b in (1, B)}
+
+    def holds(self, p):
+        c, a, L, B = cfg(p["model"]), card(p["card"]), p["context"], p["batch"]
+        pts = self._points(p)
+        k = kv_bytes_per_token(c, "FP8")
+        return {"both fit the batch": all(fit(a.capacity_bytes, weight_bytes(c, w), k, B, L).fits for w in ("INT4", "FP8")),
+                "INT4 wins for one user, clearly": pts[1][0].ceiling > 1.05 * pts[1][1].ceiling,
+                "FP8 wins at the batch, clearly": pts[B][1].ceiling > 1.05 * pts[B][0].ceiling,
+                "both compute-bound at the batch": pts[B][0].wall == pts[B][1].wall == "compute-bound"}
+
+    def key(self, p):
+        name, c, a, L, B = p["model"], cfg(p["model"]), card(p["card"]), p["context"], p["batch"]
+        pts = self._points(p)
+        (i1, f1), (iB, fB) = pts[1], pts[B]
+        k = kv_bytes_per_token(c, "FP8")
+        return Key(
+            (f"You serve {name} on one {a.name} with an FP8 cache and must choose between INT4 weight-only "
+             f"quantization (math in BF16) and FP8 weights with FP8 math. Which gives the higher ceiling for one user "
+             f"with {L:,} tokens of context, and by what factor? Which for {B:,} sequences of {L:,} tokens each (check "
+             f"that they fit), and by what factor? Why do the answers differ?",
+             f"The data you need: a step reads {gb(weight_bytes_read_per_step(c, 'INT4'), 4)} of INT4 weights or "
+             f"{gb(weight_bytes_read_per_step(c, 'FP8'), 4)} of FP8 weights (the output head stays in BF16, for its "
+             f"bytes and its math), and memory holds {gb(weight_bytes(c, 'INT4'), 4)} or "
+             f"{gb(weight_bytes(c, 'FP8'), 4)}; the FP8 cache is {kib(k)} per token; a token moves "
+             f"{mb(activation_bytes_per_token(c), 4)} of BF16 activations and does "
+             f"{sig(decode_flops_per_token(c, L) / 1e9, 4)} GFLOP at this context, attention in BF16. "
+             f"The {a.name} does {tflops(a.dense_bf16_flops_per_s)} in BF16 and {tflops(a.math_flops_per_s('FP8'))} "
+             f"in FP8, moves {gbps(a.bandwidth_bytes_per_s)}, and can use {gb(usable_memory_fraction() * a.capacity_bytes, 4)}."),
+            (f"One user: INT4 {rate(i1.ceiling, 4)} against FP8 {rate(f1.ceiling, 4)} (memory-bound: the bytes count).",
+             f"{B:,} sequences: caches {gb(B * L * k, 4)}; both fit and both are compute-bound: FP8 {rate(fB.ceiling, 4)} "
+             f"(math at the FP8 rate) against INT4 {rate(iB.ceiling, 4)} (math at the BF16 rate).",
+             "Weight-only formats buy bytes; only narrower math buys FLOP/s."),
+            (self.choice("higher for one user", "INT4"),
+             self.number("INT4 over FP8, one user", i1.ceiling / f1.ceiling, times(i1.ceiling / f1.ceiling)),
+             self.choice(f"higher for {B:,} sequences", "FP8"),
+             self.number(f"FP8 over INT4, {B:,} sequences", fB.ceiling / iB.ceiling, times(fB.ceiling / iB.ceiling)),
+             self.number("INT4 ceiling, one user", i1.ceiling, rate(i1.ceiling)),
+             self.number(f"FP8 ceiling, {B:,} sequences", fB.ceiling, rate(fB.ceiling))))
+
+
+#: the recipes the decision compares: weights / cache / math
+RECIPES = (("BF16", "BF16", "BF16"), ("FP8", "BF16", "FP8"), ("FP8", "FP8", "FP8"), ("INT4", "FP8", "BF16"))
+
+
+@lru_cache(maxsize=1024)
+def _recipe_rows(model_name: str, card_name: str, L: int, line: float) -> dict:
+    """For each recipe: the conversations that fit, the largest batch at the line, its decode step
+    (remembered: the template's conditions and its key read the same rows)."""
+    c, a = cfg(model_name), card(card_name)
+    rows = {}
+    for r in RECIPES:
+        room = max_sequences(a.capacity_bytes, weight_bytes(c, r[0]), kv_bytes_per_token(c, r[1]), L)
+        own = sequence_bytes_per_step(kv_bytes_per_token(c, r[1]), L, activation_bytes_per_token(c))
+        B = min(room, largest_batch_at_user_rate(a.bandwidth_bytes_per_s, weight_bytes_read_per_step(c, r[0]), own, line))
+        rows[r] = (room, B, decode_on(a, c, B, L, *r) if B else None)
+    return rows
+
+
+@register
+class FourRecipes(Template):
+    chapter, label = "07_low_precision", "low-precision-ex7"
+    tolerance = 0.03
+
+    def draw(self, rng):
+        big = [n for n in dense_models() if weight_bytes(cfg(n)) > 50e9]
+        return {"model": pick(rng, big), "card": pick(rng, cards_with("FP8")), "context": pick(rng, (2048, 4096, 8192)),
+                "line": pick(rng, (20, 30, 40, 50, 60))}
+
+    def _rows(self, p):
+        return _recipe_rows(p["model"], p["card"], p["context"], p["line"])
+
+    def holds(self, p):
+        rows = self._rows(p)
+        made = sorted((d.ceiling for _, B, d in rows.values() if d), reverse=True)
+        return {"the context fits the model": p["context"] <= mdl(p["model"]).context_length,
+                "every recipe serves at least one user": all(B >= 1 for _, B, _ in rows.values()),
+                "every recipe memory-bound at its batch": all(d and d.wall == "memory-bound" for *_, d in rows.values()),
+                "every user at the line at that batch": all(d and d.per_user >= p["line"] for *_, d in rows.values()),
+                "one recipe clearly makes the most": len(made) >= 2 and made[0] > 1.06 * made[1]}
+
+    def key(self, p):
+        name, c, a, L, line = p["model"], cfg(p["model"]), card(p["card"]), p["context"], p["line"]
+        rows = self._rows(p)
+        label = {r: "/".join(r) for r in RECIPES}
+        best = max(rows, key=lambda r: rows[r][2].ceiling)
+        answers = []
+        for r, (room, B, d) in rows.items():
+            answers += [self.number(f"{label[r]}: conversations that fit", room, f"{room:,}"),
+                        self.number(f"{label[r]}: the largest batch at {line} tokens/s", B, f"{B:,}"),
+                        self.number(f"{label[r]}: tokens/s the GPU makes", d.ceiling, rate(d.ceiling))]
+        return Key(
+            (f"You serve {name} on one {a.name} to users whose conversations run to {L:,} tokens, and each user must "
+             f"get at least {line} tokens per second. Compare four recipes, written weights/cache/math: "
+             + ", ".join(label[r] for r in RECIPES) + ". For each: how many such conversations fit, what is the "
+             "largest batch that keeps every user at that speed, and how many tokens per second does the GPU then "
+             "make? Which recipe would you pick?",
+             f"The data you need: the {a.name} moves {gbps(a.bandwidth_bytes_per_s)} and has "
+             f"{gb(usable_memory_fraction() * a.capacity_bytes, 4)} of usable memory. The weights are stored in "
+             f"{gb(weight_bytes(c), 4)} in BF16, {gb(weight_bytes(c, 'FP8'), 4)} in FP8 and "
+             f"{gb(weight_bytes(c, 'INT4'), 4)} in INT4; a step reads {gb(weight_bytes_read_per_step(c), 4)}, "
+             f"{gb(weight_bytes_read_per_step(c, 'FP8'), 4)} and {gb(weight_bytes_read_per_step(c, 'INT4'), 4)} of "
+             f"them. A token of context adds {kib(kv_bytes_per_token(c))} of cache in BF16 and "
+             f"{kib(kv_bytes_per_token(c, 'FP8'))} in FP8, and each sequence adds "
+             f"{mb(activation_bytes_per_token(c), 4)} of activation traffic to a step. Every recipe stays "
+             f"memory-bound at these batches."),
+            tuple(f"{label[r]}: {room} fit; each user at {line} tokens/s allows {B}; the GPU makes {rate(d.ceiling, 4)}."
+                  for r, (room, B, d) in rows.items()) + (f"Pick {label[best]}.",),
+            tuple(answers) + (self.choice("the recipe to pick", label[best]),))

@@ -1,0 +1,211 @@
+"""Chapter 8, mixtures of experts: a step reads the experts its batch touches."""
+from __future__ import annotations
+
+import math
+
+from inferlimits.arithmetic.activations import activation_bytes_per_token
+from inferlimits.arithmetic.economics import cost_per_million_tokens_usd, gpu_hour_prices
+from inferlimits.arithmetic.generation import (attention_flops_per_token, decode_flops_per_token, decode_knee_batch,
+                                               experts_touched_per_layer, weight_bytes_read_per_step)
+from inferlimits.arithmetic.kvcache import batch_where_math_binds, fit, max_sequences, usable_memory_fraction
+from inferlimits.arithmetic.parallel import moe_layers
+from inferlimits.arithmetic.precision import decode_on, knee_weights_only_on, ridge_flop_per_byte
+from inferlimits.arithmetic.roofline import COMPUTE_BOUND, MEMORY_BOUND
+from inferlimits.data.models import kv_bytes_per_token, routed_expert_params, weight_bytes
+from inferlimits.data.units import bytes_per_element
+from inferlimits.book.homework import Key, Template, pick, register, sig, whole
+from inferlimits.book.homework.common import (an, card, cards, cfg, flop_per_byte, gb, gbps, kib, mb, mdl,
+                                         millions, moe_models, rate, tflops, times, tokens, usd)
+
+
+def _expert_bytes(c) -> float:
+    return routed_expert_params(c) * bytes_per_element("BF16")
+
+
+@register
+class ExpertsTouched(Template):
+    chapter, label = "08_moe", "moe-ex1"
+
+    def draw(self, rng):
+        return {"model": pick(rng, moe_models()), "batch": pick(rng, (2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64))}
+
+    def holds(self, p):
+        c, B = cfg(p["model"]), p["batch"]
+        D = experts_touched_per_layer(c, B)
+        return {"far from every expert": D < 0.9 * c.routed_experts, "more than one token's picks": D > c.num_experts_per_tok}
+
+    def key(self, p):
+        name, c, B = p["model"], cfg(p["model"]), p["batch"]
+        D = experts_touched_per_layer(c, B)
+        one = weight_bytes_read_per_step(c)
+        per = weight_bytes_read_per_step(c, "BF16", B) / B
+        E, k, n = c.routed_experts, c.num_experts_per_tok, moe_layers(c)
+        return Key(
+            (f"Under uniform routing, how many of {name}'s {E} routed experts per MoE layer does a batch of {B} touch on "
+             f"average, each token picking {k}? How many bytes of weights does its step read per token in BF16, "
+             f"against the {gb(one, 4)} that one token alone reads? ({n} of its layers are MoE layers, and each routed "
+             f"expert is {mb(_expert_bytes(c), 4)} in BF16.)",),
+            (f"D(B) = E (1 - (1 - k/E)^B) = {E} × (1 - (1 - {k}/{E})^{B}) = {sig(D, 4)} experts per layer.",
+             f"W(B) = W_1 + n_moe (D - k) w_e = {gb(one, 4)} + {n} × ({sig(D, 4)} - {k}) × {mb(_expert_bytes(c), 4)} = "
+             f"{gb(weight_bytes_read_per_step(c, 'BF16', B), 4)}; per token {gb(per, 4)}."),
+            (self.number("experts touched per layer", D, sig(D)),
+             self.number("weights read per token", per, gb(per))))
+
+
+@register
+class MoeKnee(Template):
+    chapter, label = "08_moe", "moe-ex2"
+
+    def draw(self, rng):
+        return {"model": pick(rng, moe_models()), "card": pick(rng, cards())}
+
+    def _knees(self, p):
+        c, a = cfg(p["model"]), card(p["card"])
+        P, BW = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
+        one = weight_bytes_read_per_step(c)
+        F, K, A = decode_flops_per_token(c), kv_bytes_per_token(c), activation_bytes_per_token(c)
+        return (batch_where_math_binds(P, BW, one, F, K, 0.0, 0.0), knee_weights_only_on(a, c),
+                batch_where_math_binds(P, BW, one, F, K, 0.0, A), decode_knee_batch(c, P, BW))
+
+    def holds(self, p):
+        c = cfg(p["model"])
+        knees = self._knees(p)
+        return {"every knee is finite": all(math.isfinite(k) for k in knees),
+                "every expert read at both MoE knees":
+                    all(math.isfinite(k) and round(experts_touched_per_layer(c, k)) == c.routed_experts for k in knees[1::2])}
+
+    def key(self, p):
+        name, c, a = p["model"], cfg(p["model"]), card(p["card"])
+        twin_low, moe_low, twin, moe = self._knees(p)
+        one = weight_bytes_read_per_step(c)
+        every = weight_bytes_read_per_step(c, "BF16", moe)
+        return Key(
+            ("Show that once a batch reads every expert, the knee of an MoE model is its dense twin's knee (a dense "
+             "model that reads one token's weights, with the same math and activations) times the ratio of the bytes "
+             "a step then reads to the bytes one token reads.",
+             f"Check it for {name} in BF16 on {an(a.name)} ({tflops(a.dense_bf16_flops_per_s)}, "
+             f"{gbps(a.bandwidth_bytes_per_s)}), with no context: give the twin's knee and the MoE knee counting the "
+             f"weights alone (activations kept on chip) and counting every hand-off through memory, and the ratio of "
+             f"the knees. The data you need: one token reads {gb(one, 4)} of weights, the whole model holds "
+             f"{gb(weight_bytes(c), 4)}, a token does {sig(decode_flops_per_token(c) / 1e9, 4)} GFLOP and moves "
+             f"{mb(activation_bytes_per_token(c), 4)} of activations; {c.routed_experts} routed experts per MoE layer, "
+             f"{c.num_experts_per_tok} picked per token."),
+            ("B* = R W / (F - R A): the twin has W = W_1, the MoE model at its knee W = W_all; F, A and R are shared, "
+             "so the knees' ratio is W_all / W_1 whatever A is.",
+             f"Weights alone: twin {sig(twin_low, 4)}, MoE {sig(moe_low, 4)}; every hand-off: twin {sig(twin, 4)}, "
+             f"MoE {sig(moe, 4)}.",
+             f"Ratio {times(moe / twin, 4)}; bytes at the knee over one token's: {gb(every, 4)} / {gb(one, 4)} = "
+             f"{times(every / one, 4)}."),
+            (self.number("twin's knee, weights alone", twin_low, sig(twin_low)),
+             self.number("MoE knee, weights alone", moe_low, sig(moe_low)),
+             self.number("twin's knee, every hand-off", twin, sig(twin)),
+             self.number("MoE knee, every hand-off", moe, sig(moe)),
+             self.number("ratio of the knees", moe / twin, times(moe / twin))))
+
+
+#: an MoE model and dense models of about its quality class to set it against
+PAIRS = {"Qwen3-30B-A3B": ("Qwen3-32B", "Qwen2.5-32B"), "Mixtral-8x7B": ("Llama-2-70B", "Llama-3.1-70B", "Qwen2.5-32B")}
+
+
+@register
+class MoeOrDense(Template):
+    chapter, label = "08_moe", "moe-ex3"
+
+    def draw(self, rng):
+        moe = pick(rng, tuple(PAIRS))
+        return {"moe": moe, "dense": pick(rng, PAIRS[moe]), "card": pick(rng, tuple(gpu_hour_prices())),
+                "context": pick(rng, (2048, 4096, 8192, 16384)), "batch": pick(rng, (8, 16, 24, 32))}
+
+    def _fits(self, p):
+        a, L = card(p["card"]), p["context"]
+        return {n: max_sequences(a.capacity_bytes, weight_bytes(cfg(n)), kv_bytes_per_token(cfg(n)), L)
+                for n in (p["moe"], p["dense"])}
+
+    def holds(self, p):
+        room = self._fits(p)
+        return {"both hold the batch": min(room.values()) >= p["batch"],
+                "the MoE model holds more": room[p["moe"]] > room[p["dense"]],
+                "the context fits both models": all(p["context"] <= mdl(n).context_length for n in room),
+                "both memory-bound (as the sheet says)": all(
+                    decode_on(card(p["card"]), cfg(n), p["batch"], p["context"]).wall == MEMORY_BOUND for n in room)}
+
+    def _cost(self, p, name, batch):
+        a = card(p["card"])
+        return cost_per_million_tokens_usd(gpu_hour_prices()[p["card"]].usd_per_gpu_hour,
+                                           decode_on(a, cfg(name), batch, p["context"]).ceiling)
+
+    def key(self, p):
+        moe, dense, a, L, B = p["moe"], p["dense"], card(p["card"]), p["context"], p["batch"]
+        room = self._fits(p)
+        price = gpu_hour_prices()[p["card"]].usd_per_gpu_hour
+        cm, cd = self._cost(p, moe, B), self._cost(p, dense, B)
+        full = self._cost(p, moe, room[moe])
+        pts = {n: decode_on(a, cfg(n), B, L) for n in (moe, dense)}
+        return Key(
+            (f"Suppose that for your task {moe} and {dense} answer equally well, and your users hold conversations of "
+             f"{L:,} tokens. You serve one of them on {an(a.name)} at the assumed {usd(price)} an hour, with BF16 weights "
+             f"and cache. How many such conversations fit beside each model's weights? What does a million generated "
+             f"tokens cost with {B} of them decoding together, and with the MoE model filled to as many as fit?",
+             f"The data you need: the {a.name} can use {gb(usable_memory_fraction() * a.capacity_bytes, 4)} and moves "
+             f"{gbps(a.bandwidth_bytes_per_s)}; {moe} holds {gb(weight_bytes(cfg(moe)), 4)} of weights, and a step of "
+             f"{B} reads {gb(pts[moe].weight_bytes, 4)} of them; {dense} holds and reads "
+             f"{gb(weight_bytes(cfg(dense)), 4)} and {gb(pts[dense].weight_bytes, 4)}; their caches take "
+             f"{kib(kv_bytes_per_token(cfg(moe)))} and {kib(kv_bytes_per_token(cfg(dense)))} per token, and a token "
+             f"moves {mb(activation_bytes_per_token(cfg(moe)), 4)} and {mb(activation_bytes_per_token(cfg(dense)), 4)} "
+             f"of activations. Both are memory-bound here."),
+            (f"Room: {room[moe]} conversations beside {moe}, {room[dense]} beside {dense}.",
+             f"At {B}: {moe} {rate(pts[moe].ceiling, 4)} ({pts[moe].wall}), {usd(cm, 4)} per million; {dense} "
+             f"{rate(pts[dense].ceiling, 4)} ({pts[dense].wall}), {usd(cd, 4)}.",
+             f"{moe} filled to {room[moe]}: {usd(full, 4)} per million."),
+            (self.number(f"conversations that fit, {moe}", room[moe], whole(room[moe])),
+             self.number(f"conversations that fit, {dense}", room[dense], whole(room[dense])),
+             self.number(f"cost per million at {B}, {moe}", cm, usd(cm)),
+             self.number(f"cost per million at {B}, {dense}", cd, usd(cd)),
+             self.number(f"cost per million, {moe} filled", full, usd(full))))
+
+
+def _mla_models() -> tuple[str, ...]:
+    return tuple(n for n in moe_models() if cfg(n).uses_mla)
+
+
+@register
+class AbsorbedAttention(Template):
+    chapter, label = "08_moe", "moe-ex6"
+
+    def draw(self, rng):
+        return {"model": pick(rng, _mla_models()), "card": pick(rng, cards()), "cache": pick(rng, ("FP8", "BF16"))}
+
+    def holds(self, p):
+        c = cfg(p["model"])
+        a = card(p["card"])
+        intensity = attention_flops_per_token(c, 1) / kv_bytes_per_token(c, p["cache"])
+        return {"absorbed MLA": c.uses_mla and c.kv_lora_rank is not None,
+                "clearly on one side of the ridge": abs(intensity / ridge_flop_per_byte(a) - 1) > 0.04}
+
+    def key(self, p):
+        name, c, a, prec = p["model"], cfg(p["model"]), card(p["card"]), p["cache"]
+        per = attention_flops_per_token(c, 1)
+        F = decode_flops_per_token(c)
+        L = F / per
+        intensity = per / kv_bytes_per_token(c, prec)
+        R = ridge_flop_per_byte(a)
+        verdict = COMPUTE_BOUND if intensity >= R else MEMORY_BOUND
+        width = 2 * c.kv_lora_rank + c.qk_rope_head_dim
+        return Key(
+            (f"For {name}, at what context length does the math of MLA's absorbed attention in one decode step equal "
+             f"the math of all its weight products? What is the attention's intensity per byte of cache with a plain "
+             f"{prec} cache, and is the attention kernel then memory-bound or compute-bound on {an(a.name)}, its math "
+             f"in BF16?",
+             f"The data you need: {c.num_hidden_layers} layers, {c.num_attention_heads} heads, each scoring and "
+             f"weighting the cached latent of {c.kv_lora_rank} numbers plus {c.qk_rope_head_dim} positional ones "
+             f"(2 × {c.kv_lora_rank} + {c.qk_rope_head_dim} = {width:,} multiply-adds per head and cached token); the "
+             f"weight products cost {sig(F / 1e9, 4)} GFLOP per token; the cache keeps "
+             f"{c.kv_lora_rank + c.qk_rope_head_dim} numbers per layer and token. The {a.name} does "
+             f"{tflops(a.dense_bf16_flops_per_s)} of dense BF16 math and moves {gbps(a.bandwidth_bytes_per_s)}."),
+            (f"Per cached token: 2 × {c.num_hidden_layers} × {c.num_attention_heads} × {width:,} = {millions(per)} FLOPs.",
+             f"Equal at {sig(F / 1e9, 4)} GFLOP / {millions(per)} = {tokens(L)} of context.",
+             f"Intensity: {millions(per)} / {kib(kv_bytes_per_token(c, prec))} = {flop_per_byte(intensity, 4)}, "
+             f"against a BF16 ridge of {flop_per_byte(R, 4)}: {verdict}."),
+            (self.number("context where attention equals the weight products", L, tokens(L)),
+             self.number("intensity per byte of cache", intensity, flop_per_byte(intensity)),
+             self.choice("the attention kernel", verdict)))

@@ -1,0 +1,153 @@
+"""Chapter 9, serving at scale: several GPUs for one model, or one model per GPU."""
+from __future__ import annotations
+
+from inferlimits.arithmetic.generation import weight_bytes_read_per_step
+from inferlimits.arithmetic.parallel import (all_reduces_per_step, collective_latency_s, data_parallel_on,
+                                             tensor_parallel_on)
+from inferlimits.data.models import kv_bytes_per_token
+from inferlimits.book.homework import Key, Template, pick, pick_distinct, register
+from inferlimits.book.homework.common import (an, card, cfg, dense_models, fp8_or_bf16, gb, gbps, kib, linked_cards,
+                                              mdl, ms, rate, us, yes_no)
+
+DEGREES = (1, 2, 8)
+
+
+@register
+class MoreGpusSlowerUsers(Template):
+    chapter, label = "09_serving_at_scale", "serving-at-scale-ex1"
+
+    def draw(self, rng):
+        small = [n for n in dense_models() if weight_bytes_read_per_step(cfg(n)) < 20e9]
+        return {"model": pick(rng, small), "card": pick(rng, linked_cards())}
+
+    def _steps(self, p):
+        c, a = cfg(p["model"]), card(p["card"])
+        return {T: tensor_parallel_on(a, c, T) for T in DEGREES}
+
+    def holds(self, p):
+        s = self._steps(p)
+        return {"fits on one GPU": s[1].fits, "two GPUs slower than one": s[2].per_user < s[1].per_user,
+                "two and eight clearly apart": abs(s[8].per_user / s[2].per_user - 1) > 0.04}
+
+    def key(self, p):
+        name, c, a = p["model"], cfg(p["model"]), card(p["card"])
+        s = self._steps(p)
+        n = all_reduces_per_step(c) + 1
+        alpha = collective_latency_s(a.link.kind, 2)
+        return Key(
+            (f"{name} in BF16 on {a.name} cards, one sequence, no context, the model split over the GPUs in tensor "
+             f"parallelism. What does each user get on one {a.name}, on two and on eight? Which is faster, two or "
+             f"eight?",
+             f"The data you need: a step reads {gb(weight_bytes_read_per_step(c), 4)} of weights; the model has "
+             f"{c.num_hidden_layers} layers, so a split step makes {n} collectives (2 per layer, one after the "
+             f"embedding and one gather of the logits), at about {us(alpha)} each over {a.link.kind} "
+             f"({gbps(a.link.bytes_per_s)} each way); its messages are small. The {a.name} moves "
+             f"{gbps(a.bandwidth_bytes_per_s)}."),
+            tuple(f"{T} GPU{'s' if T > 1 else ''}: read {ms(st.memory_s, 4)} + communication "
+                  f"{ms(st.communication_s, 4)} = {ms(st.step_s, 4)}: {rate(st.per_user, 4)}." for T, st in s.items())
+            + ("The collectives do not divide: eight cut the read further but never below the communication.",),
+            tuple(self.number(f"each user on {T}", st.per_user, rate(st.per_user)) for T, st in s.items())
+            + (self.choice("faster: two or eight", "eight" if s[8].per_user > s[2].per_user else "two"),))
+
+
+@register
+class WhenSplittingPays(Template):
+    chapter, label = "09_serving_at_scale", "serving-at-scale-ex7"
+
+    def draw(self, rng):
+        one, two = pick_distinct(rng, dense_models(), 2)
+        return {"models": [one, two], "card": pick(rng, linked_cards())}
+
+    def _bound(self, c, a) -> float:
+        return 2 * tensor_parallel_on(a, c, 2).communication_s * a.bandwidth_bytes_per_s
+
+    def holds(self, p):
+        a = card(p["card"])
+        cs = [cfg(n) for n in p["models"]]
+        ok = {}
+        for n, c in zip(p["models"], cs):
+            slower = tensor_parallel_on(a, c, 2).per_user < tensor_parallel_on(a, c, 1).per_user
+            ok[f"{n}: the bound and the full count agree"] = (weight_bytes_read_per_step(c) < self._bound(c, a)) == slower
+            ok[f"{n}: not within the tolerance of the bound"] = abs(weight_bytes_read_per_step(c) / self._bound(c, a) - 1) > 0.05
+        ok["different layer counts"] = cs[0].num_hidden_layers != cs[1].num_hidden_layers
+        ok["both fit on one GPU"] = all(tensor_parallel_on(a, c, 1).fits for c in cs)
+        return ok
+
+    def key(self, p):
+        a = card(p["card"])
+        names, cs = p["models"], [cfg(n) for n in p["models"]]
+        bounds = [self._bound(c, a) for c in cs]
+        comm = [tensor_parallel_on(a, c, 2).communication_s for c in cs]
+        slower = [tensor_parallel_on(a, c, 2).per_user < tensor_parallel_on(a, c, 1).per_user for c in cs]
+        alpha = collective_latency_s(a.link.kind, 2)
+        return Key(
+            ("At one sequence and no context a decode step is memory-bound; leave the activations aside. Show that "
+             "splitting a model over T GPUs makes each user slower than one GPU exactly when (1 - 1/T) W/BW < t_comm, "
+             "and that for two GPUs this means W < 2 t_comm BW.",
+             f"On {a.name} cards ({gbps(a.bandwidth_bytes_per_s)}), with about {us(alpha)} per collective and 2n + 2 "
+             f"collectives per step for n layers, below what weight bytes is a model of {cs[0].num_hidden_layers} "
+             f"layers slower on two GPUs than on one? And a model of {cs[1].num_hidden_layers} layers? Check both "
+             f"answers against {names[0]} and {names[1]} in BF16, which read {gb(weight_bytes_read_per_step(cs[0]), 4)} "
+             f"and {gb(weight_bytes_read_per_step(cs[1]), 4)} of weights per step."),
+            ("One GPU: W/BW; T GPUs: W/(T BW) + t_comm; slower when (1 - 1/T) W/BW < t_comm, for T = 2 when "
+             "W < 2 t_comm BW.",)
+            + tuple(f"{c.num_hidden_layers} layers: t_comm = {ms(t, 4)}, bound {gb(b, 4)}; {n} reads "
+                    f"{gb(weight_bytes_read_per_step(c), 4)}: {'slower' if s else 'faster'} on two."
+                    for n, c, t, b, s in zip(names, cs, comm, bounds, slower)),
+            tuple(self.number(f"the bound, {c.num_hidden_layers} layers", b, gb(b)) for c, b in zip(cs, bounds))
+            + tuple(self.choice(f"is {n} slower on two GPUs", yes_no(s)) for n, s in zip(names, slower)))
+
+
+@register
+class SplitOrReplicate(Template):
+    chapter, label = "09_serving_at_scale", "serving-at-scale-ex6"
+
+    def draw(self, rng):
+        return {"model": pick(rng, dense_models()), "card": pick(rng, linked_cards()),
+                "context": pick(rng, (1024, 2048, 4096, 8192)), "few": pick(rng, (16, 32, 64)),
+                "many": pick(rng, (512, 1024, 2048))}
+
+    def _steps(self, p):
+        c, a, L = cfg(p["model"]), card(p["card"]), p["context"]
+        pr = fp8_or_bf16(a)
+        return {B: (tensor_parallel_on(a, c, 8, B, L, pr, pr, pr), data_parallel_on(a, c, 8, B, L, pr, pr, pr))
+                for B in (p["few"], p["many"])}
+
+    def holds(self, p):
+        s = self._steps(p)
+        few, many = s[p["few"]], s[p["many"]]
+        return {"everything fits": all(x.fits for pair in s.values() for x in pair),
+                "memory-bound throughout": all(x.memory_s > x.math_s for pair in s.values() for x in pair),
+                "the context fits the model": p["context"] <= mdl(p["model"]).context_length,
+                "the split wins the small batch": few[0].aggregate > 1.05 * few[1].aggregate,
+                "the replicas win the large batch": many[1].aggregate > 1.05 * many[0].aggregate}
+
+    def key(self, p):
+        name, c, a, L = p["model"], cfg(p["model"]), card(p["card"]), p["context"]
+        pr = fp8_or_bf16(a)
+        s = self._steps(p)
+        lines, answers = [], []
+        for B, (split, copies) in s.items():
+            lines.append(f"{B:,} sequences: split reads {ms(split.memory_s, 4)} and talks {ms(split.communication_s, 4)}: "
+                         f"{rate(split.per_user, 4)} each, {rate(split.aggregate, 4)} in all; replicas read "
+                         f"{ms(copies.memory_s, 4)}: {rate(copies.per_user, 4)} each, {rate(copies.aggregate, 4)} in all.")
+            answers += [self.number(f"{B:,} sequences, split: each user", split.per_user, rate(split.per_user)),
+                        self.number(f"{B:,} sequences, split: in all", split.aggregate, rate(split.aggregate)),
+                        self.number(f"{B:,} sequences, replicas: each user", copies.per_user, rate(copies.per_user)),
+                        self.number(f"{B:,} sequences, replicas: in all", copies.aggregate, rate(copies.aggregate)),
+                        self.choice(f"{B:,} sequences: the better plan",
+                                    "split" if split.aggregate > copies.aggregate else "replicas")]
+        lines.append("Split while the weights are most of a step's bytes; replicate once the caches are.")
+        return Key(
+            (f"You have eight {a.name} cards for {name} with {pr} weights, {pr} math and {an(pr)} cache, contexts of "
+             f"{L:,} tokens. Should they form one tensor-parallel group of eight (split) or serve as eight replicas? "
+             f"Decide at {p['few']} sequences in all and at {p['many']:,} sequences in all: what does each user get, "
+             f"and what do the eight GPUs make together? Say which term decides each case.",
+             f"The data you need: a step reads {gb(weight_bytes_read_per_step(c, pr), 4)} of weights; the cache takes "
+             f"{kib(kv_bytes_per_token(c, pr))} per token ({c.num_key_value_heads} KV heads, split among the GPUs); the "
+             f"model has {c.num_hidden_layers} layers of width {c.hidden_size:,} and a vocabulary of "
+             f"{c.vocab_size:,}; a split step makes 2n + 1 all-reduces of the batch's BF16 hidden vectors and one "
+             f"gather of its logits, each costing {us(collective_latency_s(a.link.kind, 8))} plus its bytes over "
+             f"{gbps(a.link.bytes_per_s_among(8))} each way (an all-reduce sends 2(T - 1)/T of its message, a gather "
+             f"(T - 1)/T). The {a.name} moves {gbps(a.bandwidth_bytes_per_s)}; both plans are memory-bound here."),
+            tuple(lines), tuple(answers))

@@ -1,0 +1,247 @@
+"""Chapter 11, the index card: fit first, two ceilings, the wall, and what to try."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from inferlimits.arithmetic.activations import activation_bytes_per_token
+from inferlimits.arithmetic.generation import MEMORY_BOUND, attention_flops_per_token, regime
+from inferlimits.arithmetic.indexcard import (ACTIVATIONS_BOUND, CACHE_BOUND, WEIGHTS_BOUND, WORTH_IT, read_card)
+from inferlimits.arithmetic.parallel import TENSOR_PARALLEL_DEGREES, collective_latency_s, tensor_parallel_fit
+from inferlimits.data.models import multiplied_params_per_token, param_count
+from inferlimits.book.homework import Key, Template, pick, register, sig
+from inferlimits.book.homework.common import (multiplied_note, an, billions, card, cards, cards_with, cfg, datasheet, dense_models, gb, gbps,
+                                         kib, mb, mdl, ms, pct, rate, times, us)
+
+DOMINANT = {WEIGHTS_BOUND: "the weights", CACHE_BOUND: "the caches", ACTIVATIONS_BOUND: "the activations"}
+CONTEXTS = (1024, 2048, 4096, 8192)
+
+
+def _card(p, **changes):
+    args = {"weight_precision": "BF16", "kv_precision": "BF16", "batch": p["batch"], "context_tokens": p["context"]}
+    args.update(changes)
+    return _read(p["card"], p["model"], tuple(sorted(args.items())))
+
+
+@lru_cache(maxsize=4096)
+def _read(card_name: str, model_name: str, args: tuple):
+    """``read_card``, remembered: a template reads the same card in its conditions and its key."""
+    return read_card(card_name, model_name, **dict(args))
+
+
+def _model_lines(name, c) -> str:
+    return (f"{name} has {c.num_hidden_layers} layers, each with {c.num_attention_heads} query heads and "
+            f"{c.num_key_value_heads} key-value heads of width {c.head_dim_qk}; memory holds "
+            f"{billions(param_count(c))} weights, of which a token multiplies {billions(multiplied_params_per_token(c))} "
+            f"({multiplied_note(c)}); a decode step's kernels move {mb(activation_bytes_per_token(c), 4)} of "
+            f"activations per token.")
+
+
+@register
+class FillTheCard(Template):
+    chapter, label = "11_index_card", "index-card-ex1"
+
+    def draw(self, rng):
+        return {"model": pick(rng, dense_models()), "card": pick(rng, cards()), "batch": pick(rng, (2, 4, 8, 16, 32)),
+                "context": pick(rng, CONTEXTS)}
+
+    def holds(self, p):
+        q, doubled = _card(p), _card(p, batch=2 * p["batch"])
+        clear = q.fits and q.math_ceiling > 1.04 * q.memory_ceiling and abs(
+            max(q.weight_bytes, q.cache_bytes, q.activation_bytes)
+            / sorted((q.weight_bytes, q.cache_bytes, q.activation_bytes))[1] - 1) > 0.04
+        return {"it fits": q.fits, "memory-bound": q.fits and q.decode_wall == MEMORY_BOUND,
+                "the wall and the largest bytes are clear": clear,
+                "the doubled batch fits and stays memory-bound": doubled.fits and doubled.decode_wall == MEMORY_BOUND,
+                "the context fits the model": p["context"] <= mdl(p["model"]).context_length}
+
+    def key(self, p):
+        name, c, a, B, L = p["model"], cfg(p["model"]), card(p["card"]), p["batch"], p["context"]
+        q = _card(p)
+        doubled = _card(p, batch=2 * B).ceiling / q.ceiling
+        lighter = _card(p, weight_precision="FP8").ceiling / q.ceiling
+        attention = attention_flops_per_token(c, L)
+        return Key(
+            (f"Fill in the card by hand for {name} in BF16 on {an(a.name)}, with a batch of {B} sequences of {L:,} "
+             f"tokens each. Does it fit? How much memory do the weights and caches need? What are the two ceilings, "
+             f"which wall binds, and which bytes dominate? By what factor would twice the batch raise the ceiling, "
+             f"and FP8 weights (the embedding table and the output head kept in BF16)?",
+             "The data you need: " + _model_lines(name, c) + " " + datasheet(a)),
+            (f"K = 2 n_layers n_kv d × 2 bytes = {kib(q.kv_bytes_per_token)}; caches {gb(q.cache_bytes, 4)}; with "
+             f"{gb(q.stored_weight_bytes, 4)} of weights they need {gb(q.memory.needed_bytes, 4)} of "
+             f"{gb(q.memory.usable_bytes, 4)} usable: it fits.",
+             f"Memory ceiling: {B} × BW / ({gb(q.weight_bytes, 4)} + {gb(q.cache_bytes, 4)} + "
+             f"{gb(q.activation_bytes, 4)}) = {rate(q.memory_ceiling, 4)}.",
+             f"A token: 2N + attention = {sig(q.flops_per_token / 1e9, 4)} GFLOP ({sig(attention / 1e9, 4)} GFLOP of "
+             f"it attention); math ceiling {rate(q.math_ceiling, 4)}. Memory-bound; {DOMINANT[q.verdict]} dominate.",
+             f"Twice the batch: {times(doubled, 4)}; FP8 weights: {times(lighter, 4)}."),
+            (self.choice("does it fit", "yes"),
+             self.number("weights and caches", q.memory.needed_bytes, gb(q.memory.needed_bytes)),
+             self.number("memory ceiling", q.memory_ceiling, rate(q.memory_ceiling)),
+             self.number("math ceiling", q.math_ceiling, rate(q.math_ceiling)),
+             self.choice("the wall", MEMORY_BOUND),
+             self.choice("the bytes that dominate", DOMINANT[q.verdict]),
+             self.number("twice the batch", doubled, times(doubled)),
+             self.number("FP8 weights", lighter, times(lighter))))
+
+
+@register
+class MeasuredRate(Template):
+    chapter, label = "11_index_card", "index-card-ex2"
+
+    def draw(self, rng):
+        return {"model": pick(rng, dense_models()), "card": pick(rng, cards()), "batch": pick(rng, (4, 8, 16, 32)),
+                "context": pick(rng, CONTEXTS), "share": pick(rng, (0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9))}
+
+    def _measured(self, p) -> float:
+        return float(sig(p["share"] * _card(p).ceiling, 2).replace(",", ""))
+
+    def holds(self, p):
+        q = _card(p)
+        doubled, lighter = _card(p, batch=2 * p["batch"]), _card(p, weight_precision="FP8")
+        if not (q.fits and doubled.fits and lighter.fits):
+            return {"it fits, doubled too": False}
+        r = self._measured(p)
+        return {"it fits, doubled too": True, "the weights dominate": q.verdict == WEIGHTS_BOUND,
+                "the doubled batch stays memory-bound": doubled.decode_wall == MEMORY_BOUND,
+                "the measurement is memory-bound": regime(r, q.memory_ceiling, q.math_ceiling) == MEMORY_BOUND,
+                "the two levers differ clearly": abs(doubled.ceiling / lighter.ceiling - 1) > 0.04,
+                "so do each user's speeds": abs(lighter.ceiling / p["batch"] / (doubled.ceiling / (2 * p["batch"])) - 1) > 0.04,
+                "the context fits the model": p["context"] <= mdl(p["model"]).context_length}
+
+    def key(self, p):
+        name, a, B, L = p["model"], card(p["card"]), p["batch"], p["context"]
+        q = _card(p)
+        r = self._measured(p)
+        doubled, lighter = _card(p, batch=2 * B), _card(p, weight_precision="FP8")
+        g2, g8 = doubled.ceiling / q.ceiling, lighter.ceiling / q.ceiling
+        u0, u2, u8 = q.ceiling / B, doubled.ceiling / (2 * B), lighter.ceiling / B
+        return Key(
+            (f"A service runs {name} in BF16 on {an(a.name)} with {B} sequences of {L:,} tokens and measures "
+             f"{sig(r, 2)} tokens per second in all. Is it memory-bound, compute-bound or far below both ceilings (below "
+             f"half of the lower one)? The team can either switch to FP8 weights (the embedding table and the output "
+             f"head stay in BF16) or double the batch. Which raises the aggregate ceiling more, and which would you "
+             f"choose if each user's own speed matters?",
+             f"The data you need: a step reads {gb(q.weight_bytes, 4)} of BF16 weights or {gb(lighter.weight_bytes, 4)} "
+             f"with FP8 weights, {gb(q.cache_bytes, 4)} of caches and {gb(q.activation_bytes, 4)} of activations; a "
+             f"token does {sig(q.flops_per_token / 1e9, 4)} GFLOP. " + datasheet(a, memory=False)),
+            (f"Ceilings: memory {rate(q.memory_ceiling, 4)}, math {rate(q.math_ceiling, 4)}; {sig(r, 2)} is "
+             f"{pct(r / q.ceiling)} of the lower: memory-bound.",
+             f"Twice the batch: {times(g2, 4)} in all, each user {rate(u0, 4)} → {rate(u2, 4)}; FP8 weights: "
+             f"{times(g8, 4)}, each user {rate(u8, 4)}."),
+            (self.number("memory ceiling", q.memory_ceiling, rate(q.memory_ceiling)),
+             self.number("share of the ceiling", r / q.ceiling, pct(r / q.ceiling)),
+             self.choice("the regime", MEMORY_BOUND),
+             self.number("twice the batch, aggregate", g2, times(g2)),
+             self.number("FP8 weights, aggregate", g8, times(g8)),
+             self.number("each user, twice the batch", u2, rate(u2)),
+             self.number("each user, FP8 weights", u8, rate(u8)),
+             self.choice("raises the aggregate more", "twice the batch" if g2 > g8 else "FP8 weights"),
+             self.choice("if each user's speed matters", "FP8 weights" if u8 > u2 else "twice the batch")))
+
+
+@register
+class MoreGpus(Template):
+    chapter, label = "11_index_card", "index-card-ex4"
+
+    def draw(self, rng):
+        big = [n for n in dense_models() if param_count(cfg(n)) > 25e9]
+        return {"model": pick(rng, big), "card": pick(rng, tuple(n for n in cards_with("FP8") if card(n).link.kind != "PCIe")),
+                "batch": pick(rng, (4, 8, 16)), "context": pick(rng, (2048, 4096, 8192))}
+
+    def _team(self, p):
+        return {T: _card(p, weight_precision="FP8", math_precision="FP8", gpus=T) for T in TENSOR_PARALLEL_DEGREES}
+
+    def holds(self, p):
+        c, a, B, L = cfg(p["model"]), card(p["card"]), p["batch"], p["context"]
+        one, two = (tensor_parallel_fit(a, c, T, B, L, "FP8", "BF16").fits for T in (1, 2))
+        if one or not two:   # the cheap test first: most draws stop here
+            return {"does not fit on one GPU": not one, "fits on two": two}
+        team = self._team(p)
+        return {"does not fit on one GPU": not team[1].fits, "fits on two": team[2].fits,
+                "memory-bound on two to eight": all(team[T].fits and team[T].decode_wall == MEMORY_BOUND for T in (2, 4, 8)),
+                "the context fits the model": p["context"] <= mdl(p["model"]).context_length}
+
+    def key(self, p):
+        name, c, a, B, L = p["model"], cfg(p["model"]), card(p["card"]), p["batch"], p["context"]
+        team = self._team(p)
+        one, eight = team[1], team[8]
+        share = eight.communication_time_s / eight.step_time_s
+        return Key(
+            (f"A team serves {name} with FP8 weights and FP8 math on {a.name} cards, {B} sequences of {L:,} tokens at a "
+             f"time, its cache in BF16. Does it fit on one GPU? Work the card for two, four and eight GPUs in tensor "
+             f"parallelism: what does each user get, how much of the eight-GPU step do the all-reduces take, and what "
+             f"happens to the tokens each GPU produces?",
+             f"The data you need: {a.name}: {gb(a.capacity_bytes, 4)} reported, {pct(one.memory.usable_bytes / a.capacity_bytes, 2)} "
+             f"usable, {gbps(a.bandwidth_bytes_per_s)}; its link carries {gbps(a.link.bytes_per_s_among(8))} each way "
+             f"at {us(collective_latency_s(a.link.kind, 8))} per collective. {name} holds {gb(one.stored_weight_bytes, 4)} "
+             f"in FP8 and a step reads {gb(one.weight_bytes, 4)}; its cache takes {kib(one.kv_bytes_per_token)} per "
+             f"token in BF16 ({c.num_key_value_heads} KV heads, split among the GPUs); it has a hidden size of "
+             f"{c.hidden_size:,}, {c.num_hidden_layers} layers and a vocabulary of {c.vocab_size:,}, its activations "
+             f"BF16 ({mb(activation_bytes_per_token(c), 4)} per token on one GPU)."),
+            (f"One GPU: {gb(one.memory.needed_bytes, 4)} against {gb(one.memory.usable_bytes, 4)} usable: does not fit.",)
+            + tuple(f"{T} GPUs: step {ms(team[T].step_time_s, 4)} (all-reduces {ms(team[T].communication_time_s, 4)}): "
+                    f"each user {rate(team[T].ceiling / B, 4)}, each GPU {rate(team[T].ceiling / T, 4)}."
+                    for T in (2, 4, 8)),
+            (self.choice("does it fit on one GPU", "no"),
+             self.number("what one GPU would need", one.memory.needed_bytes, gb(one.memory.needed_bytes)))
+            + tuple(self.number(f"each user on {T}", team[T].ceiling / B, rate(team[T].ceiling / B)) for T in (2, 4, 8))
+            + (self.number("the all-reduces' share of the eight-GPU step", share, pct(share)),
+               self.number("tokens per GPU on two", team[2].ceiling / 2, rate(team[2].ceiling / 2)),
+               self.number("tokens per GPU on eight", eight.ceiling / 8, rate(eight.ceiling / 8))))
+
+
+@register
+class DoubleOrQuantize(Template):
+    chapter, label = "11_index_card", "index-card-ex5"
+
+    def draw(self, rng):
+        return {"model": pick(rng, dense_models()), "card": pick(rng, cards()), "batch": pick(rng, (4, 8, 16, 32, 64)),
+                "context": pick(rng, CONTEXTS)}
+
+    def _cards(self, p):
+        return {w: _card(p, weight_precision=w) for w in ("BF16", "FP8", "INT4")} | {"doubled": _card(p, batch=2 * p["batch"])}
+
+    def holds(self, p):
+        cs = self._cards(p)
+        if not all(x.fits for x in cs.values()):
+            return {"every card fits": False}
+        s = cs["BF16"]
+        return {"every card fits": True,
+                "the levers differ clearly": all(abs(cs["doubled"].ceiling / cs[w].ceiling - 1) > 0.04 for w in ("FP8", "INT4")),
+                "every card memory-bound": all(x.fits and x.decode_wall == MEMORY_BOUND for x in cs.values()),
+                "the context fits the model": p["context"] <= mdl(p["model"]).context_length}
+
+    def key(self, p):
+        name, a, B, L = p["model"], card(p["card"]), p["batch"], p["context"]
+        cs = self._cards(p)
+        s = cs["BF16"]
+        r = (s.cache_bytes + s.activation_bytes) / s.weight_bytes
+        g2 = cs["doubled"].ceiling / s.ceiling
+        g8, g4 = cs["FP8"].ceiling / s.ceiling, cs["INT4"].ceiling / s.ceiling
+        limit = (2 - WORTH_IT) / (2 * WORTH_IT - 2)
+        return Key(
+            ("On one GPU, while memory binds, the card's ceiling is R(B) = B · BW / (W + B c), where c = K L + A is what "
+             "one sequence adds to a step's bytes. Take a dense model, and assume that the doubled batch fits and stays "
+             "memory-bound.",
+             f"1. Write the card's price of doubling the batch, R(2B)/R(B), in terms of r = B c / W alone, and find the r "
+             f"beyond which it falls short of the card's threshold of {WORTH_IT}×.",
+             "2. Quantizing the weights replaces W by W' and leaves c as it is. Show that doubling the batch raises the "
+             "aggregate ceiling more than quantizing the weights exactly when 2W' > W, whatever the caches weigh.",
+             f"3. Check both results on {name} in BF16 on {an(a.name)} with {B} sequences of {L:,} tokens: its step "
+             f"reads {gb(s.weight_bytes, 4)} of weights, {gb(cs['FP8'].weight_bytes, 4)} with FP8 weights and "
+             f"{gb(cs['INT4'].weight_bytes, 4)} with INT4 weights, beside {gb(s.cache_bytes, 4)} of caches and "
+             f"{gb(s.activation_bytes, 4)} of activations. Give r, the price of doubling, and what FP8 and INT4 weights "
+             f"buy."),
+            ("1. R(2B)/R(B) = (2W + 2Bc)/(W + 2Bc) = (2 + 2r)/(1 + 2r); it equals g at r = (2 - g)/(2g - 2): "
+             f"{sig(limit, 3)} for g = {WORTH_IT}.",
+             "2. (2W + 2Bc)/(W + 2Bc) > (W + Bc)/(W' + Bc) reduces to 2W' > W: the caches cancel.",
+             f"3. r = ({gb(s.cache_bytes, 4)} + {gb(s.activation_bytes, 4)}) / {gb(s.weight_bytes, 4)} = {sig(r, 4)}; "
+             f"doubling {times(g2, 4)}; FP8 {times(g8, 4)} (2W' = {gb(2 * cs['FP8'].weight_bytes, 4)}); INT4 "
+             f"{times(g4, 4)} (2W' = {gb(2 * cs['INT4'].weight_bytes, 4)})."),
+            (self.number("the r at the threshold", limit, sig(limit)),
+             self.number("r", r, sig(r)),
+             self.number("the price of doubling", g2, times(g2)),
+             self.number("FP8 weights buy", g8, times(g8)),
+             self.number("INT4 weights buy", g4, times(g4)),
+             self.choice("more: doubling or FP8 weights", "doubling" if g2 > g8 else "FP8 weights"),
+             self.choice("more: doubling or INT4 weights", "doubling" if g2 > g4 else "INT4 weights")))

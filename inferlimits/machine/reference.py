@@ -1,0 +1,180 @@
+"""A reference run of chapter 13's measurements, kept as data (``data/machine_reference.toml``) so
+that a fresh run can be set beside a quiet one of the machine that builds the hosted book: the
+roof's two speeds, the widest matrix product, and the small decoder at its chapter settings, with
+the machine, the date and how quiet the run was.
+
+    python -m inferlimits.machine.reference          # measure now; print the TOML for the data file
+
+Measure on a quiet machine (nothing else running): the printed file says how many of the run's
+measurements spread more than the chapter's quiet bar, and the chapter shows that beside the
+reference, so a noisy reference is never passed off as a quiet one.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+from IPython.display import Markdown
+
+from inferlimits.data import datafiles
+from inferlimits.data.units import non_negative, positive, whole
+
+#: the settings of the chapter's measurements that the reference keeps (the chapter states them)
+ROOF_SIDE = 2048            # the square product that measures the math rate
+WIDEST_PRODUCT = 256        # vectors times the 8,192 x 8,192 weight matrix
+PRODUCT_SIDE = 8192
+LARGEST_BATCH = 64
+SHORT_CONTEXT, LONG_CONTEXT = 128, 1024
+
+
+@dataclass(frozen=True)
+class ReferenceRun:
+    """One run of the chapter's measurements, summed up: each rate is its measurement's fastest
+    repeat or round, as the chapter's tables give it (GB/s, GFLOP/s, tokens/s)."""
+
+    processor: str
+    cores: int
+    date: str
+    numpy: str
+    load_before: float               # the 1-minute load average before measuring
+    measurements: int                # repeated measurements the run made (``measure.run_spreads``)
+    noisy_measurements: int          # of them, how many spread more than the chapter's quiet bar
+    widest_spread: float             # the widest spread of them all (fastest over slowest)
+    bandwidth_gb_per_s: float        # the roof's bandwidth
+    math_gflop_per_s: float          # the roof's math rate
+    widest_product_gflop_per_s: float
+    single_stream_tokens_per_s: float     # batch 1, short context
+    batch_64_tokens_per_s: float          # batch 64, short context
+    batch_64_long_tokens_per_s: float     # batch 64, long context
+
+    @property
+    def label(self) -> str:
+        """As ``measure.Machine.label`` names a machine: "AMD EPYC (2 cores), 2026-12-05"."""
+        return f"{self.processor} ({self.cores} cores), {self.date}"
+
+    @property
+    def balance_point_flop_per_byte(self) -> float:
+        return self.math_gflop_per_s / self.bandwidth_gb_per_s
+
+    @property
+    def quiet(self) -> bool:
+        return self.noisy_measurements == 0
+
+
+@datafiles.cached
+def reference_run() -> ReferenceRun:
+    """The reference run kept in ``data/machine_reference.toml``."""
+    row = datafiles.load("machine_reference.toml")["reference"]
+    run = ReferenceRun(**row)
+    whole("cores", run.cores)
+    whole("measurements", run.measurements)
+    if not 0 <= run.noisy_measurements <= run.measurements:
+        raise ValueError("noisy_measurements must lie between 0 and measurements")
+    non_negative("load_before", run.load_before)
+    for name in ("widest_spread", "bandwidth_gb_per_s", "math_gflop_per_s", "widest_product_gflop_per_s",
+                 "single_stream_tokens_per_s", "batch_64_tokens_per_s", "batch_64_long_tokens_per_s"):
+        positive(name, getattr(run, name))
+    return run
+
+
+def quiet_words(run: ReferenceRun, quiet_spread: float) -> str:
+    """How quiet the reference run was, by the chapter's bar ``quiet_spread``."""
+    if run.quiet:
+        return (f"quiet: all {run.measurements} of its measurements varied at most {run.widest_spread:.1f}× "
+                "from slowest to fastest")
+    return (f"{run.measurements - run.noisy_measurements} of its {run.measurements} measurements varied at most "
+            f"{quiet_spread:g}×; the widest spread was {run.widest_spread:.1f}×")
+
+
+def reference_table(run: ReferenceRun | None = None, quiet_spread: float = 1.25) -> Markdown:
+    """The reference run as the chapter shows it: the machine, the date, the load and how quiet
+    it was, then its rates at the chapter's settings (stable: it is data, not a measurement)."""
+    run = run or reference_run()
+    rows = ["| measured | reference run |", "|:--|--:|",
+            f"| roof bandwidth (fastest read) | {run.bandwidth_gb_per_s:,.1f} GB/s |",
+            f"| roof math rate ({ROOF_SIDE:,} × {ROOF_SIDE:,} product) | {run.math_gflop_per_s:,.1f} GFLOP/s |",
+            f"| balance point | {run.balance_point_flop_per_byte:,.1f} FLOP per byte |",
+            f"| {WIDEST_PRODUCT} vectors times the {PRODUCT_SIDE:,} × {PRODUCT_SIDE:,} matrix "
+            f"| {run.widest_product_gflop_per_s:,.1f} GFLOP/s |",
+            f"| small decoder, batch 1, {SHORT_CONTEXT} tokens of context | {run.single_stream_tokens_per_s:,.1f} tokens/s |",
+            f"| small decoder, batch {LARGEST_BATCH}, {SHORT_CONTEXT} tokens of context "
+            f"| {run.batch_64_tokens_per_s:,.1f} tokens/s |",
+            f"| small decoder, batch {LARGEST_BATCH}, {LONG_CONTEXT:,} tokens of context "
+            f"| {run.batch_64_long_tokens_per_s:,.1f} tokens/s |"]
+    return Markdown(f"**Reference run:** {run.label} (numpy {run.numpy}, float32), kept in the book's data. "
+                    f"Load before measuring {run.load_before:.1f}; {quiet_words(run, quiet_spread)}.\n\n"
+                    + "\n".join(rows))
+
+
+def summary(m, products, runs, spreads: dict[str, float], quiet_spread: float = 1.25) -> dict:
+    """A run summed up as the data file keeps it (``m``: ``measure.Machine``; ``products``: the
+    product sweep; ``runs``: the decode sweep at both contexts; ``spreads``: every spread of the
+    run, ``measure.run_spreads``), each rate rounded as the chapter shows it."""
+    from inferlimits.machine import measure  # noqa: PLC0415
+
+    widest = measure.point_at(products, WIDEST_PRODUCT)
+    short, long_ = measure.at_context(runs, SHORT_CONTEXT), measure.at_context(runs, LONG_CONTEXT)
+    return {"processor": m.processor, "cores": m.cores, "date": m.date, "numpy": np.__version__,
+            "load_before": round(m.load or 0.0, 1),
+            "measurements": len(spreads), "noisy_measurements": sum(x > quiet_spread for x in spreads.values()),
+            "widest_spread": round(max(spreads.values()), 1),
+            "bandwidth_gb_per_s": round(m.bandwidth_bytes_per_s / 1e9, 1),
+            "math_gflop_per_s": round(m.peak_flop_per_s / 1e9, 1),
+            "widest_product_gflop_per_s": round(widest.flop_per_s / 1e9, 1),
+            "single_stream_tokens_per_s": round(measure.point_at(short, 1).tokens_per_s, 1),
+            "batch_64_tokens_per_s": round(measure.point_at(short, LARGEST_BATCH).tokens_per_s, 1),
+            "batch_64_long_tokens_per_s": round(measure.point_at(long_, LARGEST_BATCH).tokens_per_s, 1)}
+
+
+HEADER = """\
+# A reference run of chapter 13's measurements (inferlimits/machine/reference.py), kept so that a
+# fresh run can be set beside it. Made with `python -m inferlimits.machine.reference`, which
+# measures as the chapter does and prints this file, on the kind of machine that builds the hosted
+# book, at a quiet moment. Each rate is its measurement's fastest repeat or round, as the chapter's
+# tables give it.
+#
+#   processor, cores, date, numpy   the machine, the day and the numpy that measured
+#   load_before                     the system's 1-minute load average before measuring
+#   measurements                    how many repeated measurements the run made
+#   noisy_measurements              of them, how many spread more than the chapter's quiet bar, 1.25x
+#   widest_spread                   the widest spread (fastest over slowest) of them all
+#   bandwidth_gb_per_s              the roof's bandwidth: the fastest repeat of the faster read
+#   math_gflop_per_s                the roof's math rate: the fastest repeat of the 2,048 x 2,048 product
+#   widest_product_gflop_per_s      256 vectors times the 8,192 x 8,192 weight matrix
+#   single_stream_tokens_per_s      the small decoder, batch 1, 128 tokens of context
+#   batch_64_tokens_per_s           the small decoder, batch 64, 128 tokens of context
+#   batch_64_long_tokens_per_s      the small decoder, batch 64, 1,024 tokens of context
+
+[reference]
+"""
+
+
+def to_toml(row: dict) -> str:
+    """The data file for a run summed up by ``summary``."""
+    def value(x):
+        return f'"{x}"' if isinstance(x, str) else f"{x}"
+
+    return HEADER + "".join(f"{k} = {value(v)}\n" for k, v in row.items())
+
+
+def main(argv: list[str]) -> int:
+    """Measure as the chapter does and print the data file."""
+    from inferlimits.machine import measure, tinyllm  # noqa: PLC0415
+
+    m = measure.this_machine(measure.bandwidth_array_bytes(), ROOF_SIDE)
+    products = measure.product_sweep(PRODUCT_SIDE, PRODUCT_SIDE, measure.powers_of_two(WIDEST_PRODUCT))
+    runs = measure.decode_sweep(tinyllm.TINY_LLAMA, measure.powers_of_two(LARGEST_BATCH),
+                                (SHORT_CONTEXT, LONG_CONTEXT))
+    row = summary(m, products, runs, measure.run_spreads(m, runs, products), measure.QUIET_SPREAD)
+    sys.stdout.write(to_toml(row))
+    if row["noisy_measurements"]:
+        print(f"# not quiet: {row['noisy_measurements']} of {row['measurements']} measurements spread more than "
+              f"{measure.QUIET_SPREAD:g}x (load before measuring {row['load_before']}, {os.cpu_count()} cores)",
+              file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
