@@ -75,6 +75,8 @@ VALID: dict[str, dict[str, object]] = {
     "generation.decode_intensity_flop_per_byte": dict(weight_bytes=16e9, flops_per_token=16e9, batch=8,
                                                       kv_bytes_per_token=131_072, context_tokens=8192,
                                                       activation_bytes_per_token=1.1e7),
+    "generation.new_tokens_where_prefix_pays": dict(balance_flop_per_byte=281.25, kv_bytes_per_token=131_072,
+                                                    attention_coefficient=262_144),
     "generation.time_to_first_token_s": dict(c=LLAMA, prompt_tokens=1024, peak_flop_per_s=2.25e15,
                                              bandwidth_bytes_per_s=8e12, weight_bytes=16e9,
                                              kv_bytes_per_token=131_072, activation_bytes_per_token=1.1e7),
@@ -106,6 +108,9 @@ VALID: dict[str, dict[str, object]] = {
     "generation.prefill_chunk_point": dict(c=LLAMA, peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12,
                                            chunk_tokens=512, cached_before=32768, weight_precision="BF16",
                                            kv_precision="BF16", activation_precision="BF16"),
+    # Llama-3.1-8B: R on a B200, its K in BF16, its a = layers x heads x (d_qk + d_v); none of them is zero
+    "generation.new_tokens_where_prefix_pays": dict(balance_flop_per_byte=281, kv_bytes_per_token=131_072,
+                                                    attention_coefficient=262_144),
     "generation.request_timeline": dict(c=LLAMA, peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12,
                                         prompt_tokens=2048, output_tokens=32, weight_precision="BF16",
                                         kv_precision="BF16", activation_precision="BF16"),
@@ -132,6 +137,11 @@ VALID: dict[str, dict[str, object]] = {
                                                      context_tokens=8192, activation_bytes_per_token=1.1e7, batch=8),
     "kvcache.sequence_bytes_per_step": dict(kv_bytes_per_token=131_072, context_tokens=8192,
                                             activation_bytes_per_token=1.1e7),
+    # no zero: a sequence brings some bytes (none would allow any batch), and a rate of zero asks nothing
+    "kvcache.batch_at_user_rate": dict(bandwidth_bytes_per_s=8e12, weight_bytes=16e9, sequence_bytes=1.085e9,
+                                       user_tokens_per_s=20),
+    "kvcache.largest_batch_at_user_rate": dict(bandwidth_bytes_per_s=8e12, weight_bytes=16e9,
+                                               sequence_bytes=1.085e9, user_tokens_per_s=20),
     "overhead.longest_gap_s": dict(device_seconds_per_step=1.88e-3, kernels_per_step=1396,
                                    target_seconds_per_step=9.48e-3),
     "kvcache.longest_context_where_math_binds": dict(peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12,
@@ -140,6 +150,7 @@ VALID: dict[str, dict[str, object]] = {
     "kvcache.batch_where_math_binds": dict(peak_flop_per_s=2.25e15, bandwidth_bytes_per_s=8e12, weight_bytes=16e9,
                                            flops_per_token=16e9, kv_bytes_per_token=131_072, context_tokens=256,
                                            activation_bytes_per_token=1.1e7),
+    "kvcache.usable_fraction_needed": dict(capacity_bytes=85.9e9, weight_bytes=65.5e9, cache_bytes=1.07e9),
     "kvcache.fit": dict(capacity_bytes=180e9, weight_bytes=16e9, kv_bytes_per_token=131_072, batch=8,
                         context_tokens=8192, usable_fraction=0.9),
     "kvcache.max_context_tokens": dict(capacity_bytes=180e9, weight_bytes=16e9, kv_bytes_per_token=131_072, batch=8,
@@ -211,9 +222,13 @@ VALID: dict[str, dict[str, object]] = {
     "parallel.tensor_parallel_prefill_crossover": dict(a=H100, c=LLAMA_70B, gpus=4, weight_precision="FP8",
                                                       kv_precision="FP8", math_precision="FP8"),
     "parallel.exchange_time_s": dict(a=H100, c=DEEPSEEK, gpus=8, batch=64, activation_precision="BF16"),
+    "parallel.tensor_parallel_tie_batch": dict(weight_bytes=8.03e9, bandwidth_bytes_per_s=3.35e12, gpus=8,
+                                               replica_sequence_bytes=2.8e8, split_sequence_bytes=3.8e7,
+                                               collectives=66, latency_s=1e-5, seconds_per_sequence=2.57e-6),
     "parallel.data_parallel_on": dict(a=H100, c=LLAMA, replicas=4, batch=32, context_tokens=4096, weight_precision="FP8",
                                       kv_precision="FP8", math_precision="FP8", activation_precision="BF16"),
     "speculative.expected_tokens_per_step": dict(acceptance=0.7, draft_tokens=4),
+    "speculative.estimated_speedup": dict(acceptance=0.7, draft_tokens=4, draft_cost=0.022),
     "speculative.draft_acceptance_rate": dict(acceptance=0.7, draft_tokens=4),
     "speculative.acceptance_from_draft_rate": dict(draft_rate=0.44, draft_tokens=4),
     "speculative.verify_step_s": dict(a=H100, c=LLAMA_70B, batch=8, draft_tokens=4, context_tokens=2048,
@@ -287,6 +302,7 @@ ZERO_ALLOWED: set[tuple[str, str]] = {
     ("kvcache.batch_where_math_binds", "activation_bytes_per_token"),
     # no cache (the weights alone must fit)
     ("kvcache.fit", "kv_bytes_per_token"),
+    ("kvcache.usable_fraction_needed", "cache_bytes"),
     ("kvcache.fit", "context_tokens"),
     # an empty context; a prompt with no activations counted; no tables kept at another precision
     ("generation.decode_point", "context_tokens"),
@@ -317,8 +333,13 @@ ZERO_ALLOWED: set[tuple[str, str]] = {
     ("parallel.expert_parallel_on", "context_tokens"),
     ("parallel.expert_parallel_on", "exchange_s"),   # an ideal exchange
     ("parallel.data_parallel_on", "context_tokens"),
+    ("parallel.tensor_parallel_tie_batch", "latency_s"),              # collectives with no fixed cost
+    ("parallel.tensor_parallel_tie_batch", "seconds_per_sequence"),   # messages whose bytes cost nothing
     ("speculative.expected_tokens_per_step", "acceptance"),
     ("speculative.expected_tokens_per_step", "draft_tokens"),
+    ("speculative.estimated_speedup", "acceptance"),     # nothing accepted
+    ("speculative.estimated_speedup", "draft_tokens"),   # no draft: a speed-up of one
+    ("speculative.estimated_speedup", "draft_cost"),     # a draft that costs nothing
     ("speculative.draft_acceptance_rate", "acceptance"),       # nothing accepted
     ("speculative.acceptance_from_draft_rate", "draft_rate"),  # nothing accepted
     ("speculative.verify_step_s", "draft_tokens"),

@@ -58,6 +58,18 @@ def test_the_main_line_leaves_out_what_the_reader_must_open_and_what_is_not_pros
         assert hidden not in text, hidden
 
 
+def test_the_main_line_ends_where_the_exercises_section_begins(tmp_path):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# A page\n\nDecode reads every weight."),
+                                         nbformat.v4.new_markdown_cell("Batching shares the read.\n\n"
+                                                                       + prose.EXERCISES + "\n\nEach exercise states its tolerance."),
+                                         nbformat.v4.new_markdown_cell("A note between two exercises.")])
+    path = tmp_path / "page.ipynb"
+    nbformat.write(nb, path)
+    assert prose.measure(path).words == 8
+
+
 def test_sentences_are_split_at_full_stops_and_list_items_and_math_is_one_word():
     parts = prose.sentences(prose._plain(prose.main_line(PAGE)))
     assert parts[:2] == ["Decode reads every weight once per step.",

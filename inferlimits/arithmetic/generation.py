@@ -511,6 +511,18 @@ def prefill_chunk_point(c: Config, peak_flop_per_s: float, bandwidth_bytes_per_s
     return PrefillPoint(C, flops, attention, w, cache, C * a, t, wall)
 
 
+def new_tokens_where_prefix_pays(balance_flop_per_byte: float, kv_bytes_per_token: float,
+                                 attention_coefficient: float) -> float:
+    """The fewest new tokens C past a cached prefix for which the prefix's cache pays for itself in
+    math: each of the P cached tokens is read once (K bytes) and attended to by all C new tokens
+    (2a operations each, with a the causal coefficient of ``prefill_attention_flops``, a S (S + 1)
+    for S tokens), so it adds 2aC operations against R K bytes' worth of time, and the pass of
+    ``prefill_chunk_point`` stays compute-bound for every P once an ordinary prompt of C tokens
+    would be and C >= R K / (2a)."""
+    return (positive("balance_flop_per_byte", balance_flop_per_byte) * positive("kv_bytes_per_token", kv_bytes_per_token)
+            / (2.0 * positive("attention_coefficient", attention_coefficient)))
+
+
 @dataclass(frozen=True)
 class RequestTimeline:
     """One request alone on the device: its prefill, then its decode steps one after another."""

@@ -70,6 +70,14 @@ def memory_left_for_cache_bytes(capacity_bytes: float, weight_bytes: float,
     return max(0.0, usable - positive("weight_bytes", weight_bytes))
 
 
+def usable_fraction_needed(capacity_bytes: float, weight_bytes: float, cache_bytes: float = 0.0) -> float:
+    """The smallest usable share of a card's capacity C that holds the weights W and ``cache_bytes``
+    of caches: (W + caches) / C, the share u at which u x C - W, the room left for caches, equals
+    them. Above 1 where the card cannot hold them at all."""
+    return ((positive("weight_bytes", weight_bytes) + non_negative("cache_bytes", cache_bytes))
+            / positive("capacity_bytes", capacity_bytes))
+
+
 @dataclass(frozen=True)
 class Fit:
     """Whether weights and caches fit in the usable memory, and by how much they miss."""
@@ -138,19 +146,33 @@ def cache_limited_tokens_per_s(bandwidth_bytes_per_s: float, kv_bytes_per_token:
     return bw / per_sequence
 
 
+def batch_at_user_rate(bandwidth_bytes_per_s: float, weight_bytes: float, sequence_bytes: float,
+                       user_tokens_per_s: float) -> float:
+    """The batch B_s at which a memory-bound step gives each sequence exactly ``user_tokens_per_s``
+    (r): each gets one token per step, BW / (W + B x s) per second, with s = K x L + A the bytes it
+    brings for itself (``sequence_bytes_per_step``), so
+
+        B_s = (BW / r - W) / s,
+
+    not a whole number (``largest_batch_at_user_rate`` takes its floor), and below zero when the
+    weights alone take longer than 1 / r to read. The aggregate at B_s is r x B_s."""
+    bw, w = positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s), positive("weight_bytes", weight_bytes)
+    s, r = positive("sequence_bytes", sequence_bytes), positive("user_tokens_per_s", user_tokens_per_s)
+    return (bw / r - w) / s
+
+
 def largest_batch_at_user_rate(bandwidth_bytes_per_s: float, weight_bytes: float, sequence_bytes: float,
                                user_tokens_per_s: float) -> int:
     """The most whole sequences a memory-bound step can hold while each still gets at least
     ``user_tokens_per_s``. Each sequence gets one token per step, BW / (W + B x s) per second, with
     s = K x L + A the bytes it brings for itself (``sequence_bytes_per_step``), so
 
-        B <= (BW / r - W) / s,   the largest such B = floor((BW / r - W) / s).
+        B <= (BW / r - W) / s,   the largest such B = floor((BW / r - W) / s)   (``batch_at_user_rate``).
 
     0 when even one sequence is slower than r: the weights alone take longer than 1 / r to read.
     A ceiling: a compute-bound step is slower still, so check the wall at that batch."""
-    bw, w = positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s), positive("weight_bytes", weight_bytes)
-    s, r = positive("sequence_bytes", sequence_bytes), positive("user_tokens_per_s", user_tokens_per_s)
-    return max(0, math.floor((bw / r - w) / s))
+    return max(0, math.floor(batch_at_user_rate(bandwidth_bytes_per_s, weight_bytes, sequence_bytes,
+                                                user_tokens_per_s)))
 
 
 def per_sequence_share_of_step_bytes(weight_bytes: float, kv_bytes_per_token: float, context_tokens: float,

@@ -390,3 +390,30 @@ def data_parallel_on(a: Accelerator, c: Config, replicas: int, batch: float = 1,
     cache = B / G * kv_bytes_per_token(c, kv_precision) * cached_tokens(c, context_tokens)
     return ParallelStep("data", G, B, point.batch / point.math_ceiling, point.bytes / a.bandwidth_bytes_per_s, 0.0,
                         stored, cache, _fits(a, stored, cache))
+
+
+def tensor_parallel_tie_batch(weight_bytes: float, bandwidth_bytes_per_s: float, gpus: int,
+                              replica_sequence_bytes: float, split_sequence_bytes: float, collectives: int,
+                              latency_s: float, seconds_per_sequence: float) -> float:
+    """The batch B_x at which one tensor-parallel group of T GPUs and T replicas make as many tokens
+    per second, both memory-bound. A replica's step reads W + (B / T) s (``data_parallel_on``); each
+    GPU of the group reads W / T + B s_T and then talks, n_c alpha + beta B (``tensor_parallel_on``:
+    n_c collectives of fixed cost alpha, and beta seconds of link time per sequence). Both make B
+    tokens a step, so the group makes more exactly while B < B_x:
+
+        B_x = ((1 - 1/T) W / BW - n_c alpha) / ((s_T - s / T) / BW + beta).
+
+    The numerator is what the split saves on the weights less the talk's fixed cost; the
+    denominator what each sequence costs the group and not the replicas. 0 when the fixed cost eats
+    the whole saving (the replicas win at every batch); ``math.inf`` when a sequence costs the group
+    no more than the replicas (the group wins at every batch)."""
+    T = whole("gpus", gpus, 2)
+    bw = positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
+    saving = (1.0 - 1.0 / T) * positive("weight_bytes", weight_bytes) / bw \
+        - whole("collectives", collectives) * non_negative("latency_s", latency_s)
+    per_sequence = ((positive("split_sequence_bytes", split_sequence_bytes)
+                     - positive("replica_sequence_bytes", replica_sequence_bytes) / T) / bw
+                    + non_negative("seconds_per_sequence", seconds_per_sequence))
+    if saving <= 0:
+        return 0.0
+    return saving / per_sequence if per_sequence > 0 else math.inf

@@ -37,6 +37,17 @@ def expected_tokens_per_step(acceptance: float, draft_tokens: int) -> float:
     return float(k + 1) if a == 1.0 else (1.0 - a ** (k + 1)) / (1.0 - a)
 
 
+def estimated_speedup(acceptance: float, draft_tokens: int, draft_cost: float) -> float:
+    """The speed-up of speculative decoding at one sequence while decode is memory-bound, estimated:
+    S(k) = E_k[tokens] / (1 + k c). A round yields E_k[tokens] (``expected_tokens_per_step``) for
+    one verification, which reads what a plain step reads and so takes about one plain step, and
+    k draft steps of c plain steps each (c, ``draft_cost``: the draft's step time over the
+    target's). 1 with no draft (k = 0). ``speculative_on`` counts the verification's larger math
+    and activations, and any batch."""
+    k = whole("draft_tokens", draft_tokens, 0)
+    return expected_tokens_per_step(acceptance, k) / (1.0 + k * non_negative("draft_cost", draft_cost))
+
+
 def draft_acceptance_rate(acceptance: float, draft_tokens: int) -> float:
     """The share of drafted tokens the target accepts, accepted / drafted, from the book's a (the
     chance that a draft token is accepted given that every one before it was):

@@ -268,9 +268,9 @@ SESSIONS = (
             (10, "[serving-at-scale-ex5] in groups: find the error"),
             (15, "Board derivation: speculative decoding's tokens per step, and its speed-up while decode is "
                  "memory-bound; read [figure 10_speculative] together"),
-            (10, "[speculative-ex1] and [speculative-ex2] in pairs"),
+            (15, "[speculative-ex4] alone, then [speculative-ex1] and [speculative-ex2] in pairs"),
             (5, "Break"),
-            (35, "Lab: in Binder, [serving-at-scale-ex3] on [figure 10_frontier]: find a set-up that meets "
+            (30, "Lab: in Binder, [serving-at-scale-ex3] on [figure 10_frontier]: find a set-up that meets "
                  "the stated speed per user at the lowest cost per token"),
             (10, "Hand out the index card as take-home reading, and the last part of the running assignment"),
             (10, "Quiz: [quiz]"),

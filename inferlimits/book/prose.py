@@ -3,7 +3,8 @@
 The **main line** is a chapter's prose outside collapsed blocks, exercises and solutions: the
 Markdown cells, less fenced code, math, tables, headings, exercises, solutions and every block the
 reader must click to open (a ``dropdown``, or a directive with ``:class: dropdown``). Open boxes
-(a note, "Before this chapter") stay in it. For each chapter this module counts:
+(a note, "Before this chapter") stay in it. It ends where the exercises section (``EXERCISES``)
+begins: what that section says about its exercises is part of them. For each chapter this module counts:
 
 - its words;
 - the median length of its sentences, in words, and the share of them over ``LONG_WORDS``;
@@ -84,6 +85,10 @@ def _markdown_cells(path: Path) -> list[str]:
     return [c.source for c in nb.cells if c.cell_type == "markdown"]
 
 
+#: the heading of a chapter's exercises section, where its main line ends
+EXERCISES = "## Exercises"
+
+
 def main_line(markdown: str) -> str:
     """The text of ``markdown`` that belongs to the main line, with the markup of what stays
     (roles, links, emphasis) reduced to the words a reader sees; MyST roles are kept as written,
@@ -106,6 +111,8 @@ def main_line(markdown: str) -> str:
             continue
         if any(left for _, left in stack):
             continue
+        if not stack and stripped == EXERCISES:
+            break
         if stack and _OPTION.match(stripped):
             if stripped.startswith(":class:") and "dropdown" in stripped:
                 stack[-1] = (stack[-1][0], True)
@@ -184,7 +191,9 @@ def unlinked_terms(text: str, terms: list[str]) -> list[str]:
 
 def measure(path: Path, terms: list[str] | None = None) -> Prose:
     """The main line of one page, measured."""
-    text = "\n\n".join(main_line(md) for md in _markdown_cells(path))
+    cells = _markdown_cells(path)
+    ends = [i for i, md in enumerate(cells) if EXERCISES in md.splitlines()]
+    text = "\n\n".join(main_line(md) for md in cells[:ends[0] + 1 if ends else None])
     parts = [len(s.split()) for s in sentences(_plain(text))]
     unlinked = tuple(unlinked_terms(text, terms)) if terms is not None else ()
     return Prose(path.stem, sum(parts), tuple(parts), unlinked)

@@ -289,11 +289,17 @@ def decode_panel(context_tokens: int = 128, max_batch: int = 64, together: tuple
 # with whether this run shows the sweep's lesson; where it does not, it says why (noise, or a
 # rate far below its ceilings) and what a quiet machine should show instead. Every verdict follows
 # a rule the chapter states, with the constants below: quiet only when every spread is at most
-# QUIET_SPREAD; noise only ever slows a rate, so a point that reached NEAR of its ceiling is placed
-# by the book's rule however noisy its rounds, and a noisy point below NEAR is not (TOO_NOISY); the
-# climb-then-level shape only by CLIMB_SHARE and LEVEL_FACTOR. "Noisy" is a reason only where the
-# spreads show it: a shortfall or a rise that held in every round is put down to its cause (the
-# library, a cost the formula leaves out, a roof measured on another shape), not to noise.
+# QUIET_SPREAD; the climb-then-level shape only by CLIMB_SHARE and LEVEL_FACTOR, past the batches
+# where numpy switches routine (SWITCH).
+#
+# A verdict names only a cause the data show. Two facts about the run decide which ones
+# (``measure.Machine.steady`` and ``clean_ceiling``, from ``judge``): a steady load from other
+# programs slows every round alike, so rounds that agree show that noise did not cause a shortfall
+# only where such a load is ruled out (``steady``); and noise, which only slows a measured rate,
+# cannot have lowered a point's share of its ceiling only where the ceiling itself was measured
+# cleanly (``clean_ceiling``). A cache is named as a reason a point beat its roof only where the
+# overshoot is within what a cache could hold (``cache_lift``). The library is named as a cause
+# only as a likely one, unless the sweep's control shows it.
 
 #: A rate within this fraction of twice the last one "doubled"; one within ``LEVEL_WITHIN`` of the
 #: last one "held level".
@@ -307,31 +313,59 @@ NEAR = 0.5
 #: A measurement is quiet when its fastest repeat (or round) is at most this many times its slowest,
 #: and a run or a sweep is quiet when every one of its measurements is (``measure.QUIET_SPREAD``).
 QUIET_SPREAD = measure.QUIET_SPREAD
-#: The climb-then-level shape, in two rules the chapter states: below the ridge the measured rate
-#: rises by at least this share of the roof's factor (the roof rises 8x: at least 4x) ...
+#: The climb-then-level shape, in two rules the chapter states: from 1 vector to the first batch past
+#: the routine switch, the measured rate rises by at least this share of the roof's factor ...
 CLIMB_SHARE = 0.5
-#: ... and past the ridge, where the roof is flat, it changes by less than this factor either way.
+#: ... and past the ridge (and past the switch), where the roof is flat, it changes by less than this
+#: factor either way.
 LEVEL_FACTOR = 1.5
+#: The batches at which numpy may switch from its matrix-vector routine to its general one, and the
+#: rate may dip below one vector's (the chapter says so): the shape's rules leave them out.
+SWITCH = (2, 8)
+#: The quiet target of the chapter's project (exercise 8): every spread at most this, a bar a shared laptop
+#: can reach, beside a roof within 1 - KEPT_UP of a reference run or of a second run.
+PROJECT_SPREAD = 1.5
 #: The regime ``regime_kinds`` gives a rate above its lower ceiling (``generation.regime`` refuses one).
 ABOVE = "above its lower ceiling"
-#: The regime ``regime_kinds`` gives a rate below NEAR of its lower ceiling whose rounds were noisy:
-#: noise alone could have held it there, so it is not placed by the book's rule.
+#: The regime ``regime_kinds`` gives a rate below NEAR of its lower ceiling that noise alone could have
+#: held there (its rounds were noisy, or the run was not steady): it is not placed by the book's rule.
 TOO_NOISY = "too noisy to place"
 
 
-def _beat(what: str, plural: bool = False, cache: str = "always") -> str:
-    """Why a measured rate can sit above a roof (``what``) drawn from the fastest of the early
-    repeats: a quieter spell, or (``cache``: "always", "never", or "below", for points below the
-    ridge only) bytes found in a cache."""
-    they, it_ran = ("They", "they ran") if plural else ("It", "it ran")
-    why = {"always": ", or read some bytes from a cache", "never": "",
-           "below": ", or, below the ridge, read some bytes from a cache"}[cache]
-    return f"{they} beat the {what}, which came from the early repeats: {it_ran} in a quieter spell{why}."
+def _beat(what: str, plural: bool = False, *, cache: bool = False, shape: bool = False,
+          source: str = "this run") -> str:
+    """Why a measured rate sat above its ``what`` (roof or ceiling), among the reasons the data
+    allow: it ran in a quieter spell than the fastest sample the roof came from (``source``: whose,
+    "this run" or the reference run); it read some of its bytes from a cache (``cache``: only where
+    ``cache_lift`` allows); it ran its own products more efficiently than the roof's square one
+    (``shape``: only where the math sets the pace)."""
+    they, it, their = ("They", "they", "their") if plural else ("It", "it", "its")
+    fastest = ("the fastest sample of this run's roof" if source == "this run" else
+               "the reference run's fastest sample")
+    why = [f"{it} ran in a quieter spell than {fastest}"]
+    if cache:
+        why.append(f"{it} read some of {their} bytes from a cache")
+    if shape:
+        why.append(f"{it} ran {their} own products more efficiently than the roof's square one")
+    return f"{they} beat the {what}: {', or '.join(why)}."
+
+
+def cache_lift(cache_bytes: float | None, step_bytes: float, resident_bytes: float = 0.0) -> float:
+    """How far above its memory roof a cache could lift a point that moves ``step_bytes`` per step
+    (or per product), as a share: (C + R) / S, where C is the last-level cache (``cache_bytes``;
+    none where not reported) and R the bytes a step writes and reads back soon after, such as the
+    activations, which may never leave the caches (``resident_bytes``); at most 1. A point whose
+    share of its roof exceeds 1 by more than this did not owe it to a cache."""
+    step = positive("step_bytes", step_bytes)
+    return min(1.0, ((cache_bytes or 0) + max(0.0, resident_bytes)) / step)
 
 
 def _factor(r: float) -> str:
     """A factor as the words give it: "0.75×", "4.8×", "16×", "120×"."""
     return f"{r:.2g}×" if r < 10 else f"{r:,.0f}×"
+
+
+_spread_text = measure.spread_text
 
 
 def _went(r: float) -> str:
@@ -357,10 +391,10 @@ def noise_words(spreads: Sequence[float], what: str = "rows") -> str:
     """Whether a sweep was quiet by the chapter's rule: quiet only when every one of its
     measurements (``spreads``: each one's fastest round over its slowest; ``what`` names them, e.g.
     "rows" of its table) spread at most QUIET_SPREAD; mostly quiet when fewer than half of them
-    spread more; else noisy. "quiet: all 10 rows varied at most 1.2× from slowest to fastest.",
+    spread more; else noisy. "quiet: all 10 rows varied at most 1.20× from slowest to fastest.",
     "mostly quiet: 6 of its 7 batches varied at most 1.25× from slowest to fastest; the other
-    varied 1.5×." or "noisy: 5 of its 10 rows varied more than 1.25× from slowest to fastest, up to
-    3×."
+    varied 1.50×." or "noisy: 5 of its 10 rows varied more than 1.25× from slowest to fastest, up
+    to 3.00×."
     """
     spreads = [positive("spreads", x) for x in spreads]
     if not spreads:
@@ -368,14 +402,14 @@ def noise_words(spreads: Sequence[float], what: str = "rows") -> str:
     noisy = [x for x in spreads if is_noisy(x)]
     n, worst = len(spreads), max(spreads)
     if not noisy:
-        return f"quiet: all {n} {what} varied at most {_factor(worst)} from slowest to fastest."
+        return f"quiet: all {n} {what} varied at most {_spread_text(worst)} from slowest to fastest."
     if 2 * len(noisy) < n:
         rest = "the other varied" if len(noisy) == 1 else f"the other {len(noisy)} varied up to"
         return (f"mostly quiet: {n - len(noisy)} of its {n} {what} varied at most {QUIET_SPREAD:g}× from slowest to "
-                f"fastest; {rest} {_factor(worst)}.")
+                f"fastest; {rest} {_spread_text(worst)}.")
     share = f"all {n} {what}" if len(noisy) == n else f"{len(noisy)} of its {n} {what}"
     return (f"noisy: {share} varied more than {QUIET_SPREAD:g}× from slowest to fastest, "
-            f"up to {_factor(worst)}.")
+            f"up to {_spread_text(worst)}.")
 
 
 def change_word(ratio: float) -> str:
@@ -481,63 +515,95 @@ def doubling_words(batches: Sequence[int], rates: Sequence[float], roofs: Sequen
 def products_words(sweep: measure.ProductSweep, m: measure.Machine) -> Markdown:
     """Under the product table: whether the sweep was quiet (``noise_words``, over every row of
     the table), any point above the roof, first, and why (``above_roof_words``: past the ridge, a
-    point whose median round beat the roof's median repeat ran its shape more efficiently than
-    the roof's product; one that beat it only in its fastest round ran in a quieter spell), what
-    the rate did in each
-    region of the roof (``doubling_words``), where it dropped, the plain read against the roof
-    (``plain_read_words``), and whether this run shows the climb-then-level shape
-    (``product_lesson_words``)."""
+    point whose median round beat the median of the roof's square product in the same rounds ran
+    its shape more efficiently than the roof's product; one that beat it only in its fastest round
+    ran in a quieter spell; below the ridge, a cache only where ``cache_lift`` allows), what the rate
+    did in each region of the roof (``doubling_words``), where it dropped, the plain read against
+    the roof (``plain_read_words``, with the roof's own read in the same rounds), and whether this
+    run shows the climb-then-level shape (``product_lesson_words``, told whether the run was steady
+    and what the control showed)."""
     points = list(sweep)
     roofs = [min(m.peak_flop_per_s, p.intensity_flop_per_byte * m.bandwidth_bytes_per_s) for p in points]
     batches, rates = [p.batch for p in points], [p.flop_per_s for p in points]
     spreads = [p.rate.spread for p in points] + [sweep.read.spread]
+    if sweep.one_at_a_time is not None:
+        spreads.append(sweep.one_at_a_time.spread)
     lines = [_bullets([("This sweep", noise_words(spreads))])]
+    roof_median = (sweep.roof_matmul or m.rounds_matmul or m.matmul).median
     above = [(p.batch, p.flop_per_s / r, p.intensity_flop_per_byte >= m.balance_point_flop_per_byte,
-              p.rate.median > m.matmul.median) for p, r in zip(points, roofs) if p.flop_per_s > r]
+              p.rate.median > roof_median,
+              p.flop_per_s / r - 1 <= cache_lift(m.last_level_cache, p.bytes_moved))
+             for p, r in zip(points, roofs) if p.flop_per_s > r]
     if above:
         lines.append(_bullets([("Above the roof", above_roof_words(
             [a[0] for a in above], [a[1] for a in above], batches, past=[a[2] for a in above],
-            typical=[a[3] for a in above], roof_side=m.matmul_side))]))
+            typical=[a[3] for a in above], roof_side=m.matmul_side, cached=[a[4] for a in above],
+            source=m.roof_source))]))
     if len(points) > 1:
         lines.append(doubling_words(batches, rates, roofs))
         drops = drop_words(batches, rates)
         if drops:
             lines.append(_bullets([("Drops", drops)]))
+    same_rounds = sweep.roof_read.high if sweep.roof_read is not None else None
     lines.append(_bullets([("The plain read", plain_read_words(sweep.read_bytes_per_s, m.bandwidth_bytes_per_s,
-                                                               len(sweep.read.values), len(m.bandwidth.values)))]))
+                                                               same_rounds, m.roof_source))]))
     if len(points) > 1:
+        control = None
+        if sweep.one_at_a_time is not None:
+            batched = measure.point_at(sweep, sweep.control_batch).rate.values
+            quiet = not is_noisy(sweep.one_at_a_time.spread) and not is_noisy(
+                measure.point_at(sweep, sweep.control_batch).rate.spread)
+            control = (sweep.control_batch, [c / b for c, b in zip(sweep.one_at_a_time.values, batched)],
+                       quiet and m.steady)
         lines.append(_bullets([("The lesson", product_lesson_words(batches, rates, roofs, max(spreads),
-                                                                   rounds=[p.rate.values for p in points]))]))
+                                                                   rounds=[p.rate.values for p in points],
+                                                                   steady=m.steady, control=control))]))
     return Markdown("\n".join(lines))
 
 
-def plain_read_words(read: float, roof: float, rounds: int, repeats: int) -> str:
-    """The sweep's plain read of the weight matrix (``read``, bytes/s in its fastest of ``rounds``
-    rounds) against the roof's bandwidth (``roof``, the fastest of ``repeats`` early repeats): how
-    far below or above it, and the likely reason, in two short sentences."""
+def plain_read_words(read: float, roof: float, same_rounds: float | None = None, source: str = "this run") -> str:
+    """The sweep's plain read of the weight matrix (``read``, bytes/s in its fastest round) against
+    the roof's bandwidth (``roof``; ``source``: whose), in two short sentences: how far below or
+    above it, and the reason the data show. Where it fell short, the roof's own plain read timed in
+    the same rounds (``same_rounds``, its fastest; None where not timed) says whether the spell
+    explains it: if that read was no faster, the roof's fastest sample came from a quieter spell;
+    if it was faster, the spell does not explain the gap, and the words say that this run cannot."""
     read, roof = positive("read", read), positive("roof", roof)
-    rounds, repeats = whole("rounds", rounds), whole("repeats", repeats)
-    said = f"its fastest round read {read / GB:,.1f} GB/s, {read / roof:.0%} of the roof's {roof / GB:,.1f} GB/s."
+    whose = "the roof's" if source == "this run" else "the roof's (the reference run's)"
+    said = f"its fastest round read {read / GB:,.1f} GB/s, {read / roof:.0%} of {whose} {roof / GB:,.1f} GB/s."
     if read > roof * (1 + LEVEL_WITHIN):
-        why = "It ran in a quieter spell than the early repeats the roof came from."
+        why = "It ran in a quieter spell than the roof's fastest sample."
     elif read >= roof * (1 - LEVEL_WITHIN):
         why = "That is about the roof."
-    elif rounds < repeats:
-        why = (f"Its {rounds} {'round' if rounds == 1 else 'rounds'} had fewer chances at a quiet spell than the "
-               f"roof's {repeats} repeats.")
+    elif same_rounds is None:
+        why = "Nothing timed in the same rounds says why."
     else:
-        why = "It ran in a busier spell than the early repeats the roof came from."
+        same_rounds = positive("same_rounds", same_rounds)
+        if same_rounds <= read * (1 + LEVEL_WITHIN):
+            why = (f"The roof's own read, timed in the same rounds, was as slow ({same_rounds / GB:,.1f} GB/s): these "
+                   "rounds ran in a busier spell than the roof's fastest sample.")
+        else:
+            why = (f"The roof's own read, timed in the same rounds, reached {same_rounds / GB:,.1f} GB/s, so a busy "
+                   "spell does not explain the gap, and this sweep cannot say what does.")
     return f"{said} {why}"
 
 
-def _climb_and_level(roofs: Sequence[float]) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
-    """The spans of a sweep (first and last index) below the ridge, where the roof still doubles
-    with the batch, and past it, where the roof is flat (``doubling_words``' regions); None where
-    the sweep has no such span."""
-    below = [i for i in range(len(roofs) - 1) if roofs[i + 1] / roofs[i] >= 2 * (1 - DOUBLED_WITHIN)]
-    flat = [i for i in range(len(roofs) - 1) if roofs[i + 1] / roofs[i] <= 1 + LEVEL_WITHIN]
-    climb = (0, below[-1] + 1) if below and below[0] == 0 else None
-    level = (flat[0], len(roofs) - 1) if flat and flat[-1] == len(roofs) - 2 else None
+def _climb_and_level(batches: Sequence[int], roofs: Sequence[float]) -> tuple[tuple[int, int] | None,
+                                                                                tuple[int, int] | None]:
+    """The spans of a sweep (first and last index) that the climb-then-level rules test: the climb,
+    from its smallest batch, where the roof must still rise, to the first batch past the routine
+    switch (SWITCH; or its last batch); and the level part, from the first batch past both the
+    ridge and the switch to the last, where the roof is flat. None where the sweep has no such span."""
+    n = len(roofs)
+    past_switch = next((i for i, b in enumerate(batches) if b > SWITCH[-1]), None)
+    rising = n > 1 and roofs[1] / roofs[0] > 1 + LEVEL_WITHIN
+    end = past_switch if past_switch is not None else n - 1
+    climb = (0, end) if rising and end > 0 else None
+    flat_from = n - 1
+    while flat_from > 0 and roofs[flat_from] / roofs[flat_from - 1] <= 1 + LEVEL_WITHIN:
+        flat_from -= 1
+    start = max(flat_from, past_switch if past_switch is not None else flat_from)
+    level = (start, n - 1) if start < n - 1 else None
     return climb, level
 
 
@@ -546,22 +612,29 @@ def _vectors(n: int) -> str:
 
 
 def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: Sequence[float],
-                         spread: float, rounds: Sequence[Sequence[float]] | None = None) -> str:
+                         spread: float, rounds: Sequence[Sequence[float]] | None = None, steady: bool = True,
+                         control: tuple[int, Sequence[float], bool] | None = None) -> str:
     """Whether a product sweep shows the roofline's lesson, the climb-then-level shape, by the two
-    rules the chapter states: below the ridge (where the roof doubles with the batch) the rate rose
-    by at least CLIMB_SHARE of the roof's factor, and past the ridge (where the roof is flat) it
-    changed by less than LEVEL_FACTOR either way. Then how high the widest batch reached, and, where
-    the shape is missing, why and what a quiet machine should show. ``batches`` double from one to
-    the next; ``rates`` and ``roofs`` are in any one unit; ``spread`` is the sweep's widest spread
-    of rounds (noisy above QUIET_SPREAD).
+    rules the chapter states, which leave out the batches where numpy may switch routine (SWITCH):
+    from its smallest batch to the first batch past the switch the rate rose by at least CLIMB_SHARE
+    of the roof's factor, and past the ridge (and the switch), where the roof is flat, it changed
+    by less than LEVEL_FACTOR either way. Then a dip at the switch, and what the control says of
+    it (``control``: the batch it multiplied one vector at a time, in each round its rate over the
+    batched product's, and whether both were measured cleanly: quiet rounds on a steady run).
+    Faster in every round, measured cleanly, shows that the routine made the dip; faster in every
+    round on a noisy or unsteady run points to the routine, with the size of the gap in doubt. How the
+    widest batch reached; and, where the shape is missing, why and what a quiet machine should
+    show. ``batches`` double from one to the next; ``rates`` and ``roofs`` are in any one unit;
+    ``spread`` is the sweep's widest spread of rounds (noisy above QUIET_SPREAD).
 
     A rule that fails is put down to noise only where the rounds show it: with ``rounds`` (each
     batch's rate in every round, the rounds in one order), a failure that held within every round
-    (the ratio of the span's two ends, round by round) and whose two ends' rounds were quiet is the
-    library's doing, not noise; one that held in every round but with a noisy end is said to point
-    to the library, with part of it maybe noise (a machine loaded throughout can slow one setting
-    in every round); one that some round did not share may be noise. Without ``rounds``, a failure
-    is noise where ``spread`` is noisy."""
+    (the ratio of the span's two ends, round by round), with quiet rounds at both ends, on a
+    ``steady`` run (a steady load from other programs ruled out), is not noise; the library is
+    then a likely cause, named as such, since the sweep does not test it. One that held in every
+    round on a run that was not steady, or with a noisy end, may still be noise in part; one that
+    some round did not share may be noise. Without ``rounds``, a failure is noise where ``spread``
+    is noisy or the run was not steady."""
     batches = [whole("batch", b) for b in batches]
     rates = [positive("rate", r) for r in rates]
     roofs = [positive("roof", r) for r in roofs]
@@ -574,25 +647,30 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
             raise ValueError("rounds must give every batch's rate in each of the same rounds")
 
     def reason(a: int, b: int, fails, what: str, cause: str) -> tuple[str, bool]:
-        """Why a rule failed between batches ``a`` and ``b`` (indices), and whether noise may be why:
-        the library's doing (``cause``) where the failure held within every round and both ends'
-        rounds were quiet; the library's doing in part where it held in every round but an end's
-        rounds were noisy; noise where some round did not share it."""
+        """Why a rule failed between batches ``a`` and ``b`` (indices), and whether noise may be why."""
+        busy = ("but other programs may have slowed every round alike (see how this run was judged under the "
+                "machine table), so it may still be noise")
         if rounds is None:
             if is_noisy(spread):
                 return "The rounds were noisy, so other programs may have caused it.", True
-            return f"The rounds agreed, so it is not noise: {cause}.", False
+            if not steady:
+                return f"The rounds agreed, {busy}.", True
+            return f"The rounds agreed, so it is not noise. A likely cause, which this sweep does not test: {cause}.", False
         if not all(fails(y / x) for x, y in zip(rounds[a], rounds[b])):
             return "It did not hold in every round, so other programs may have caused it.", True
         ends = [i for i in (a, b) if is_noisy(max(rounds[i]) / min(rounds[i]))]
+        if not ends and steady:
+            return (f"The {what} held in every round, so it is not noise. A likely cause, which this sweep does not "
+                    f"test: {cause}."), False
         if not ends:
-            return f"The {what} held in every round, so it is not noise: {cause}.", False
+            return f"The {what} held in every round, {busy}.", True
         worst = max(max(rounds[i]) / min(rounds[i]) for i in ends)
         who = _vectors(batches[ends[0]]) if len(ends) == 1 else f"{batches[a]:,} and {batches[b]:,} vectors"
-        return (f"The {what} held in every round, which points to the library: {cause}. But the rounds of {who} "
-                f"varied up to {_factor(worst)}, so part of it may be noise."), True
+        return (f"The {what} held in every round, which points past noise. A likely cause, which this sweep does not "
+                f"test: {cause}. But the rounds of {who} varied up to {_spread_text(worst)}, so part of it may be "
+                "noise."), True
 
-    climb, level = _climb_and_level(roofs)
+    climb, level = _climb_and_level(batches, roofs)
     said, fails, noisy = [], 0, 0
     if climb is None:
         said.append(f"Its smallest batch, {_vectors(batches[0])}, lies at or "
@@ -601,16 +679,17 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
     else:
         a, b = climb
         rose, roof = rates[b] / rates[a], roofs[b] / roofs[a]
+        span = f"From {_vectors(batches[a])} to {batches[b]:,}"
         if rose >= CLIMB_SHARE * roof:
-            said.append(f"Below the ridge the rate rose {_factor(rose)}, at least half of the roof's {_factor(roof)}.")
+            said.append(f"{span}, the rate rose {_factor(rose)}, at least half of the roof's {_factor(roof)}.")
         else:
-            said.append(f"Below the ridge the rate rose only {_factor(rose)}, less than half of the roof's "
-                        f"{_factor(roof)}." if rose > 1 else
-                        f"Below the ridge the rate did not rise ({_factor(rose)}), while the roof rose {_factor(roof)}.")
+            said.append(f"{span}, the rate rose only {_factor(rose)}, less than half of the roof's {_factor(roof)}."
+                        if rose > 1 else
+                        f"{span}, the rate did not rise ({_factor(rose)}), while the roof rose {_factor(roof)}.")
             fails += 1
             why, maybe = reason(a, b, lambda r: r < CLIMB_SHARE * roof, "shortfall",
-                                "numpy's general routine, which takes over from 2 vectors, streams the weights less "
-                                "well than its matrix-vector routine")
+                                "numpy's general routine, which takes over from 2 vectors, may stream the weights "
+                                "less well than its matrix-vector routine")
             said.append(why)
             noisy += maybe
     if level is None:
@@ -628,57 +707,83 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
             up = changed >= LEVEL_FACTOR
             why, maybe = reason(a, b, (lambda r: r >= LEVEL_FACTOR) if up else (lambda r: r <= 1 / LEVEL_FACTOR),
                                 "rise" if up else "fall",
-                                "numpy's general routine grows more efficient as the batch grows" if up else
-                                "the library ran the widest batches less efficiently")
+                                "numpy's general routine may grow more efficient as the batch grows" if up else
+                                "the library may run the widest batches less efficiently")
             said.append(why)
             noisy += maybe
+    dip = [b for b, r in zip(batches, rates) if SWITCH[0] <= b <= SWITCH[-1] and r < rates[0] * (1 - LEVEL_WITHIN)]
+    if dip and batches[0] == 1:
+        where = f"{dip[0]:,}" if len(dip) == 1 else f"{dip[0]:,} to {dip[-1]:,}"
+        said.append(f"At {where} vectors the rate dipped below one vector's, as the rules allow.")
+        if control is not None and control[0] in dip:
+            pair, ratios = whole("control batch", control[0]), [positive("control", x) for x in control[1]]
+            clean = bool(control[2]) if len(control) > 2 else True
+            faster = (f"the same {pair:,} vectors, multiplied one at a time, ran "
+                      f"{_factor(float(np.median(ratios)))} faster in every round.")
+            if all(x > 1 + LEVEL_WITHIN for x in ratios) and clean:
+                said.append(f"The control shows why: {faster} The routine numpy switches to, not the machine, made "
+                            "the dip.")
+            elif all(x > 1 + LEVEL_WITHIN for x in ratios):
+                said.append(f"The control points to the routine numpy switches to: {faster} But other programs "
+                            "disturbed these rounds, so the size of the gap is in doubt.")
+            else:
+                said.append(f"The control does not settle why: the same {pair:,} vectors, multiplied one at a time, "
+                            "were not faster in every round.")
+        elif control is None:
+            said.append("numpy may switch routine there; this sweep does not test that.")
     height = f"The widest batch reached {rates[-1] / roofs[-1]:.0%} of the {'flat ' if level else ''}roof."
     if not fails:
-        if rates[1] < rates[0] * (1 - LEVEL_WITHIN):
-            said.append("The rate dipped after one vector, where numpy changes routine.")
         tail = ["The rounds were noisy, so the heights may still move."] if is_noisy(spread) else []
         return " ".join(["this run shows the climb-then-level shape.", *said, height, *tail])
     shape = ("the rate to climb along the slanted roof to the ridge, then level off under the flat roof, as the "
-             "model's circles do. numpy may still dip at a few vectors, where it changes routine.")
+             "model's circles do. numpy may still dip at a few vectors, where it switches routine.")
     after = [f"On a quiet machine, the roofline expects {shape}" if noisy else f"The roofline allows {shape}"]
     return " ".join(["this run does not show the climb-then-level shape.", *said, height, *after])
 
 
 def above_roof_words(batches: Sequence[int], shares: Sequence[float], every: Sequence[int],
                      what: str = "vectors", past: Sequence[bool] | None = None, why: bool = True,
-                     typical: Sequence[bool] | None = None, roof_side: int | None = None) -> str:
+                     typical: Sequence[bool] | None = None, roof_side: int | None = None,
+                     cached: Sequence[bool] | None = None, source: str = "this run") -> str:
     """Sentences naming the measured points that sat above their roof (``shares`` > 1 of it), then
     why (without ``why``, only the first sentence). ``past`` says which points lie past the ridge
-    (default none). Without ``typical``, the general reason: a quieter spell than the roof's
-    fastest repeats saw, or, below the ridge, bytes found in a cache. With ``typical`` (for each
-    point, whether its median round also beat the roof's median repeat), the reason the data show:
-    past the ridge the math sets the pace, so no cache can lift a point there; a point that beat
-    the roof in its median round too ran its product more efficiently than the roof's own square
-    product of side ``roof_side`` (the flat roof under-estimates what numpy reaches on that shape),
-    and one that beat it only in its fastest round ran in a quieter spell. Below the ridge, a
-    quieter spell or bytes found in a cache."""
+    (default none); ``cached``, for which points a cache could explain the overshoot
+    (``cache_lift``; default none); ``source``, whose speeds the roof uses. Without ``typical``, the
+    reasons the data allow (``_beat``). With ``typical`` (for each point, whether its median round
+    also beat the median of the roof's square product in the same rounds), the reason they show:
+    past the ridge the roof is flat and does not depend on bytes, so reading fewer bytes cannot lift
+    a point above it; a point that beat the roof in its median round too ran its product more
+    efficiently than the roof's own square product of side ``roof_side`` (the flat roof
+    under-estimates what numpy reaches on that shape), and one that beat it only in its fastest
+    round ran in a quieter spell. Below the ridge, a quieter spell, or, where ``cached``, bytes
+    found in a cache."""
     if not batches or len(batches) != len(shares) or any(positive("share", x) <= 1 for x in shares):
         raise ValueError("batches and shares must name at least one point, each share above 1")
     past = [False] * len(batches) if past is None else [bool(x) for x in past]
     if len(past) != len(batches):
         raise ValueError("past must say of every point whether it lies past the ridge")
+    cached = [False] * len(batches) if cached is None else [bool(x) for x in cached]
+    if len(cached) != len(batches):
+        raise ValueError("cached must say of every point whether a cache could explain it")
     one = list(batches) == [1] and what.endswith("s")
-    cache = "never" if all(past) else "always" if not any(past) else "below"
     said = f"{_numbers(list(batches), list(every))} {what[:-1] if one else what} ran at {_shares(shares)} of the roof."
     if not why:
         return said
     if typical is None:
-        return f"{said} {_beat('roof', plural=len(batches) > 1, cache=cache)}"
+        below_cached = any(c and not p for c, p in zip(cached, past))
+        return f"{said} {_beat('roof', plural=len(batches) > 1, cache=below_cached, shape=any(past), source=source)}"
     typical = [bool(x) for x in typical]
     if len(typical) != len(batches):
-        raise ValueError("typical must say of every point whether its median round beat the roof's median repeat")
+        raise ValueError("typical must say of every point whether its median round beat the roof's median")
     side = f"{whole('roof_side', roof_side):,} × {whole('roof_side', roof_side):,}" if roof_side else "square"
     groups = {"shape": [b for b, p, t in zip(batches, past, typical) if p and t],
               "spell": [b for b, p, t in zip(batches, past, typical) if p and not t],
               "below": [b for b, p in zip(batches, past) if not p]}
     out = [said]
     if any(past):
-        out.append("Past the ridge the math sets the pace, so no cache can lift a point there.")
+        out.append("Past the ridge the roof is flat and does not depend on bytes, so reading fewer bytes cannot lift "
+                   "a point above it.")
+    fastest = "the roof's fastest sample" if source == "this run" else "the reference run's fastest sample"
     for reason, chosen in groups.items():
         if not chosen:
             continue
@@ -693,11 +798,12 @@ def above_roof_words(batches: Sequence[int], shares: Sequence[float], every: Seq
                        f"efficiently than {'these wider products' if many else 'this wider product'}, so the flat "
                        "roof under-estimates what numpy reaches here.")
         elif reason == "spell":
-            out.append(f"{name} beat the roof only in {its} fastest round: {it} ran in a quieter spell than the "
-                       "roof's repeats.")
+            out.append(f"{name} beat the roof only in {its} fastest round: {it} ran in a quieter spell than {fastest}.")
         else:
-            out.append(f"{name} {'lie' if plural else 'lies'} below the ridge, where a quieter spell, or bytes found "
-                       "in a cache, can lift a point above the roof.")
+            cache = any(c for b, c in zip(batches, cached) if b in chosen)
+            lift = "a quieter spell, or bytes found in a cache," if cache else "only a quieter spell"
+            out.append(f"{name} {'lie' if plural else 'lies'} below the ridge, where {lift} can lift a point above "
+                       "the roof.")
     return " ".join(out)
 
 
@@ -728,30 +834,40 @@ def _shares(shares: Sequence[float]) -> str:
 
 
 def regime_kinds(measured: Sequence[float], memory: Sequence[float], math_: Sequence[float],
-                 spreads: Sequence[float] | None = None) -> list[str]:
+                 spreads: Sequence[float] | None = None, steady: bool = True) -> list[str]:
     """The regime of each measured rate by the book's rule (``generation.regime``): ``ABOVE`` for a
     rate above its lower ceiling; memory-bound or compute-bound for one at or above NEAR of it;
-    below that, far below both ceilings (``OVERHEAD_BOUND``), unless its rounds spread more than
-    QUIET_SPREAD (``spreads``, one per rate; default: all quiet): then ``TOO_NOISY``. Noise only
-    ever slows a rate, so a noisy point that still reached NEAR of its ceiling would sit at least
-    as high on a quiet run and is placed; a noisy point below NEAR may owe its place to the noise."""
+    below that, far below both ceilings (``OVERHEAD_BOUND``), unless noise alone could have held it
+    there: its rounds spread more than QUIET_SPREAD (``spreads``, one per rate; default: all
+    quiet), or the run was not ``steady`` (a steady load from other programs slows every round
+    alike): then ``TOO_NOISY``. Noise only ever slows a rate, so a noisy point that still reached
+    NEAR of its ceiling would sit at least as high on a quiet run and is placed."""
     spreads = [1.0] * len(measured) if spreads is None else [positive("spreads", x) for x in spreads]
     if len(spreads) != len(measured):
         raise ValueError("spreads must give one spread per measured rate")
     kinds = [ABOVE if x > min(mm, f) else regime(x, mm, f, NEAR) for x, mm, f in zip(measured, memory, math_)]
-    return [TOO_NOISY if k == OVERHEAD_BOUND and is_noisy(s) else k for k, s in zip(kinds, spreads)]
+    return [TOO_NOISY if k == OVERHEAD_BOUND and (is_noisy(s) or not steady) else k for k, s in zip(kinds, spreads)]
 
 
-def regime_words(batches: Sequence[int], measured: Sequence[float], memory: Sequence[float],
-                 math_: Sequence[float], spreads: Sequence[float] | None = None) -> str:
-    """Which regime each measured batch sat in by the book's rule (``generation.regime``): at
-    least half of the lower ceiling is bound by that wall, less is far below both ceilings; a rate
-    above its ceiling is named as such. Noise only slows a rate: a batch whose rounds spread more
-    than QUIET_SPREAD (``spreads``; default: all quiet) is still placed where it reached half of its
-    ceiling (the words say that a quiet run would place it at least as high), and is too noisy to
-    place below that, where the noise alone could have held it. Two short sentences per group of
-    batches (three where a placed group holds a noisy batch). ``measured``, ``memory`` and
-    ``math_`` are tokens/s."""
+#: The label of each regime's line under a decode table (``regime_items``).
+REGIME_LABELS = {MEMORY_BOUND: "Memory-bound", COMPUTE_BOUND: "Compute-bound", OVERHEAD_BOUND: "Far below both",
+                 TOO_NOISY: "Too noisy to place", ABOVE: "Above the ceiling"}
+
+
+def regime_items(batches: Sequence[int], measured: Sequence[float], memory: Sequence[float],
+                 math_: Sequence[float], spreads: Sequence[float] | None = None, steady: bool = True,
+                 clean: bool = True, cached: Sequence[bool] | None = None,
+                 source: str = "this run") -> list[tuple[str, str]]:
+    """Which regime each measured batch sat in by the book's rule (``generation.regime``), one
+    line per regime, labelled (``REGIME_LABELS``), in the order the regimes first appear: at least
+    half of the lower ceiling is bound by that wall; less is far below both ceilings, unless noise
+    alone could have held it there (``regime_kinds``: noisy rounds, or a run that was not
+    ``steady``), when it is too noisy to place; a rate above its ceiling is named as such, with
+    the reasons the data allow (``_beat``: a cache only where ``cached``, per batch; a more
+    efficient product only against the math ceiling). A placed batch whose rounds spread more than
+    QUIET_SPREAD stays placed where the ceilings were measured cleanly (``clean``): noise only slows
+    a rate, so a quiet run would place it at least as high; where they were not, a quiet run may
+    place it elsewhere. ``measured``, ``memory`` and ``math_`` are tokens/s."""
     batches = [whole("batch", b) for b in batches]
     measured = [positive("measured", x) for x in measured]
     memory = [positive("memory", x) for x in memory]
@@ -759,56 +875,75 @@ def regime_words(batches: Sequence[int], measured: Sequence[float], memory: Sequ
     if not batches or not len(batches) == len(measured) == len(memory) == len(math_):
         raise ValueError("batches, measured, memory and math_ must be of one length, at least 1")
     spreads = [1.0] * len(batches) if spreads is None else list(spreads)
+    cached = [False] * len(batches) if cached is None else [bool(x) for x in cached]
+    if len(cached) != len(batches):
+        raise ValueError("cached must say of every batch whether a cache could explain it")
     shares = [x / min(mm, f) for x, mm, f in zip(measured, memory, math_)]
-    kinds = regime_kinds(measured, memory, math_, spreads)
-    groups = {k: [(b, s, v) for b, s, v, kk in zip(batches, shares, spreads, kinds) if kk == k]
+    kinds = regime_kinds(measured, memory, math_, spreads, steady)
+    groups = {k: [(b, s, v, c) for b, s, v, c, kk in zip(batches, shares, spreads, cached, kinds) if kk == k]
               for k in dict.fromkeys(kinds)}
-    sentences = []
+    items = []
     for kind, members in groups.items():
-        chosen = [b for b, _, _ in members]
+        chosen = [b for b, _, _, _ in members]
         every = len(groups) == 1 and len(batches) > 1
         name = "every batch" if every else _batches(chosen, batches)
         plural = len(chosen) > 1 and not every
         its, that = ("their", "those are") if plural else ("its", "that is")
-        share = _shares([s for _, s, _ in members])
+        share = _shares([s for _, s, _, _ in members])
+        said = []
         if kind == TOO_NOISY:
-            spread = _spreads([v for _, _, v in members])
+            loud = [(b, v) for b, _, v, _ in members if is_noisy(v)]
+            calm = [b for b, _, v, _ in members if not is_noisy(v)]
             the = "their" if plural else "the" if every else "its"
             them, they = ("them", "they are") if len(chosen) > 1 else ("it", "it is")
-            sentences.append(f"{name} reached less than half of {its} lower ceiling ({share}), but {the} rounds "
-                             f"varied {spread}, more than {QUIET_SPREAD:g}×. Noise alone could have held {them} "
-                             f"there, so {they} too noisy to place.")
+            if loud and not calm:
+                said.append(f"{name} reached less than half of {its} lower ceiling ({share}), but {the} rounds "
+                            f"varied {_spreads([v for _, v in loud])}, more than {QUIET_SPREAD:g}×. Noise alone could "
+                            f"have held {them} there, so {they} too noisy to place.")
+            elif not loud:
+                said.append(f"{name} reached less than half of {its} lower ceiling ({share}). {the.capitalize()} "
+                            f"rounds agreed, but other programs may have slowed every round alike, so {they} too "
+                            "noisy to place.")
+            else:
+                said.append(f"{name} reached less than half of {its} lower ceiling ({share}). The rounds of "
+                            f"{_batches([b for b, _ in loud], batches)} varied more than {QUIET_SPREAD:g}×, and other "
+                            f"programs may have slowed every round of the rest alike, so {they} too noisy to place.")
         elif kind == OVERHEAD_BOUND:
-            sentences.append(f"{name} reached less than half of {its} lower ceiling ({share}). By the book's rule, "
-                             f"{that} {OVERHEAD_BOUND}: overhead, not memory or math, set the pace.")
+            said.append(f"{name} reached less than half of {its} lower ceiling ({share}). By the book's rule, "
+                        f"{that} {OVERHEAD_BOUND}: overhead, not memory or math, set the pace.")
         elif kind in (MEMORY_BOUND, COMPUTE_BOUND):
             wall = "memory" if kind == MEMORY_BOUND else "math"
-            sentences.append(f"{name} reached at least half of {its} lower ceiling, the {wall} ceiling ({share}). "
-                             f"By the book's rule, {that} {kind}.")
-            noisy = [b for b, _, v in members if is_noisy(v)]
+            said.append(f"{name} reached at least half of {its} lower ceiling, the {wall} ceiling ({share}). "
+                        f"By the book's rule, {that} {kind}.")
+            noisy = [b for b, _, v, _ in members if is_noisy(v)]
             if noisy:
                 subject = (("the rounds" if every else f"{its} rounds") if noisy == chosen else
                            f"the rounds of {_batches(noisy, batches)}")
                 them = "them" if len(noisy) > 1 else "it"
-                sentences.append(f"{subject} varied more than {QUIET_SPREAD:g}×, but noise only slows a rate: "
-                                 f"a quiet run would place {them} at least as high.")
+                said.append(f"{subject} varied more than {QUIET_SPREAD:g}×, but noise only slows a rate: a quiet run "
+                            f"would place {them} at least as high." if clean else
+                            f"{subject} varied more than {QUIET_SPREAD:g}×, and this run's ceilings may be too low "
+                            f"as well, so a quiet run may place {them} elsewhere.")
         else:
             walls = {"math" if f < mm else "memory" for b, mm, f in zip(batches, memory, math_) if b in chosen}
-            if walls == {"math"}:
-                # past the knee the math ceiling is the lower: no cache lifts a point there
-                they = "They" if plural else "It"
-                why = (f"{they} beat the math ceiling, which came from the roof's square product: "
-                       f"{'they' if plural else 'it'} ran in a quieter spell than its repeats, or ran "
-                       f"{'their' if plural else 'its'} own products more efficiently than that one.")
-            else:
-                why = _beat("ceiling", plural)
-            sentences.append(f"{name} measured above {its} lower ceiling ({share}). {why}")
-    return " ".join(x[0].upper() + x[1:] for x in sentences)
+            wall = "math ceiling" if walls == {"math"} else "memory ceiling" if walls == {"memory"} else "ceiling"
+            cache = any(c for _, _, _, c in members) and "memory" in walls
+            said.append(f"{name} measured above {its} lower ceiling ({share}). "
+                        + _beat(wall, plural or every, cache=cache, shape="math" in walls, source=source))
+        items.append((REGIME_LABELS[kind], " ".join(x[0].upper() + x[1:] for x in said)))
+    return items
+
+
+def regime_words(batches: Sequence[int], measured: Sequence[float], memory: Sequence[float],
+                 math_: Sequence[float], spreads: Sequence[float] | None = None, **how) -> str:
+    """``regime_items`` as one paragraph (``how``: its keywords ``steady``, ``clean``, ``cached``,
+    ``source``)."""
+    return " ".join(text for _, text in regime_items(batches, measured, memory, math_, spreads, **how))
 
 
 def _spreads(spreads: Sequence[float]) -> str:
-    """"2.8×", "1.4× to 9.6×"."""
-    lo, hi = _factor(min(spreads)), _factor(max(spreads))
+    """"2.80×", "1.40× to 9.60×"."""
+    lo, hi = _spread_text(min(spreads)), _spread_text(max(spreads))
     return lo if lo == hi else f"{lo} to {hi}"
 
 
@@ -860,12 +995,38 @@ def rise_words(batches: Sequence[int], rates: Sequence[float], what: str = "sequ
     return f"{overall} {odd or 'They rose at every doubling.'}"
 
 
+def _decode_cached(points: Sequence[measure.DecodePoint], m: measure.Machine) -> list[bool]:
+    """For each decode point above its ceiling, whether a cache could explain the overshoot
+    (``cache_lift``, with the step's activations as bytes that may stay in the caches)."""
+    out = []
+    for p in points:
+        share = measure.efficiency(p, m)
+        out.append(share - 1 <= cache_lift(m.last_level_cache, p.bytes_per_step, p.activation_bytes_per_step))
+    return out
+
+
+def ceiling_words(m: measure.Machine) -> str:
+    """Where a table's ceilings come from, in one sentence, from how ``judge`` judged the run: this
+    run's own roof; the reference run's speeds where this run's were too low; or this run's roof,
+    which other programs may have lowered (then the shares may be too high)."""
+    j = m.judgement
+    if m.reference_roof and m.roof_source != "this run":
+        return (f"they use {m.roof_source}'s roof speeds, since this run's roof fell well below the reference run's "
+                "while the decoder kept up.")
+    if j is not None and j.state == measure.ROOF_SLOWED:
+        return ("they use this run's roof, which other programs slowed along with the decoder: the shares are "
+                "those of a slowed machine.")
+    if not m.clean_ceiling:
+        return "they use this run's roof, which other programs may have lowered: the shares may be too high."
+    return "they use this run's own roof."
+
+
 def decode_words(points: Sequence[measure.DecodePoint], m: measure.Machine) -> Markdown:
     """Under a decode table, in short bullets: whether its rounds were quiet (``noise_words``),
-    the knee (``crossing_words``), how the measured rate rose with the batch (``rise_words``),
-    where each batch sat by the book's rule, or that it was too noisy to place
-    (``regime_words``), and whether this run shows the memory-to-math knee
-    (``knee_lesson_words``)."""
+    whose roof the ceilings use where that is not plainly this run's (``ceiling_words``), the knee
+    (``crossing_words``), how the measured rate rose with the batch (``rise_words``), one line per
+    regime the batches sat in by the book's rule (``regime_items``), and whether this run shows the
+    memory-to-math knee (``knee_lesson_words``)."""
     points = list(points)
     if not points:
         raise ValueError("points must hold at least one measured batch")
@@ -878,18 +1039,23 @@ def decode_words(points: Sequence[measure.DecodePoint], m: measure.Machine) -> M
     one = decode_point(c, 1.0, 1.0, 1, context, fp32, fp32, fp32)
     spreads = [p.rate.spread for p in points]
     batches, rates = [p.batch for p in points], [p.tokens_per_s for p in points]
-    items = [("This sweep", noise_words(spreads, "batches")),
-             ("The knee", crossing_words(crossing, estimate, max(batches), one.bytes - one.weight_bytes))]
+    items = [("This sweep", noise_words(spreads, "batches"))]
+    ceiling = ceiling_words(m)
+    if ceiling != "they use this run's own roof.":
+        items.append(("The ceilings", ceiling))
+    items.append(("The knee", crossing_words(crossing, estimate, max(batches), one.bytes - one.weight_bytes)))
     if len(points) > 1:
         items.append(("The rise", rise_words(batches, rates)))
     memory, math_ = [x[0] for x in ceilings], [x[1] for x in ceilings]
-    items.append(("Against the ceilings", regime_words(batches, rates, memory, math_, spreads)))
-    kinds = regime_kinds(rates, memory, math_, spreads)
-    items.append(("The lesson", knee_lesson_words(batches, kinds, crossing)))
+    items += regime_items(batches, rates, memory, math_, spreads, steady=m.steady, clean=m.clean_ceiling,
+                          cached=_decode_cached(points, m), source=m.roof_source)
+    kinds = regime_kinds(rates, memory, math_, spreads, m.steady)
+    items.append(("The lesson", knee_lesson_words(batches, kinds, crossing, spreads)))
     return Markdown(_bullets(items))
 
 
-def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: float) -> str:
+def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: float,
+                      spreads: Sequence[float] | None = None) -> str:
     """Whether a decode sweep shows the lesson of its ceilings, the memory-to-math knee, and if
     not, why not and what a quiet machine should show. It shows the knee when the knee
     (``crossing``, the batch at which the ceilings cross; ``math.inf``: never) lies between the
@@ -897,9 +1063,11 @@ def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: fl
     (``kinds``, as ``regime_kinds`` names them: none overhead-bound, none too noisy to place): then
     each batch sat near the memory ceiling below the knee and near the math ceiling past it.
     Where it does not, each batch below half is put down to its cause: an overhead-bound batch's
-    rounds agreed (``regime_kinds`` names a noisy one below half too noisy to place), so costs the
-    formula leaves out, not noise, held it there; only the batches too noisy to place are put down
-    to other programs."""
+    rounds agreed on a steady run (``regime_kinds`` names any other too noisy to place), so costs
+    the formula leaves out, not noise, held it there; likely ones are named as likely. The batches
+    too noisy to place are put down to other programs: by their noisy rounds, or, where their
+    rounds agreed (``spreads``, one per batch; default: noisy), by a run other programs may have
+    slowed throughout."""
     batches = [whole("batch", b) for b in batches]
     if not batches or len(batches) != len(kinds):
         raise ValueError("batches and kinds must be of one length, at least 1")
@@ -924,15 +1092,21 @@ def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: fl
     if far:
         whose = ("Their" if not noisy else "The overhead-bound batches'" if far > 1 else "The overhead-bound batch's")
         said.append(f"{whose} rounds agreed, so noise did not hold {'them' if far > 1 else 'it'} below half. Costs "
-                    "the formula leaves out set the pace, such as numpy's slower routine at a few sequences (the dip "
-                    "of the product sweep) and Python's loop over numpy's calls.")
+                    "the formula leaves out set the pace. Likely ones are numpy's slower routine at a few sequences "
+                    "(see the product sweep's control) and Python's loop over numpy's calls.")
     if noisy:
-        if not far:
-            said.append(f"{'Their' if noisy > 1 else 'Its'} rounds were noisy: other programs may have held "
-                        f"{'them' if noisy > 1 else 'it'} below half.")
+        calm = spreads is not None and all(
+            not is_noisy(v) for k, v in zip(kinds, spreads) if k == TOO_NOISY)
+        them = "them" if noisy > 1 else "it"
+        if calm:
+            why = f"other programs may have slowed every round alike and held {them} below half."
         else:
-            said.append("The batches too noisy to place may owe their place below half to other programs." if noisy > 1
-                        else "The batch too noisy to place may owe its place below half to other programs.")
+            why = f"other programs may have held {them} below half."
+        if not far:
+            said.append(f"{'Their' if noisy > 1 else 'Its'} rounds {'agreed, but' if calm else 'were noisy:'} {why}")
+        else:
+            said.append(f"The {'batches' if noisy > 1 else 'batch'} too noisy to place may owe "
+                        f"{'their' if noisy > 1 else 'its'} place below half to other programs.")
         said.append(f"On a quiet machine, the formula expects {shape}")
     else:
         said.append(f"The ceilings allow {shape}")
@@ -941,7 +1115,8 @@ def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: fl
 
 def context_words(batch: int, contexts: tuple[int, int], measured_ratio: float,
                   memory: tuple[float, float], math_: tuple[float, float], spread: float | None = None,
-                  far: tuple[bool, bool] = (False, False), per_round: Sequence[float] | None = None) -> str:
+                  far: tuple[bool, bool] = (False, False), per_round: Sequence[float] | None = None,
+                  steady: bool = True) -> str:
     """At one ``batch``, how far going from the short context to the long one (``contexts``)
     lowers the formula's lower ceiling, against how far it lowered the measured tokens/s
     (``measured_ratio``: long over short, compared round by round, as the chapter's check compares
@@ -949,9 +1124,10 @@ def context_words(batch: int, contexts: tuple[int, int], measured_ratio: float,
     difference says: the ceiling's fall bounds the rate's only where the rate sits near the
     ceiling (``far``: whether it sat below NEAR of it, at the short and at the long context), so a
     larger fall points to a cost the formula leaves out. Whether the difference is noise: with
-    ``per_round`` (long over short within each round), it is not where every round shows it, and
-    may be where some round does not; without, it may be where ``spread`` (how far the two
-    settings' rounds lay apart) is noisy."""
+    ``per_round`` (long over short within each round), it is not where every round shows it on a
+    ``steady`` run, may still be where the run was not steady (a steady load slows every round
+    alike), and may be where some round does not; without, it may be where ``spread`` (how far the
+    two settings' rounds lay apart) is noisy."""
     batch = whole("batch", batch)
     short, long_ = (whole("contexts", L, 0) for L in contexts)
     observed = positive("measured_ratio", measured_ratio)
@@ -983,10 +1159,16 @@ def context_words(batch: int, contexts: tuple[int, int], measured_ratio: float,
         further = observed < predicted * (1 - PACE_WITHIN)
         held = all((r < predicted * (1 - PACE_WITHIN)) if further else (r > predicted * (1 + PACE_WITHIN))
                    for r in rounds)
-        noise = (" The gap held in every round, so it is not noise." if held else
-                 " The gap did not hold in every round, so part of it may be noise.")
+        if held and steady:
+            noise = " The gap held in every round, so it is not noise."
+        elif held:
+            noise = (" The gap held in every round, but other programs may have slowed every round alike, so part of "
+                     "it may still be noise.")
+        else:
+            noise = " The gap did not hold in every round, so part of it may be noise."
     else:
-        noise = " The rounds were noisy, so part of this gap may be noise." if spread and is_noisy(spread) else ""
+        noise = (" The rounds were noisy, so part of this gap may be noise." if spread and is_noisy(spread) else
+                 "" if steady else " Other programs may have slowed the run, so part of this gap may be noise.")
     return f"{first} {binds} {rate} {verdict}{noise}"
 
 
@@ -1003,11 +1185,11 @@ def context_change(short: Sequence[measure.DecodePoint], long: Sequence[measure.
     ca = measure.decode_ceilings_tokens_per_s(m, a.batch, a.context_tokens, a.config)
     cb = measure.decode_ceilings_tokens_per_s(m, b.batch, b.context_tokens, b.config)
     kinds = regime_kinds([a.tokens_per_s, b.tokens_per_s], [ca[0], cb[0]], [ca[1], cb[1]],
-                         [a.rate.spread, b.rate.spread])
+                         [a.rate.spread, b.rate.spread], m.steady)
     return Markdown(context_words(batch, (a.context_tokens, b.context_tokens), measure.paired_ratio(b.rate, a.rate),
                                   (ca[0], cb[0]), (ca[1], cb[1]), spread=max(a.rate.spread, b.rate.spread),
                                   far=tuple(k == OVERHEAD_BOUND for k in kinds),
-                                  per_round=[y / x for x, y in zip(a.rate.values, b.rate.values)]))
+                                  per_round=[y / x for x, y in zip(a.rate.values, b.rate.values)], steady=m.steady))
 
 
 #: How ``verdict_words`` counts the decode measurements of each regime, in this order.
@@ -1015,23 +1197,22 @@ _VERDICT_KINDS = ((MEMORY_BOUND, "reached at least half of the lower ceiling, th
                   (COMPUTE_BOUND, "reached at least half of the lower ceiling, the math ceiling (compute-bound)"),
                   (OVERHEAD_BOUND, "reached less than half of the lower ceiling (overhead-bound)"),
                   (ABOVE, "measured above the lower ceiling"),
-                  (TOO_NOISY, f"{{was}} too noisy to place (below half, with rounds that varied more than "
-                              f"{QUIET_SPREAD:g}×)"))
+                  (TOO_NOISY, "{was} too noisy to place (below half, where noise alone could have held {them})"))
 
 
 def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool = False,
-                  reference: str = "") -> str:
-    """The whole run in three bullets: quiet or noisy (``spreads``: how far each measurement's
+                  reference: str = "", steady: bool = True, ceilings: str = "") -> str:
+    """The whole run in short bullets: quiet or noisy (``spreads``: how far each measurement's
     fastest repeat or round lay above its slowest, keyed by what was measured, e.g. "repeats of the
     plain read"; quiet only when every one is at most QUIET_SPREAD and the machine was not
-    ``busy`` before measuring), how many decode measurements sat where (``kinds``: the regime of
+    ``busy`` before measuring), where the ceilings come from (``ceilings``, ``ceiling_words``'
+    sentence, where given), how many decode measurements sat where (``kinds``: the regime of
     every decode point, as ``regime_kinds`` names them, counted plainly), and what to read in it:
     the relations only, or the heights too, and what a quiet machine would show. Noise is blamed
-    only for what it can explain: the points too noisy to place (noisy, and below half); a point
-    below half whose rounds agreed was held there by the decoder's own costs. A run is mostly
-    quiet when fewer than half of its spreads are noisy and the machine was not busy. With
-    ``reference`` (``decode_against_reference``'s words), a bullet sets the decoder beside the
-    reference run."""
+    only for what it can explain: the points too noisy to place; a point below half whose rounds
+    agreed on a ``steady`` run was held there by the decoder's own costs. A run is mostly quiet when
+    fewer than half of its spreads are noisy and the machine was not busy. With ``reference``
+    (``decode_against_reference``'s words), a bullet sets the decoder beside the reference run."""
     if not spreads or not kinds:
         raise ValueError("spreads and kinds must each hold at least one value")
     spreads = {name: positive("spreads", x) for name, x in spreads.items()}
@@ -1039,29 +1220,31 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
         raise ValueError(f"kinds must be regimes as regime_kinds names them; got {sorted(set(kinds))}")
     name, worst = max(spreads.items(), key=lambda item: item[1])
     noisy_ones, total = sum(is_noisy(x) for x in spreads.values()), len(spreads)
-    noisy = bool(noisy_ones) or bool(busy)
+    noisy = bool(noisy_ones) or bool(busy) or not steady
     if noisy_ones and 2 * noisy_ones < total and not busy:
         noise = (f"mostly quiet: {total - noisy_ones} of its {total} measurements varied at most {QUIET_SPREAD:g}× "
-                 f"from slowest to fastest. The {name} varied most, {_factor(worst)}.")
+                 f"from slowest to fastest. The {name} varied most, {_spread_text(worst)}.")
     elif noisy_ones:
         share = f"all {total}" if noisy_ones == total else f"{noisy_ones} of its {total}"
         noise = (f"noisy: {share} measurements varied more than {QUIET_SPREAD:g}× from slowest to fastest. "
-                 f"The {name} varied most, {_factor(worst)}.")
+                 f"The {name} varied most, {_spread_text(worst)}.")
     elif busy:
         noise = (f"noisy: other programs kept the cores busy, though all {total} measurements varied at most "
-                 f"{_factor(worst)}.")
+                 f"{_spread_text(worst)}.")
     else:
-        noise = f"quiet: all {total} measurements varied at most {_factor(worst)} from slowest to fastest."
+        noise = f"quiet: all {total} measurements varied at most {_spread_text(worst)} from slowest to fastest."
     n = len(kinds)
     counted = [(sum(k == kind for k in kinds), said) for kind, said in _VERDICT_KINDS]
-    counted = [(c, said.format(was="was" if c == 1 else "were")) for c, said in counted if c]
+    counted = [(c, said.format(was="was" if c == 1 else "were", them="it" if c == 1 else "them"))
+               for c, said in counted if c]
     if n == 1:
         decoder = f"its one decode measurement {counted[0][1]}."
     elif len(counted) == 1:
         decoder = f"all {n} decode measurements {counted[0][1]}."
     else:
         decoder = f"of its {n} decode measurements, " + _join([f"{c} {said}" for c, said in counted]) + "."
-    unplaced, far = sum(k == TOO_NOISY for k in kinds), sum(k == OVERHEAD_BOUND for k in kinds)
+    unplaced = sum(k == TOO_NOISY for k in kinds)
+    far = sum(k == OVERHEAD_BOUND for k in kinds) if steady else 0
     own = ("{its} rounds agreed, so the decoder's own costs, not noise, held {it} there." if far else "")
     own = own.format(it="it" if far == 1 else "them", its="its" if far == 1 else "their")
     if unplaced:
@@ -1081,7 +1264,10 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
                   "not noise, set its heights.")
     else:
         advice = "the relations and the heights. Both describe this machine."
-    items = [("Quiet or noisy", noise), ("The decoder", decoder)]
+    items = [("Quiet or noisy", noise)]
+    if ceilings:
+        items.append(("The ceilings", ceilings))
+    items.append(("The decoder", decoder))
     if reference:
         items.append(("Against the reference run", reference))
     return "**This run, in short**\n\n" + _bullets(items + [("What to read", advice)])
@@ -1093,35 +1279,47 @@ run_spreads = measure.run_spreads
 
 def run_verdict(m: measure.Machine, runs: Sequence[measure.DecodePoint],
                 products: measure.ProductSweep | None = None, reference: bool = False) -> Markdown:
-    """``verdict_words`` for this run: every spread of ``run_spreads`` and the regime of every
-    decode point (every context) against this machine's ceilings, a noisy one below half too noisy
-    to place; with ``reference``, the decoder beside the reference run kept in the book's data
+    """``verdict_words`` for this run: every spread of ``run_spreads``, where the ceilings come
+    from (``ceiling_words``, where ``judge`` judged the run), and the regime of every decode point
+    (every context) against this machine's ceilings (``regime_kinds``, told whether the run was
+    steady); with ``reference``, the decoder beside the reference run kept in the book's data
     (``decode_against_reference``)."""
     runs = list(runs)
     if not runs:
         raise ValueError("runs must hold at least one measured decode point")
     ceilings = [measure.decode_ceilings_tokens_per_s(m, p.batch, p.context_tokens, p.config) for p in runs]
     kinds = regime_kinds([p.tokens_per_s for p in runs], [c[0] for c in ceilings], [c[1] for c in ceilings],
-                         [p.rate.spread for p in runs])
+                         [p.rate.spread for p in runs], m.steady)
     return Markdown(verdict_words(run_spreads(m, runs, products), kinds, busy=m.busy,
-                                  reference=decode_against_reference(m, runs) if reference else ""))
+                                  reference=decode_against_reference(m, runs) if reference else "",
+                                  steady=m.steady, ceilings=ceiling_words(m) if m.judgement else ""))
 
 
 def share_words(measured: float, memory: float, math_: float, eager_share: float,
-                spread: float | None = None) -> str:
+                spread: float | None = None, clean: bool = True, cache: bool = False,
+                source: str = "this run", steady: bool = True) -> str:
     """A single stream's measured tokens/s against its two ceilings (its share of the lower one),
     set beside the eager B200 run's share of its own ceiling, in short sentences: how many times
     that share it is, above, about the same or below; and, by the book's rule, whether it reaches
-    half of the lower ceiling. Noise only slows a rate: where its rounds (``spread``: fastest over
-    slowest; default quiet) were noisy, a share at or above half is still placed, and one below
-    half is too noisy to place."""
+    half of the lower ceiling. The comparison is made only from a share of a ceiling that was
+    measured cleanly (``clean``) and that the point did not beat: a share above 100% says the
+    ceiling, not the decoder, was off (``_beat``, with a cache only where ``cache``). Noise only
+    slows a rate: where its rounds (``spread``: fastest over slowest; default quiet) were noisy, a
+    share at or above half is still placed (on a clean ceiling), and one below half is too noisy to
+    place; so is one below half on a run that was not ``steady``, whose every round other programs
+    may have slowed alike."""
     measured, memory, math_ = positive("measured", measured), positive("memory", memory), positive("math_", math_)
     eager_share = positive("eager_share", eager_share)
     share = measured / min(memory, math_)
     ratio = share / eager_share
     lower = ("The reasoning above expects it higher: costs other than reading memory took a larger part of each "
              "step. The refinement below says how a busy processor does that.")
-    if ratio > 1 + LEVEL_WITHIN:
+    if share > 1:
+        compared = "The share is above 100%, so it is not set beside the eager run's."
+    elif not clean:
+        compared = ("This run's ceiling may be too low (see how this run was judged, under the machine table), so "
+                    "its share is not set beside the eager run's.")
+    elif ratio > 1 + LEVEL_WITHIN:
         compared = f"This machine's share is {ratio:,.2g} times the eager run's: higher, as the reasoning above expects."
     elif ratio >= 1 - LEVEL_WITHIN:
         compared = f"This machine's share is about the eager run's. {lower}"
@@ -1129,49 +1327,57 @@ def share_words(measured: float, memory: float, math_: float, eager_share: float
         compared = f"This machine's share is only {ratio:,.2g} times the eager run's. {lower}"
     noisy = spread is not None and is_noisy(spread)
     if share > 1:
-        rule = f"The share is above 100%. {_beat('ceiling')}"
+        rule = _beat("ceiling", cache=cache, shape=math_ < memory, source=source)
     elif regime(measured, memory, math_, NEAR) == OVERHEAD_BOUND:
-        rule = (f"This share is below half of the ceiling, but its rounds varied {_factor(spread)}, more than "
+        rule = (f"This share is below half of the ceiling, but its rounds varied {_spread_text(spread)}, more than "
                 f"{QUIET_SPREAD:g}×: noise alone could have held it there, so it is too noisy to place." if noisy else
+                "This share is below half of the ceiling. Its rounds agreed, but other programs may have slowed every "
+                "round alike, so it is too noisy to place." if not steady else
                 f"This share is below half of the ceiling: {OVERHEAD_BOUND}, by the book's rule.")
     else:
         rule = f"This share is at least half of the ceiling: {regime(measured, memory, math_, NEAR)}, by the book's rule."
-        if noisy:
-            rule += (f" Its rounds varied {_factor(spread)}, but noise only slows a rate: a quiet run would place it at "
-                     "least as high.")
+        if noisy and clean:
+            rule += (f" Its rounds varied {_spread_text(spread)}, but noise only slows a rate: a quiet run would place "
+                     "it at least as high.")
+        elif noisy:
+            rule += f" Its rounds varied {_spread_text(spread)}, and its ceiling may be too low, so a quiet run may differ."
     return f"{compared} {rule}"
 
 
 def single_stream(point: measure.DecodePoint, m: measure.Machine, eager_tokens_per_s: float,
                   eager_ceiling: float, eager_label: str = "Llama-3.1-8B, eager, on a B200") -> Markdown:
     """A single stream on this machine beside the eager B200 run: a small table of each one's
-    tokens/s, lower ceiling and share of it, then ``share_words`` (which places it by the book's rule
+    tokens/s, lower ceiling and share of it, then ``share_words`` (which sets the shares side by
+    side only from a clean ceiling the point did not beat, and places the point by the book's rule
     only where its rounds were quiet)."""
     eager_tokens_per_s, eager_ceiling = positive("eager_tokens_per_s", eager_tokens_per_s), positive(
         "eager_ceiling", eager_ceiling)
     memory, math_ = measure.decode_ceilings_tokens_per_s(m, point.batch, point.context_tokens, point.config)
     ceiling, eager_share = min(memory, math_), eager_tokens_per_s / eager_ceiling
-    rows = ["| a single stream | tokens/s | lower ceiling | share |", "|:--|--:|--:|--:|",
+    rows = ["| a single stream | tokens/s | lower ceiling, tokens/s | share |", "|:--|--:|--:|--:|",
             f"| the small decoder on this machine, {point.context_tokens:,} tokens of context "
             f"| {point.tokens_per_s:,.1f} | {ceiling:,.1f} | **{point.tokens_per_s / ceiling:.0%}** |",
             f"| {eager_label} | {eager_tokens_per_s:,.0f} | {eager_ceiling:,.0f} | {eager_share:.1%} |"]
-    return Markdown(f"Measured on {m.label}:\n\n" + "\n".join(rows) + "\n\n"
-                    + share_words(point.tokens_per_s, memory, math_, eager_share, spread=point.rate.spread))
+    whose = "" if m.roof_source == "this run" else f" (ceiling from {m.roof_source}'s roof speeds)"
+    return Markdown(f"Measured on {m.label}{whose}:\n\n" + "\n".join(rows) + "\n\n"
+                    + share_words(point.tokens_per_s, memory, math_, eager_share, spread=point.rate.spread,
+                                  clean=m.clean_ceiling, cache=_decode_cached([point], m)[0], source=m.roof_source,
+                                  steady=m.steady))
 
 
 # ---- a fresh run beside the reference run kept in the book's data ------------------------------
 
-#: A fresh rate at least this share of the reference's kept up with it.
-KEPT_UP = 0.9
+#: A fresh rate at least this share of the reference's kept up with it (``measure.KEPT_UP``).
+KEPT_UP = measure.KEPT_UP
 
 
 def reference_words(ratios: Mapping[str, float], same_machine: bool, label: str, date: str) -> str:
     """A fresh run's rates as shares of the reference run's (``ratios``: what was measured -> this
     run's rate over the reference's), then what the gap says: on the same kind of machine
-    (``same_machine``: the same processor name and core count; the reference measured on
-    ``date``), a run that kept up (every share at least KEPT_UP), or one that fell behind, most
-    likely slowed by other programs; on another machine (``label`` names the reference's), a
-    comparison of two machines, not of noise."""
+    (``same_machine``: ``_same_machine``; the reference measured on ``date``), a run that kept up
+    (every share at least KEPT_UP), or one that fell behind, most likely slowed by other programs;
+    on another machine (``label`` names the reference's), a comparison of two machines, not of
+    noise."""
     if not ratios:
         raise ValueError("ratios must hold at least one share")
     ratios = {k: positive("ratios", v) for k, v in ratios.items()}
@@ -1186,18 +1392,137 @@ def reference_words(ratios: Mapping[str, float], same_machine: bool, label: str,
 
 
 def _same_machine(m: measure.Machine, ref) -> bool:
-    return m.processor == ref.processor and m.cores == ref.cores
+    """Whether ``m`` is the same kind of machine as the reference run ``ref``: the same processor
+    name and cores, and, where the reference keeps them, the same vector features, last-level
+    cache and BLAS library (a name like "AMD EPYC" alone covers very different processors)."""
+    if m.processor != ref.processor or m.cores != ref.cores:
+        return False
+    kept = [(getattr(ref, "features", None), " ".join(m.features)),
+            (getattr(ref, "last_level_cache_bytes", None), m.last_level_cache),
+            (getattr(ref, "blas", None), m.blas)]
+    return all(theirs == ours for theirs, ours in kept if theirs is not None)
 
 
-def against_reference(m: measure.Machine, ref=None) -> Markdown:
-    """Under the machine table: this run's roof against the reference run's (``reference_words``)."""
+def _most_waited(samples: Sequence[measure.Samples | None]) -> float | None:
+    waits = [s.most_waited for s in samples if s is not None]
+    return None if not waits or any(w is None for w in waits) else max(waits)
+
+
+def _decoder_shares(runs: Sequence[measure.DecodePoint], ref) -> dict[str, float]:
+    """The decoder's tokens/s at the reference's settings over the reference run's, by what was measured."""
+    from inferlimits.machine import reference  # noqa: PLC0415
+
+    wanted = {"the decoder at batch 1": (1, reference.SHORT_CONTEXT, ref.single_stream_tokens_per_s),
+              f"at batch {reference.LARGEST_BATCH}": (reference.LARGEST_BATCH, reference.SHORT_CONTEXT,
+                                                      ref.batch_64_tokens_per_s),
+              f"at batch {reference.LARGEST_BATCH} and the long context": (
+                  reference.LARGEST_BATCH, reference.LONG_CONTEXT, ref.batch_64_long_tokens_per_s)}
+    found = {(p.batch, p.context_tokens): p.tokens_per_s for p in runs}
+    return {what: found[b, L] / rate for what, (b, L, rate) in wanted.items() if (b, L) in found}
+
+
+def judge(m: measure.Machine, products: measure.ProductSweep | None = None,
+          runs: Sequence[measure.DecodePoint] | None = None, ref=None) -> measure.Machine:
+    """This run's machine as the chapter's tables and figures use it: ``m`` with the roof's samples
+    from the sweeps' rounds (``measure.with_rounds``), judged against the reference run ``ref``
+    (default: the one kept in the book's data) by its own evidence (``measure.Judgement``):
+
+    - on the same kind of machine (``_same_machine``), the roof kept up when both its speeds reached
+      KEPT_UP of the reference's (``ROOF_CLEAN``); it was too low when one did not while the decoder
+      kept up (``ROOF_LOW``): other programs slowed the roof's measurements, not the decoder's, so
+      ceilings from it would be too low, and the ceilings use the reference's speeds where they are
+      faster (``reference_roof``); the whole run was slowed when the decoder fell behind too
+      (``ROOF_SLOWED``);
+    - on another machine, nothing can be said from the reference (``ROOF_UNKNOWN``).
+
+    The run is steady (rounds that agree show that noise did not cause what they show) where its
+    roof and decoder kept up with the reference, or where no sample of the run waited for a core
+    more than WAIT_SHARE of its time, or, without a reference and without that report, where the
+    load before measuring was not busy. Its ceilings are clean where the roof kept up, where the
+    reference's speeds replace a low roof, or, without a reference, where no roof sample waited
+    (or, without that report, where the load was not busy). The figures draw the judged roof."""
     from inferlimits.machine import reference  # noqa: PLC0415
 
     ref = ref or reference.reference_run()
-    ratios = {"bandwidth": m.bandwidth_bytes_per_s / 1e9 / ref.bandwidth_gb_per_s,
-              "math rate": m.peak_flop_per_s / 1e9 / ref.math_gflop_per_s}
-    return Markdown(_bullets([("Against the reference run", reference_words(ratios, _same_machine(m, ref), ref.label,
-                                                                           ref.date))]))
+    m = measure.with_rounds(replace(m, rounds_read=None, rounds_matmul=None, reference_roof=None, judgement=None),
+                            products, runs)
+    samples = [m.read, m.matvec_read, m.matmul, m.rounds_read, m.rounds_matmul]
+    if products is not None:
+        samples += [p.rate for p in products] + [products.read, products.one_at_a_time]
+    samples += [p.rate for p in runs or ()]
+    waited, roof_waited = _most_waited(samples), m.waited
+    undisturbed = waited is not None and waited <= measure.WAIT_SHARE
+    roof_shares, decoder, reference_roof = None, (), None
+    if _same_machine(m, ref):
+        roof_shares = (m.measured_bandwidth_bytes_per_s / 1e9 / ref.bandwidth_gb_per_s,
+                       m.measured_peak_flop_per_s / 1e9 / ref.math_gflop_per_s)
+        decoder = tuple(_decoder_shares(runs or (), ref).values())
+        kept = bool(decoder) and min(decoder) >= KEPT_UP
+        if min(roof_shares) >= KEPT_UP:
+            state = measure.ROOF_CLEAN
+        elif kept:
+            state = measure.ROOF_LOW
+            reference_roof = (ref.bandwidth_gb_per_s * 1e9, ref.math_gflop_per_s * 1e9)
+        else:
+            state = measure.ROOF_SLOWED
+        steady = (state == measure.ROOF_CLEAN and (kept or not decoder)) or (state != measure.ROOF_SLOWED and undisturbed)
+        clean = state in (measure.ROOF_CLEAN, measure.ROOF_LOW)
+    else:
+        state = measure.ROOF_UNKNOWN
+        steady = undisturbed if waited is not None else not m.busy
+        clean = roof_waited <= measure.WAIT_SHARE if roof_waited is not None else not m.busy
+    judged = replace(m, reference_roof=reference_roof,
+                     judgement=measure.Judgement(state, roof_shares, decoder, waited, steady, clean))
+    _JUDGED[(m.array_bytes, m.matmul_side)] = judged
+    return judged
+
+
+def roof_words(m: measure.Machine) -> str:
+    """What ``judge`` found of this run's roof, in short sentences: kept up with the reference run's
+    (its ceilings can be trusted); too low while the decoder kept up (ceilings from it would be too
+    low and points would seem to beat them, so the ceilings use the reference run's speeds); slowed
+    along with the decoder (read the relations, not the heights); or no reference of this kind of
+    machine, with what the waits for a core say. "" for a machine not judged."""
+    j = m.judgement
+    if j is None:
+        return ""
+    if j.roof_shares is not None:
+        shares = f"bandwidth {j.roof_shares[0]:.0%} and math rate {j.roof_shares[1]:.0%} of the reference run's"
+        decoder = (f"{min(j.decoder_shares):.0%}" if len(set(f'{x:.0%}' for x in j.decoder_shares)) == 1 else
+                   f"{min(j.decoder_shares):.0%} to {max(j.decoder_shares):.0%}") if j.decoder_shares else ""
+    if j.state == measure.ROOF_CLEAN:
+        return f"this run's roof kept up with the reference run's ({shares}). Its ceilings can be trusted."
+    if j.state == measure.ROOF_LOW:
+        return (f"this run's roof fell well below the reference run's ({shares}), while the decoder kept up with it "
+                f"({decoder}). Other programs slowed the roof's measurements more than the decoder's. Ceilings from "
+                "this roof would be too low, and points would seem to beat them. So the ceilings use the reference "
+                f"run's speeds where they are faster: {m.bandwidth_bytes_per_s / 1e9:,.1f} GB/s and "
+                f"{m.peak_flop_per_s / 1e9:,.1f} GFLOP/s.")
+    if j.state == measure.ROOF_SLOWED:
+        after = f", and so did the decoder ({decoder})" if decoder else ""
+        return (f"this run's roof fell well below the reference run's ({shares}){after}. Other programs slowed the "
+                "whole run. Its ceilings and its points are those of a slowed machine: read the relations, not the "
+                "heights.")
+    said = "the reference ran on another kind of machine, so it cannot say whether other programs slowed this run."
+    if j.waited is not None:
+        said += (f" This process's threads, together, waited up to {j.waited:.2f} s for a core per second of a sample: "
+                 + ("other programs did not push them off their cores." if j.waited <= measure.WAIT_SHARE else
+                    "other programs pushed them off their cores."))
+    return said
+
+
+def against_reference(m: measure.Machine, ref=None) -> Markdown:
+    """Under the machine table: this run's roof against the reference run's (``reference_words``),
+    then, for a judged machine, what that says of the ceilings (``roof_words``)."""
+    from inferlimits.machine import reference  # noqa: PLC0415
+
+    ref = ref or reference.reference_run()
+    ratios = {"bandwidth": m.measured_bandwidth_bytes_per_s / 1e9 / ref.bandwidth_gb_per_s,
+              "math rate": m.measured_peak_flop_per_s / 1e9 / ref.math_gflop_per_s}
+    items = [("Against the reference run", reference_words(ratios, _same_machine(m, ref), ref.label, ref.date))]
+    if m.judgement is not None:
+        items.append(("What the ceilings use", roof_words(m)))
+    return Markdown(_bullets(items))
 
 
 def decode_against_reference(m: measure.Machine, runs: Sequence[measure.DecodePoint], ref=None) -> str:
@@ -1206,11 +1531,5 @@ def decode_against_reference(m: measure.Machine, runs: Sequence[measure.DecodePo
     from inferlimits.machine import reference  # noqa: PLC0415
 
     ref = ref or reference.reference_run()
-    wanted = {"the decoder at batch 1": (1, reference.SHORT_CONTEXT, ref.single_stream_tokens_per_s),
-              f"at batch {reference.LARGEST_BATCH}": (reference.LARGEST_BATCH, reference.SHORT_CONTEXT,
-                                                      ref.batch_64_tokens_per_s),
-              f"at batch {reference.LARGEST_BATCH} and the long context": (
-                  reference.LARGEST_BATCH, reference.LONG_CONTEXT, ref.batch_64_long_tokens_per_s)}
-    found = {(p.batch, p.context_tokens): p.tokens_per_s for p in runs}
-    ratios = {what: found[b, L] / rate for what, (b, L, rate) in wanted.items() if (b, L) in found}
+    ratios = _decoder_shares(runs, ref)
     return reference_words(ratios, _same_machine(m, ref), ref.label, ref.date) if ratios else ""

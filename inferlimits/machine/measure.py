@@ -53,9 +53,10 @@ from inferlimits.data.units import GB, MB, MIB, bytes_per_element, non_negative,
 PRECISION = "FP32"  #: numpy on a CPU computes in float32: 4 bytes per number
 DTYPE = np.float32
 
-#: How often each measurement is repeated (the chapter states these numbers).
-BANDWIDTH_REPEATS = 7
-MATMUL_REPEATS = 5
+#: How often each measurement is repeated (the chapter states these numbers). The roof's read and product are
+#: timed again in every round of both sweeps (``with_rounds``), so the first repeats need not be many.
+BANDWIDTH_REPEATS = 5
+MATMUL_REPEATS = 3
 SWEEP_ROUNDS = 3
 DECODE_STEPS = 1   # tokens generated per call of a decode setting (a sample repeats the call: MIN_SAMPLE_S)
 DECODE_ROUNDS = 3
@@ -63,8 +64,8 @@ DECODE_ROUNDS = 3
 MIN_SAMPLE_S = 0.1
 #: The square product that measures the roof's math rate.
 ROOF_SIDE = 2048
-#: A sample during which this process's threads waited for a core more than this share of its time (summed
-#: over the threads) was pushed off its cores by other programs.
+#: A sample during which this process's threads, together, waited for a core more than this many seconds per
+#: second of the sample was pushed off its cores by other programs.
 WAIT_SHARE = 0.05
 
 
@@ -167,11 +168,12 @@ class _Sampler:
     for first touches of memory and for the library setting up its threads) and that says how many
     calls make a sample of at least MIN_SAMPLE_S; each ``sample()`` then times that many calls in a
     row (re-counted from the fastest call seen so far) and keeps the rate, ``work`` per call over
-    seconds per call."""
+    seconds per call. A setting that another has just warmed up (``warmed``: the seconds of a call
+    of that one, no faster than this one's) skips its own warm-up call."""
 
-    def __init__(self, fn: Callable[[], object], work: float):
+    def __init__(self, fn: Callable[[], object], work: float, warmed: float | None = None):
         self.fn, self.work = fn, work
-        self.fastest = _seconds(fn)
+        self.fastest = _seconds(fn) if warmed is None else warmed
         self.rates: list[float] = []
         self.waits: list[float | None] = []
 
@@ -222,8 +224,9 @@ def read_bandwidth_bytes_per_s(array_bytes: float = 256 * MIB, repeats: int = 7,
 
 
 #: Seconds to wait before a timed read: the BLAS library's threads keep spinning for a moment
-#: after each matrix product, and a read that starts at once competes with them for the cores.
-SETTLE_S = 0.25
+#: after each matrix product (OpenBLAS's, about 0.1 s), and a read that starts at once competes with
+#: them for the cores.
+SETTLE_S = 0.15
 
 
 class _Reader:
@@ -284,8 +287,7 @@ class _RoofProbe:
         a, b = rng.random((side, side), dtype=DTYPE), rng.random((side, side), dtype=DTYPE)
         out = np.empty((side, side), DTYPE)
         self.reader = _Reader(data)
-        time.sleep(SETTLE_S)
-        self.read = _Sampler(self.reader, data.nbytes)
+        self.read = _Sampler(self.reader, data.nbytes)   # its warm-up; the rounds settle before they read
         self.product = _Sampler(lambda: np.matmul(a, b, out=out), matmul_flops(side, side, side))
 
     def __enter__(self) -> _RoofProbe:
@@ -678,8 +680,8 @@ class Machine:
                     + (f", running {self.blas_threads} {'thread' if self.blas_threads == 1 else 'threads'}."
                        if self.blas_threads else ", its thread count not reported.")] if self.blas else [])
         waited = self.waited
-        waits = ([f"- **Waiting for a core:** at most {waited:.0%} of a sample's time, all of this process's threads "
-                  f"together. Above {WAIT_SHARE:.0%}, other programs pushed it off its cores."]
+        waits = ([f"- **Waiting for a core:** this process's threads, together, waited up to {waited:.2f} s for a "
+                  f"core per second of a sample. Above {WAIT_SHARE:.2f} s, other programs pushed them off their cores."]
                  if waited is not None else [])
         return "\n".join([
             f"**Measured on {self.label}** (numpy {np.__version__}, float32)",
@@ -866,10 +868,11 @@ class ProductSweep:
 
 
 def product_sweep(rows: int = 8192, cols: int = 8192, batches: tuple[int, ...] = powers_of_two(256),
-                  rounds: int = SWEEP_ROUNDS, roof: tuple[int, int] | None = None) -> ProductSweep:
+                  rounds: int = SWEEP_ROUNDS, roof: tuple[int, int] | None = None,
+                  control: bool = True) -> ProductSweep:
     """Multiply ``batches`` vectors at once by one rows x cols float32 weight matrix, for each
     batch, read the matrix once more as a plain read, and, where 1 vector and a batch past it are
-    both measured, multiply the smallest batch past one a vector at a time (the control), in
+    both measured (and ``control``), multiply the smallest batch past one a vector at a time (the control), in
     ``rounds`` rounds; with ``roof`` (``roof_settings``: the read's array and the square product's
     side), time the roof's two measurements in every round too. Every round's rate of each
     (remembered for the session: the same settings, however they are passed, give the same
@@ -878,18 +881,18 @@ def product_sweep(rows: int = 8192, cols: int = 8192, batches: tuple[int, ...] =
     batches = tuple(whole("batch", b) for b in batches)
     if roof is not None:
         roof = (whole("roof array_bytes", roof[0], 1024), whole("roof matmul_side", roof[1], 16))
-    return _product_sweep(rows, cols, batches, rounds, roof)
+    return _product_sweep(rows, cols, batches, rounds, roof, bool(control))
 
 
 @cache
 def _product_sweep(rows: int, cols: int, batches: tuple[int, ...], rounds: int,
-                   roof: tuple[int, int] | None = None) -> ProductSweep:
+                   roof: tuple[int, int] | None = None, control: bool = True) -> ProductSweep:
     rng = np.random.default_rng(0)
     weights = rng.random((rows, cols), dtype=DTYPE)
     inputs = {b: rng.random((b, rows), dtype=DTYPE) for b in batches}
     outputs = {b: np.empty((b, cols), DTYPE) for b in batches}
     past = [b for b in batches if b > 1]
-    pair = min(past) if past and 1 in batches else None
+    pair = min(past) if past and 1 in batches and control else None
 
     def run(b: int) -> None:
         np.matmul(inputs[b], weights, out=outputs[b])
@@ -899,12 +902,13 @@ def _product_sweep(rows: int, cols: int, batches: tuple[int, ...], rounds: int,
             np.matmul(inputs[pair][i], weights, out=outputs[pair][i])
 
     with _Reader(weights) as reader, (_RoofProbe(*roof) if roof else _Nothing()) as probe:
-        time.sleep(SETTLE_S)
         plain = _Sampler(reader, weights.nbytes)
-        reads = [plain] + ([probe.read] if roof else [])
+        # the plain read of a matrix at least as large as the roof's array is the roof's read too
+        doubles = roof is not None and weights.nbytes >= roof[0]
+        reads = [plain] + ([probe.read] if roof and not doubles else [])
         products = {b: _Sampler(lambda b=b: run(b), matmul_flops(b, rows, cols)) for b in batches}
-        control = _Sampler(one_at_a_time, matmul_flops(pair, rows, cols)) if pair else None
-        others = list(products.values()) + ([control] if control else []) + ([probe.product] if roof else [])
+        checked = _Sampler(one_at_a_time, matmul_flops(pair, rows, cols)) if pair else None
+        others = list(products.values()) + ([checked] if checked else []) + ([probe.product] if roof else [])
         for r in range(rounds):
             time.sleep(SETTLE_S)   # the reads first, once the library's threads have stopped spinning
             for sampler in (reads if r % 2 == 0 else reads[::-1]):
@@ -912,8 +916,9 @@ def _product_sweep(rows: int, cols: int, batches: tuple[int, ...], rounds: int,
             for sampler in _shuffled(others, r):
                 sampler.sample()
     points = tuple(ProductPoint(b, rows, cols, products[b].samples) for b in batches)
-    return ProductSweep(points, plain.samples, control.samples if control else None,
-                        probe.read.samples if roof else None, probe.product.samples if roof else None, roof)
+    roof_read = (plain if doubles else probe.read).samples if roof else None
+    return ProductSweep(points, plain.samples, checked.samples if checked else None,
+                        roof_read, probe.product.samples if roof else None, roof)
 
 
 class _Nothing:
@@ -1002,7 +1007,8 @@ def decode_sweep(c: Config = tinyllm.TINY_LLAMA, batches: tuple[int, ...] = powe
     context, serves every setting (a batch of B uses its first B sequences, a context of L its
     first L positions), so that all settings can be measured in the same rounds. Each round visits
     the batches in a shuffled order, and each batch's contexts back to back, so that the contexts
-    of one batch are compared under the same conditions."""
+    of one batch are compared under the same conditions. Each batch is warmed up once, at its
+    largest context, whose call touches every array the smaller contexts use."""
     batches = tuple(whole("batch", b) for b in batches)
     contexts = tuple(whole("context_tokens", L, 0) for L in contexts)
     steps, rounds = whole("steps", steps), whole("rounds", rounds)
@@ -1026,7 +1032,14 @@ def _decode_sweep(c: Config, batches: tuple[int, ...], contexts: tuple[int, ...]
             tokens = tinyllm.decode_step(w, tokens, cache_, L)
 
     with (_RoofProbe(*roof) if roof else _Nothing()) as probe:
-        samplers = {(L, b): _Sampler(lambda L=L, b=b: run(L, b), b * steps) for b in batches for L in contexts}
+        samplers = {}
+        for b in batches:   # one warm-up per batch, at its largest context: it touches every array the others do
+            longest = max(contexts)
+            first = samplers[longest, b] = _Sampler(lambda b=b: run(longest, b), b * steps)
+            for L in contexts:
+                if L != longest:   # its call is estimated from the warm-up's, by the bytes a step moves
+                    share = _step_bytes(c, b, L) / _step_bytes(c, b, longest)
+                    samplers[L, b] = _Sampler(lambda L=L, b=b: run(L, b), b * steps, warmed=first.fastest * share)
         others = list(batches) + (["roof"] if roof else [])
         for r in range(rounds):
             if roof:
@@ -1040,6 +1053,11 @@ def _decode_sweep(c: Config, batches: tuple[int, ...], contexts: tuple[int, ...]
                     samplers[L, item].sample()
     points = tuple(DecodePoint(c, b, L, samplers[L, b].samples) for L in contexts for b in batches)
     return DecodeSweep(points, probe.read.samples if roof else None, probe.product.samples if roof else None, roof)
+
+
+def _step_bytes(c: Config, batch: int, context_tokens: int) -> float:
+    """What the book's formula says a float32 decode step moves: W + B x (K x L + A)."""
+    return decode_point(c, 1.0, 1.0, batch, context_tokens, PRECISION, PRECISION, PRECISION).bytes
 
 
 def at_context(points: Sequence[DecodePoint], context_tokens: int) -> tuple[DecodePoint, ...]:
@@ -1073,7 +1091,7 @@ def product_ratio(sweep: ProductSweep, batch: int, over: int | None = None) -> R
 
     def again() -> float:
         return ratio(_product_sweep.__wrapped__(p.rows, p.cols, (batch,) if over is None else (batch, over),
-                                                len(p.rate.values)))
+                                                len(p.rate.values), None, False))
 
     return Ratio(ratio(sweep), again)
 

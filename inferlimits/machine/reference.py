@@ -7,11 +7,12 @@ the machine, the date and how quiet the run was.
 
 Measure on a quiet machine (nothing else running): the printed file says how many of the run's
 measurements spread more than the chapter's quiet bar, and the chapter shows that beside the
-reference, so a noisy reference is never passed off as a quiet one.
+reference, so a noisy reference is never passed off as a quiet one. The file also keeps what
+makes two machines the same kind (the processor's vector features, its last-level cache, numpy's
+BLAS library), and, for the roof, the median beside the fastest sample.
 """
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass
 
@@ -22,7 +23,7 @@ from inferlimits.data import datafiles
 from inferlimits.data.units import non_negative, positive, whole
 
 #: the settings of the chapter's measurements that the reference keeps (the chapter states them)
-ROOF_SIDE = 2048            # the square product that measures the math rate
+ROOF_SIDE = 2048            # the square product that measures the math rate (``measure.ROOF_SIDE``)
 WIDEST_PRODUCT = 256        # vectors times the 8,192 x 8,192 weight matrix
 PRODUCT_SIDE = 8192
 LARGEST_BATCH = 64
@@ -48,6 +49,14 @@ class ReferenceRun:
     single_stream_tokens_per_s: float     # batch 1, short context
     batch_64_tokens_per_s: float          # batch 64, short context
     batch_64_long_tokens_per_s: float     # batch 64, long context
+    # what makes two machines the same kind (absent from a file made before they were kept)
+    features: str | None = None           # the processor's vector features (``measure.processor_features``)
+    last_level_cache_bytes: int | None = None
+    blas: str | None = None               # numpy's BLAS library (``measure.blas``)
+    blas_threads: int | None = None
+    # the medians beside the fastest samples, where kept
+    bandwidth_median_gb_per_s: float | None = None
+    math_median_gflop_per_s: float | None = None
 
     @property
     def label(self) -> str:
@@ -76,25 +85,48 @@ def reference_run() -> ReferenceRun:
     for name in ("widest_spread", "bandwidth_gb_per_s", "math_gflop_per_s", "widest_product_gflop_per_s",
                  "single_stream_tokens_per_s", "batch_64_tokens_per_s", "batch_64_long_tokens_per_s"):
         positive(name, getattr(run, name))
+    for name in ("last_level_cache_bytes", "blas_threads"):
+        if getattr(run, name) is not None:
+            whole(name, getattr(run, name))
+    for name in ("bandwidth_median_gb_per_s", "math_median_gflop_per_s"):
+        if getattr(run, name) is not None:
+            positive(name, getattr(run, name))
     return run
 
 
 def quiet_words(run: ReferenceRun, quiet_spread: float) -> str:
     """How quiet the reference run was, by the chapter's bar ``quiet_spread``."""
     if run.quiet:
-        return (f"quiet: all {run.measurements} of its measurements varied at most {run.widest_spread:.1f}× "
+        return (f"quiet: all {run.measurements} of its measurements varied at most {run.widest_spread:.2f}× "
                 "from slowest to fastest")
     return (f"{run.measurements - run.noisy_measurements} of its {run.measurements} measurements varied at most "
-            f"{quiet_spread:g}×; the widest spread was {run.widest_spread:.1f}×")
+            f"{quiet_spread:g}×; the widest spread was {run.widest_spread:.2f}×")
+
+
+def _identity(run: ReferenceRun) -> str:
+    """The reference's machine beyond its name, where the file keeps it: "AVX2 and FMA units, 33.6 MB of
+    last-level cache, numpy's BLAS scipy-openblas 0.3.31.188.0, 2 threads"."""
+    parts = []
+    if run.features:
+        parts.append(" and ".join(f.upper() for f in run.features.split()) + " units")
+    if run.last_level_cache_bytes:
+        parts.append(f"{run.last_level_cache_bytes / 1e6:,.1f} MB of last-level cache")
+    if run.blas:
+        threads = f", {run.blas_threads} threads" if run.blas_threads else ""
+        parts.append(f"numpy's BLAS {run.blas}{threads}")
+    return ", ".join(parts)
 
 
 def reference_table(run: ReferenceRun | None = None, quiet_spread: float = 1.25) -> Markdown:
     """The reference run as the chapter shows it: the machine, the date, the load and how quiet
-    it was, then its rates at the chapter's settings (stable: it is data, not a measurement)."""
+    it was, then its rates at the chapter's settings (stable: it is data, not a measurement), with
+    the roof's medians where the file keeps them."""
     run = run or reference_run()
+    bw_median = f" (median {run.bandwidth_median_gb_per_s:,.1f})" if run.bandwidth_median_gb_per_s else ""
+    math_median = f" (median {run.math_median_gflop_per_s:,.1f})" if run.math_median_gflop_per_s else ""
     rows = ["| measured | reference run |", "|:--|--:|",
-            f"| roof bandwidth (fastest read) | {run.bandwidth_gb_per_s:,.1f} GB/s |",
-            f"| roof math rate ({ROOF_SIDE:,} × {ROOF_SIDE:,} product) | {run.math_gflop_per_s:,.1f} GFLOP/s |",
+            f"| roof bandwidth (fastest read) | {run.bandwidth_gb_per_s:,.1f} GB/s{bw_median} |",
+            f"| roof math rate ({ROOF_SIDE:,} × {ROOF_SIDE:,} product) | {run.math_gflop_per_s:,.1f} GFLOP/s{math_median} |",
             f"| balance point | {run.balance_point_flop_per_byte:,.1f} FLOP per byte |",
             f"| {WIDEST_PRODUCT} vectors times the {PRODUCT_SIDE:,} × {PRODUCT_SIDE:,} matrix "
             f"| {run.widest_product_gflop_per_s:,.1f} GFLOP/s |",
@@ -103,29 +135,44 @@ def reference_table(run: ReferenceRun | None = None, quiet_spread: float = 1.25)
             f"| {run.batch_64_tokens_per_s:,.1f} tokens/s |",
             f"| small decoder, batch {LARGEST_BATCH}, {LONG_CONTEXT:,} tokens of context "
             f"| {run.batch_64_long_tokens_per_s:,.1f} tokens/s |"]
-    return Markdown(f"**Reference run:** {run.label} (numpy {run.numpy}, float32), kept in the book's data. "
+    identity = _identity(run)
+    return Markdown(f"**Reference run:** {run.label} (numpy {run.numpy}, float32), kept in the book's data"
+                    + (f"; {identity}" if identity else "") + ". "
                     f"Load before measuring {run.load_before:.1f}; {quiet_words(run, quiet_spread)}.\n\n"
                     + "\n".join(rows))
 
 
 def summary(m, products, runs, spreads: dict[str, float], quiet_spread: float = 1.25) -> dict:
-    """A run summed up as the data file keeps it (``m``: ``measure.Machine``; ``products``: the
-    product sweep; ``runs``: the decode sweep at both contexts; ``spreads``: every spread of the
-    run, ``measure.run_spreads``), each rate rounded as the chapter shows it."""
+    """A run summed up as the data file keeps it (``m``: ``measure.Machine``, with the roof's samples
+    from the sweeps' rounds; ``products``: the product sweep; ``runs``: the decode sweep at both
+    contexts; ``spreads``: every spread of the run, ``measure.run_spreads``), each rate rounded as
+    the chapter shows it."""
     from inferlimits.machine import measure  # noqa: PLC0415
 
     widest = measure.point_at(products, WIDEST_PRODUCT)
     short, long_ = measure.at_context(runs, SHORT_CONTEXT), measure.at_context(runs, LONG_CONTEXT)
-    return {"processor": m.processor, "cores": m.cores, "date": m.date, "numpy": np.__version__,
-            "load_before": round(m.load or 0.0, 1),
-            "measurements": len(spreads), "noisy_measurements": sum(x > quiet_spread for x in spreads.values()),
-            "widest_spread": round(max(spreads.values()), 1),
-            "bandwidth_gb_per_s": round(m.bandwidth_bytes_per_s / 1e9, 1),
-            "math_gflop_per_s": round(m.peak_flop_per_s / 1e9, 1),
-            "widest_product_gflop_per_s": round(widest.flop_per_s / 1e9, 1),
-            "single_stream_tokens_per_s": round(measure.point_at(short, 1).tokens_per_s, 1),
-            "batch_64_tokens_per_s": round(measure.point_at(short, LARGEST_BATCH).tokens_per_s, 1),
-            "batch_64_long_tokens_per_s": round(measure.point_at(long_, LARGEST_BATCH).tokens_per_s, 1)}
+    row = {"processor": m.processor, "cores": m.cores, "date": m.date, "numpy": np.__version__,
+           "load_before": round(m.load or 0.0, 1),
+           "measurements": len(spreads), "noisy_measurements": sum(x > quiet_spread for x in spreads.values()),
+           "widest_spread": round(max(spreads.values()), 2),
+           "bandwidth_gb_per_s": round(m.measured_bandwidth_bytes_per_s / 1e9, 1),
+           "math_gflop_per_s": round(m.measured_peak_flop_per_s / 1e9, 1),
+           "widest_product_gflop_per_s": round(widest.flop_per_s / 1e9, 1),
+           "single_stream_tokens_per_s": round(measure.point_at(short, 1).tokens_per_s, 1),
+           "batch_64_tokens_per_s": round(measure.point_at(short, LARGEST_BATCH).tokens_per_s, 1),
+           "batch_64_long_tokens_per_s": round(measure.point_at(long_, LARGEST_BATCH).tokens_per_s, 1)}
+    if m.features:
+        row["features"] = " ".join(m.features)
+    if m.last_level_cache:
+        row["last_level_cache_bytes"] = int(m.last_level_cache)
+    if m.blas:
+        row["blas"] = m.blas
+    if m.blas_threads:
+        row["blas_threads"] = int(m.blas_threads)
+    products_ = m.matmul + (m.rounds_matmul or measure.Samples(()))
+    row["bandwidth_median_gb_per_s"] = round(m.bandwidth.median / 1e9, 1)
+    row["math_median_gflop_per_s"] = round(products_.median / 1e9, 1) if products_.values else None
+    return {k: v for k, v in row.items() if v is not None}
 
 
 HEADER = """\
@@ -146,6 +193,11 @@ HEADER = """\
 #   single_stream_tokens_per_s      the small decoder, batch 1, 128 tokens of context
 #   batch_64_tokens_per_s           the small decoder, batch 64, 128 tokens of context
 #   batch_64_long_tokens_per_s      the small decoder, batch 64, 1,024 tokens of context
+#   features                        the processor's vector features, as /proc/cpuinfo names them
+#   last_level_cache_bytes          the last-level caches of all cores together, as the system reports them
+#   blas, blas_threads              numpy's BLAS library and the threads it ran
+#   bandwidth_median_gb_per_s       the median sample of the read the roof's bandwidth came from
+#   math_median_gflop_per_s         the median sample of the square product, first repeats and rounds together
 
 [reference]
 """
@@ -164,14 +216,16 @@ def main(argv: list[str]) -> int:
     from inferlimits.machine import measure, tinyllm  # noqa: PLC0415
 
     m = measure.this_machine(measure.bandwidth_array_bytes(), ROOF_SIDE)
-    products = measure.product_sweep(PRODUCT_SIDE, PRODUCT_SIDE, measure.powers_of_two(WIDEST_PRODUCT))
+    roof = measure.roof_settings(m.array_bytes, m.matmul_side)
+    products = measure.product_sweep(PRODUCT_SIDE, PRODUCT_SIDE, measure.powers_of_two(WIDEST_PRODUCT), roof=roof)
     runs = measure.decode_sweep(tinyllm.TINY_LLAMA, measure.powers_of_two(LARGEST_BATCH),
-                                (SHORT_CONTEXT, LONG_CONTEXT))
+                                (SHORT_CONTEXT, LONG_CONTEXT), roof=roof)
+    m = measure.with_rounds(m, products, runs)
     row = summary(m, products, runs, measure.run_spreads(m, runs, products), measure.QUIET_SPREAD)
     sys.stdout.write(to_toml(row))
     if row["noisy_measurements"]:
         print(f"# not quiet: {row['noisy_measurements']} of {row['measurements']} measurements spread more than "
-              f"{measure.QUIET_SPREAD:g}x (load before measuring {row['load_before']}, {os.cpu_count()} cores)",
+              f"{measure.QUIET_SPREAD:g}x (load before measuring {row['load_before']}, {measure.cores()} cores)",
               file=sys.stderr)
     return 0
 

@@ -7,8 +7,9 @@ exercise's reasoning still holds (a "memory-bound?" question draws setups that f
 question cards whose ridge the workload can reach, and so on: its ``holds``), and writes the
 question, the key's working and the answers. Every answer is computed by the package's arithmetic
 (``inferlimits.arithmetic``), and carries the tolerance the question states in its last line
-(``Tolerance: 2%.``, ``Tolerance: 2% on each number.`` or ``Tolerance: exact.``, the chapters'
-forms).
+(``Tolerance: 2%.``, ``Tolerance: 2% on each number.``, ``Tolerance: 2% on each number; exact on
+counts.`` or ``Tolerance: exact.``, the chapters' forms): the tolerance the exercise it varies
+states (``stated_tolerance``). Project-sized exercises are left to the book.
 
 A variant is fixed by the seed and the template's id: ``rng_for(seed, id)`` seeds numpy's
 ``Generator`` with both, so a seed gives the same sheet on every run and machine, and two seeds
@@ -30,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from inferlimits.book import ROOT
+from inferlimits.checks import parse_stated
 
 #: the exercise kinds that get variants: the ones whose answers are numbers and choices
 KINDS = ("compute", "derive", "decide")
@@ -67,7 +69,12 @@ class Answer:
         if not self.numeric or self.tolerance == 0:
             return "exact"
         lo, hi = self.value * (1 - self.tolerance), self.value * (1 + self.tolerance)
-        return f"±{self.tolerance:.0%}: {sig(min(lo, hi), 4)} to {sig(max(lo, hi), 4)}"
+        try:   # in the unit the answer is shown in ("11.4 GB": GB), where it shows one number
+            shown = parse_stated(self.shown)
+            scale, unit = shown.scale, f" {shown.unit}" if shown.unit not in ("", "%", "×", "x") else shown.unit
+        except ValueError:
+            scale, unit = 1.0, ""
+        return f"±{self.tolerance:.0%}: {sig(min(lo, hi) / scale, 4)} to {sig(max(lo, hi) / scale, 4)}{unit}"
 
 
 @dataclass(frozen=True)
@@ -106,15 +113,38 @@ class Variant:
 
 def tolerance_line(answers: Sequence[Answer]) -> str:
     """The question's last line, in the chapters' forms: exact when no answer is a number, else the
-    numbers' tolerance (one for all of them)."""
+    numbers' tolerance (one for all of them), and "exact on counts" where the counts among them are
+    graded exactly (``Tolerance: 2% on each number; exact on counts.``)."""
     numbers = [a for a in answers if a.numeric]
     tolerances = {a.tolerance for a in numbers}
     if not numbers or tolerances == {0.0}:
         return "Tolerance: exact."
+    counts_exact = 0.0 in tolerances
+    tolerances.discard(0.0)
     if len(tolerances) != 1:
         raise ValueError(f"answers: one tolerance for every number of an exercise; got {sorted(tolerances)}")
     t = _percent(tolerances.pop())
+    if counts_exact:
+        return f"Tolerance: {t} on each number; exact on counts."
     return f"Tolerance: {t}." if len(numbers) == 1 else f"Tolerance: {t} on each number."
+
+
+#: an exercise's tolerance line, as the chapters write it (the last line of the exercise)
+STATED = re.compile(r"Tolerance: (?:(?P<exact>exact)|(?P<percent>\d+(?:\.\d+)?)%(?P<each> on each number)?"
+                    r"(?P<counts>; exact on counts)?)\.")
+
+
+def stated_tolerance(text: str) -> tuple[float, bool] | None:
+    """The tolerance an exercise's text states in its last line, as (fraction, counts exact): (0.02,
+    False) for "Tolerance: 2%." or "2% on each number.", (0.02, True) for "2% on each number; exact
+    on counts.", (0.0, True) for "exact"; None where the last line states none."""
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    m = STATED.fullmatch(lines[-1]) if lines else None
+    if not m:
+        return None
+    if m.group("exact"):
+        return 0.0, True
+    return float(m.group("percent")) / 100, bool(m.group("counts"))
 
 
 def _percent(fraction: float) -> str:
@@ -165,7 +195,10 @@ class Template:
 
     chapter: str = ""
     label: str = ""
+    #: the grading tolerance of the numbers, as the exercise states it (``stated_tolerance``)
     tolerance: float = TOLERANCE
+    #: whether the exercise grades its counts exactly ("exact on counts", or "Tolerance: exact.")
+    counts_exact: bool = False
 
     @property
     def id(self) -> str:
@@ -187,6 +220,11 @@ class Template:
     @staticmethod
     def exact(name: str, value: float, shown: str) -> Answer:
         return Answer(name, float(value), shown, 0.0)
+
+    def count(self, name: str, value: float, shown: str) -> Answer:
+        """A count of whole things (conversations, sequences, kernels): exact where the exercise
+        grades its counts exactly, else within the template's tolerance."""
+        return self.exact(name, value, shown) if self.counts_exact else self.number(name, value, shown)
 
     @staticmethod
     def choice(name: str, value: str) -> Answer:
@@ -296,10 +334,19 @@ def chapter_title(stem: str, root: Path = ROOT) -> str:
 
 
 def book_exercises(root: Path = ROOT) -> list:
-    """The numbered chapters' compute, derive and decide exercises (``course.exercises``)."""
+    """The numbered chapters' compute, derive and decide exercises (``course.exercises``), less the
+    project-sized ones (the subject "project"): a project is sized for days of work and a report,
+    not for a sheet, so it is set from the book as it stands."""
     from inferlimits.book.course import exercises  # noqa: PLC0415
 
-    return [e for p in numbered_chapters(root) for e in exercises(p) if e.kind in KINDS]
+    return [e for p in numbered_chapters(root) for e in exercises(p) if e.kind in KINDS and not e.project]
+
+
+def exercise_of(t: Template, root: Path = ROOT):
+    """The exercise template ``t`` varies, as the chapter now writes it (None where it has none)."""
+    path = root / "chapters" / f"{t.chapter}.ipynb"
+    return next((e for e in (_exercises(path, path.stat().st_mtime_ns) if path.exists() else ())
+                 if e.label == t.label), None)
 
 
 def exercise_ref(t: Template, root: Path = ROOT) -> tuple[str, str]:

@@ -14,6 +14,7 @@ INTENSITIES = (10, 20, 25, 30, 40, 50, 60, 75, 80, 100, 120, 150, 200, 250, 300,
 @register
 class BalancePoint(Template):
     chapter, label = "01_two_speeds", "two-speeds-ex1"
+    tolerance = 0.01
 
     def draw(self, rng):
         return {"card": pick(rng, cards()), "intensity": pick(rng, INTENSITIES)}
@@ -21,7 +22,8 @@ class BalancePoint(Template):
     def holds(self, p):
         a = card(p["card"])
         R = balance_point_flop_per_byte(a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s)
-        # clearly below the ridge: the question is about the slanted roof
+        # clearly below the ridge: the question is about the slanted roof (on the flat one the answer,
+        # the peak, would be in the question)
         return {"memory-bound": bound(p["intensity"], a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s) == MEMORY_BOUND,
                 "well below the ridge": p["intensity"] <= 0.8 * R}
 
@@ -30,14 +32,15 @@ class BalancePoint(Template):
         P, BW = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
         R = balance_point_flop_per_byte(P, BW)
         roof = attainable_flop_per_s(I, P, BW)
+        wall = bound(I, P, BW)
         return Key(
-            (f"The {a.name} does {tflops(P)} of dense BF16 math and moves {gbps(BW)}. What is its balance point? "
-             f"A kernel performs {I} FLOP per byte: what math rate can it reach on this chip at most, and what "
+            (f"The {a.name} does {tflops(P)} of dense BF16 math and moves {gbps(BW)}. A kernel performs {I} FLOP per "
+             f"byte. Is it memory-bound or compute-bound on this chip? What math rate can it reach at most, and what "
              f"share of the peak is that?",),
             (f"R = P / BW = {tflops(P)} / {gbps(BW)} = {flop_per_byte(R, 4)}.",
-             f"I = {I} is below R: memory-bound, so the roof is I × BW = {tflops(roof)}.",
+             f"I = {I} is below R: {wall}, so the roof is I × BW = {tflops(roof)}.",
              f"Share of the peak: I / R = {pct(roof / P)}."),
-            (self.number("balance point", R, flop_per_byte(R)),
+            (self.choice("memory-bound or compute-bound", wall),
              self.number("attainable math rate", roof, tflops(roof)),
              self.number("share of the peak", roof / P, pct(roof / P))))
 
@@ -86,54 +89,66 @@ class WithoutOverlap(Template):
 
     def draw(self, rng):
         return {"card": pick(rng, cards()), "side": pick(rng, (2048, 4096, 8192, 16384)),
-                "few": pick(rng, (1, 2, 4, 8)), "many": pick(rng, (1024, 2048, 4096, 8192, 16384))}
+                "few": pick(rng, (1, 2, 4, 8)), "middle": pick(rng, (128, 256, 512, 1024, 2048)),
+                "many": pick(rng, (4096, 8192, 16384))}
 
     def _parts(self, p):
         a, d = card(p["card"]), p["side"]
         b = bytes_per_element("BF16")
         P, BW = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
         out = []
-        for m in (p["few"], p["many"]):
+        for m in (p["few"], p["middle"], p["many"]):
             f, bts = matmul_flops(m, d, d), matmul_bytes(m, d, d, b)
             cost = step_time_no_overlap_s(f, bts, P, BW) / step_time_s(f, bts, P, BW) - 1
             out.append((m, arithmetic_intensity_flop_per_byte(f, bts), cost))
         return a, balance_point_flop_per_byte(P, BW), out
 
     def holds(self, p):
-        a, R, ((_, i_few, _), (_, i_many, _)) = self._parts(p)
-        return {"few tokens: memory-bound": i_few < R, "many tokens: compute-bound": i_many > R}
+        a, R, ((_, i_few, c_few), (_, _, c_mid), (_, i_many, c_many)) = self._parts(p)
+        return {"few tokens: memory-bound": i_few < R, "many tokens: compute-bound": i_many > R,
+                "the middle count costs clearly most": c_mid > 1.1 * max(c_few, c_many)}
 
     def key(self, p):
-        a, R, ((few, i_few, c_few), (many, i_many, c_many)) = self._parts(p)
+        a, R, parts = self._parts(p)
         d = p["side"]
-        tokens = "one token" if few == 1 else f"{few} tokens"
+
+        def tokens(m):
+            return "one token" if m == 1 else f"{m:,} tokens"
+
+        counts = [tokens(m) for m, _, _ in parts]
+        largest = counts[max(range(3), key=lambda i: parts[i][2])]
+        lines = []
+        for (m, i, c), t in zip(parts, counts):
+            side = "below" if i < R else "above"
+            ratio = f"R/I = {sig(R / i)}" if i < R else f"I/R = {sig(i / R)}"
+            lines.append(f"{t}: I = {flop_per_byte(i, 4)}, {side} R; {ratio}; cost {pct(c)}.")
+        answers = []
+        for (m, i, c), t in zip(parts, counts):
+            answers += [self.number(f"intensity with {t}", i, flop_per_byte(i)),
+                        self.number(f"cost without overlap, {t}", c, pct(c))]
         return Key(
             ("A piece of work performs F operations and moves M bytes on a chip with math rate P and bandwidth BW. "
              "Write R = P/BW for the chip's balance point and I = F/M for the work's intensity.",
              "(a) Show that the work takes at least max(F/P, M/BW) if fetching and computing overlap perfectly, and "
              "at least F/P + M/BW if they do not overlap at all, which is never more than twice as long.",
-             "(b) Show that the math ceiling over the memory ceiling is R/I, so that the work is memory-bound exactly "
-             "when I < R, and that at its memory ceiling it uses the share I/R of the peak math.",
-             f"(c) Show that doing without overlap costs a factor of one plus the smaller of I/R and R/I. Work it out "
-             f"on {an(a.name)} ({tflops(a.dense_bf16_flops_per_s)}, {gbps(a.bandwidth_bytes_per_s)}) for a square "
-             f"BF16 weight matrix of side {d:,} (each number two bytes; the product reads the matrix and the tokens' "
-             f"vectors and writes the results) with {tokens}, and then with {many:,} tokens at once: give the "
-             f"intensity, the ratio of the two ceilings, and the cost of doing without overlap in each case."),
+             "(b) Repeat the work over and over. Memory alone would allow BW/M runs per second, math alone P/F. Show "
+             "that the math ceiling over the memory ceiling is R/I, the balance point over the intensity, so that the "
+             "work is memory-bound exactly when I < R, and that at its memory ceiling it uses the share I/R of the "
+             "peak math.",
+             f"(c) Show that doing without overlap costs a factor of one plus the smaller of I/R and R/I. Where is that "
+             f"cost largest? Work it out on {an(a.name)} ({tflops(a.dense_bf16_flops_per_s)} of dense BF16 math, "
+             f"{gbps(a.bandwidth_bytes_per_s)}) for a square BF16 weight matrix of side {d:,} (each number two bytes; "
+             f"the product reads the matrix and the tokens' vectors and writes the results), with {counts[0]}, "
+             f"{counts[1]} and {counts[2]} at once: give the intensity and the cost of doing without overlap in each "
+             f"case, as a share of the overlapped time, and say which case costs most."),
             ("(a) Math needs F/P and memory M/BW; overlapped the work ends with the slower, else they add, and each "
              "term is at most the larger, so the sum is at most twice it.",
              "(b) (P/F)/(BW/M) = R/I; at its memory ceiling the work does I × BW operations a second, I/R of P.",
-             "(c) Without overlap a step takes the larger time plus the smaller: 1 + min(I/R, R/I), largest (2) at I = R.",
-             f"R = {flop_per_byte(R, 4)}.",
-             f"{tokens}: I = 2md²/((md + d² + md) × 2) = {flop_per_byte(i_few, 4)}; math ceiling over memory ceiling "
-             f"R/I = {sig(R / i_few)}; cost {pct(c_few)}.",
-             f"{many:,} tokens: I = {flop_per_byte(i_many, 4)}; memory ceiling over math ceiling I/R = "
-             f"{sig(i_many / R)}; cost {pct(c_many)}."),
-            (self.number(f"intensity with {tokens}", i_few, flop_per_byte(i_few)),
-             self.number(f"math ceiling over memory ceiling, {tokens}", R / i_few, times(R / i_few)),
-             self.number(f"cost without overlap, {tokens}", c_few, pct(c_few)),
-             self.number(f"intensity with {many:,} tokens", i_many, flop_per_byte(i_many)),
-             self.number(f"memory ceiling over math ceiling, {many:,} tokens", i_many / R, times(i_many / R)),
-             self.number(f"cost without overlap, {many:,} tokens", c_many, pct(c_many))))
+             "(c) Without overlap a step takes the larger time plus the smaller: 1 + min(I/R, R/I), largest (2) at "
+             "I = R, where fetching and computing take equally long.",
+             f"R = {flop_per_byte(R, 4)}; I = 2md²/((md + d² + md) × 2).")
+            + tuple(lines) + (f"Largest with {largest}: its intensity is nearest the ridge.",),
+            tuple(answers) + (self.choice("where the cost is largest", largest),))
 
 
 @register
@@ -180,7 +195,7 @@ class TwoKernels(Template):
              f"{d:,} on a side, and let kernel 2 push a batch of {many:,} tokens through another matrix of the same "
              f"shape (each kernel reads its matrix and its tokens' vectors, and writes its results, two bytes a "
              f"number). What is the intensity of the step taken as one workload, what are T₁ and T₂, and by what "
-             f"share does the single roofline understate the step's time?"),
+             f"share of T₂ does the single roofline understate the step's time?"),
             ("(a) Each kernel takes at least its own max; the sum of maxima is at least the max of the sums. "
              "(b) On one side of the ridge both maxima pick the same term, and the sums agree; each max is at most "
              "T₁, so T₂ ≤ 2T₁, near twice when the kernels are equally long on opposite sides.",

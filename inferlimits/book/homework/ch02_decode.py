@@ -10,15 +10,15 @@ from inferlimits.data.models import (embedding_params, kv_bytes_per_token, multi
                                      weight_bytes)
 from inferlimits.book.homework import Key, Template, pick, pick_distinct, register, sig
 from inferlimits.book.homework.common import (multiplied_note, an, billions, card, cards, cfg, datasheet, dense_models, flop_per_byte, gb, gbps,
-                                         kib, mb, ms, pct, rate, times, yes_no)
+                                         kib, mb, mdl, ms, pct, rate, times, yes_no)
 
 #: the weight formats a decode question stores a dense model in (FP8 and INT8 keep the vocabulary
 #: tables in BF16, as the chapter's checkpoints do)
 ONE_BYTE = ("FP8", "INT8")
 
 
-def _step(c, a, precision="BF16"):
-    return decode_point(c, a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s, weight_precision=precision)
+def _step(c, a, precision="BF16", context=0):
+    return decode_point(c, a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s, 1, context, weight_precision=precision)
 
 
 @register
@@ -36,30 +36,27 @@ class SingleStream(Template):
     def key(self, p):
         name, c, a = p["model"], cfg(p["model"]), card(p["card"])
         stored = weight_bytes(c)
-        room = memory_left_for_cache_bytes(a.capacity_bytes, stored)
         d = _step(c, a)
-        share = d.memory_ceiling / d.math_ceiling
         u = usable_memory_fraction()
         return Key(
             (f"{name} runs in BF16 on one {a.name}. Do the weights fit, with weights and caches allowed {pct(u, 2)} "
-             f"of the memory the device reports? How much room do they leave for the cache? What is the "
-             f"single-stream memory ceiling, the time per token, and the share of the {a.name}'s peak math that "
-             f"decode uses at that ceiling?",
+             f"of the memory the device reports? What is the single-stream memory ceiling, the time per token, and "
+             f"the math ceiling, the tokens per second that the {a.name}'s math alone would allow?",
              f"The data you need: {name} stores {billions(param_count(c))} weights, of which a token multiplies "
              f"{billions(multiplied_params_per_token(c))} ({multiplied_note(c)}); each token's step moves "
              f"{mb(activation_bytes_per_token(c), 4)} of activations. {datasheet(a)}"),
             (f"Stored weights: 2 bytes × {billions(param_count(c))} = {gb(stored, 4)}; usable: {pct(u, 2)} × "
-             f"{gb(a.capacity_bytes, 4)} = {gb(u * a.capacity_bytes, 4)}: they fit, leaving {gb(room, 4)}.",
+             f"{gb(a.capacity_bytes, 4)} = {gb(u * a.capacity_bytes, 4)}: they fit.",
              f"A step reads {gb(d.weight_bytes, 4)} of weights and {mb(d.activation_bytes)} of activations, "
              f"{gb(d.bytes, 4)} in all: ceiling = BW / bytes = {rate(d.memory_ceiling, 4)}, {ms(1 / d.memory_ceiling, 4)} "
              f"per token.",
-             f"Math at that ceiling: {rate(d.memory_ceiling)} × {sig(d.flops_per_token / 1e9, 4)} GFLOP over "
-             f"P = {pct(share)} of the peak."),
+             f"Math: a token costs 2 × {billions(multiplied_params_per_token(c))} = "
+             f"{sig(d.flops_per_token / 1e9, 4)} GFLOP; P / F = {rate(d.math_ceiling, 4)}, far above the memory "
+             f"ceiling."),
             (self.choice("do the weights fit", "yes"),
-             self.number("room left for the cache", room, gb(room)),
              self.number("memory ceiling", d.memory_ceiling, rate(d.memory_ceiling)),
              self.number("time per token", 1 / d.memory_ceiling, ms(1 / d.memory_ceiling)),
-             self.number("share of the peak math", share, pct(share))))
+             self.number("math ceiling", d.math_ceiling, rate(d.math_ceiling))))
 
 
 @register
@@ -68,58 +65,62 @@ class WhichSetup(Template):
 
     def draw(self, rng):
         big = [n for n in dense_models() if weight_bytes(cfg(n)) > 50e9]
-        one, two = pick_distinct(rng, cards(), 2)
-        wide, narrow = "BF16", pick(rng, ONE_BYTE)
-        setups = [(one, wide), (two, narrow), (one, narrow)]
-        return {"model": pick(rng, big), "setups": [setups[i] for i in (0, 1, 2)]}
+        one, two, three = pick_distinct(rng, cards(), 3)
+        return {"model": pick(rng, big), "context": pick(rng, (4096, 8192, 16384, 32768)),
+                "setups": [(one, "BF16"), (two, "BF16"), (three, pick(rng, ONE_BYTE))]}
 
     def _ceilings(self, p):
-        c = cfg(p["model"])
+        c, L = cfg(p["model"]), p["context"]
         out = {}
         for name, prec in p["setups"]:
             a = card(name)
-            fits = fit(a.capacity_bytes, weight_bytes(c, prec)).fits
-            out[(name, prec)] = (fits, _step(c, a, prec).memory_ceiling if fits else None)
+            fits = fit(a.capacity_bytes, weight_bytes(c, prec), kv_bytes_per_token(c), 1, L).fits
+            out[(name, prec)] = (fits, _step(c, a, prec, L).memory_ceiling if fits else None)
         return out
 
     def holds(self, p):
         got = self._ceilings(p)
         fitting = sorted((v for f, v in got.values() if f), reverse=True)
-        return {"at least one does not fit": len(fitting) < 3, "at least two fit": len(fitting) >= 2,
+        return {"the conversation fits the model": p["context"] <= mdl(p["model"]).context_length,
+                "at least two fit": len(fitting) >= 2,
                 "one is clearly fastest": len(fitting) >= 2 and fitting[0] > 1.05 * fitting[1]}
 
     def key(self, p):
-        name, c = p["model"], cfg(p["model"])
+        name, c, L = p["model"], cfg(p["model"]), p["context"]
         got = self._ceilings(p)
         cards_used = list(dict.fromkeys(n for n, _ in p["setups"]))
         precisions = sorted({pr for _, pr in p["setups"]} - {"BF16"})
         labels = {s: f"{an(s[0])} with {s[1]} weights" for s in got}
         fitting = {s: v for s, (f, v) in got.items() if f}
         best = max(fitting, key=fitting.get)
-        second = sorted(fitting.values(), reverse=True)[1]
         u = usable_memory_fraction()
-        lines = []
+        K = kv_bytes_per_token(c)
+        lines, answers = [f"The conversation's cache: {L:,} × {kib(K)} = {gb(K * L, 4)}."], []
         for s, (f, v) in got.items():
             stored = weight_bytes(c, s[1])
             usable = u * card(s[0]).capacity_bytes
+            room = memory_left_for_cache_bytes(card(s[0]).capacity_bytes, stored)
+            d = _step(c, card(s[0]), s[1], L)
             lines.append(f"{labels[s]}: {gb(stored, 4)} stored against {gb(usable, 4)} usable: "
-                         + (f"fits; ceiling {rate(v, 4)}." if f else "does not fit."))
+                         + (f"fits, leaving {gb(room, 4)} for the cache; a token reads {gb(d.bytes, 4)}, ceiling "
+                            f"{rate(v, 4)}." if f else "the weights and the cache do not fit."))
+            answers.append(self.choice(f"does {labels[s]} fit", yes_no(f)))
+            if f:
+                answers += [self.number(f"room for the cache, {labels[s]}", room, gb(room)),
+                            self.number(f"memory ceiling, {labels[s]}", v, rate(v))]
         return Key(
-            (f"You must decode {name} for one user on a single card, and three set-ups are on offer: "
-             + ", ".join(labels[s] for s in got) + ". Which fit, with weights and caches allowed "
-             f"{pct(u, 2)} of the memory the device reports, and which is fastest? What are the two highest "
-             f"ceilings?",
+            (f"You must decode {name} for one user, whose conversation has reached {L:,} tokens, on a single card. "
+             f"Three set-ups are on offer: " + ", ".join(labels[s] for s in got) + ". Which fit, with weights and "
+             f"caches allowed {pct(u, 2)} of the memory the device reports, and how much room, in GB, does each leave "
+             f"for the cache? What is each one's memory ceiling at that length, and which is fastest?",
              f"The data you need: {name} stores {billions(param_count(c))} weights; its input embedding table and its "
              f"output head hold {billions(embedding_params(c))} of them each, and stay in BF16 when the rest goes to "
              f"{' or '.join(precisions)} (one byte a weight); a token multiplies {billions(multiplied_params_per_token(c))} "
              f"of the weights ({multiplied_note(c)}) and moves {mb(activation_bytes_per_token(c))} of "
-             f"activations; its KV cache takes {kib(kv_bytes_per_token(c))} per token. "
+             f"activations; its KV cache takes {kib(K)} per token, in BF16. "
              + " ".join(datasheet(card(n), math=False) for n in cards_used)),
-            tuple(lines),
-            tuple(self.choice(f"does {labels[s]} fit", yes_no(f)) for s, (f, _) in got.items())
-            + (self.choice("the fastest set-up", labels[best]),
-               self.number("its ceiling", fitting[best], rate(fitting[best])),
-               self.number("the next ceiling", second, rate(second))))
+            tuple(lines) + (f"Fastest: {labels[best]}.",),
+            tuple(answers) + (self.choice("the fastest set-up", labels[best]),))
 
 
 @register

@@ -6,13 +6,14 @@ import math
 from functools import lru_cache
 
 from inferlimits.arithmetic.activations import activation_bytes_per_token
-from inferlimits.arithmetic.generation import (decode_point, prefill_attention_flops, prefill_attention_share,
-                                               prefill_crossover_tokens, prefill_point,
+from inferlimits.arithmetic.generation import (decode_point, new_tokens_where_prefix_pays, prefill_attention_flops,
+                                               prefill_attention_share, prefill_chunk_point, prefill_crossover_tokens,
+                                               prefill_point,
                                                prompt_tokens_at_attention_share, weight_bytes_read_per_step)
 from inferlimits.arithmetic.kvcache import fit
 from inferlimits.arithmetic.roofline import COMPUTE_BOUND, MEMORY_BOUND, balance_point_flop_per_byte
 from inferlimits.data.models import embedding_params, kv_bytes_per_token, multiplied_params_per_token, weight_bytes
-from inferlimits.book.homework import Key, Template, pick, pick_distinct, register, sig
+from inferlimits.book.homework import Key, Template, pick, pick_distinct, register, sig, whole
 from inferlimits.book.homework.common import (An, an, billions, card, cards, cfg, dense_models, flop_per_byte, gb, gbps,
                                          kib, mb, millions, ms, pct, tflops, times, tokens)
 
@@ -195,3 +196,100 @@ class AttentionCatchesUp(Template):
              self.number(f"S_eq, {n2}", s[1], tokens(s[1])),
              self.number("ratio of S_eq", s[1] / s[0], times(s[1] / s[0])),
              self.number("ratio of the weights per layer", per[1] / per[0], times(per[1] / per[0]))))
+
+
+@register
+class PassAndFirstToken(Template):
+    chapter, label = "03_prefill", "prefill-ex7"
+
+    def draw(self, rng):
+        return {"model": pick(rng, dense_models()), "card": pick(rng, cards()),
+                "prompt": pick(rng, (512, 1024, 2048, 4096, 8192, 16384))}
+
+    def holds(self, p):
+        c, a, S = cfg(p["model"]), card(p["card"]), p["prompt"]
+        pt = prefill_point(c, a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s, S)
+        approx = 2 * _n_minus_h(c) * S + _a(c) * S ** 2
+        return {"the prompt fits the model": S <= c.max_position_embeddings,
+                "weights and the prompt's cache fit": fit(a.capacity_bytes, weight_bytes(c), kv_bytes_per_token(c), 1, S).fits,
+                "the question's count is within a tenth of the tolerance of the full one": abs(approx / pt.flops - 1) < 0.002}
+
+    def key(self, p):
+        name, c, a, S = p["model"], cfg(p["model"]), card(p["card"]), p["prompt"]
+        P, BW = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
+        pt = prefill_point(c, P, BW, S)
+        products = 2 * _n_minus_h(c)
+        return Key(
+            (f"{name} reads a prompt of {S:,} tokens on {an(a.name)}, which does {tflops(P)} of dense BF16 math and "
+             f"moves {gbps(BW)}. The model's weight products do {billions(products)} operations per prompt token, its "
+             f"attention coefficient a is {round(_a(c)):,}, and the pass moves {gb(pt.bytes, 4)} in all: weights, cache "
+             f"and activations. With F ≈ 2(N - H)S + aS², how many operations does the pass do, and what is its ideal "
+             f"time to first token?",),
+            (f"Weight products: {billions(products)} × {S:,} = {sig(products * S / 1e12, 4)} trillion; attention "
+             f"a S² = {sig(_a(c) * S ** 2 / 1e12, 4)} trillion; F = {sig(pt.flops / 1e12, 4)} trillion (the head's 2H "
+             f"and the a S of the exact count change nothing at this tolerance).",
+             f"Math F / P = {ms(pt.flops / P, 4)}; memory {gb(pt.bytes, 4)} / BW = {ms(pt.bytes / BW, 4)}: "
+             f"{pt.wall}, so the ideal time to first token is the larger, {ms(pt.time_s, 4)}."),
+            (self.number("operations of the pass", pt.flops, f"{sig(pt.flops / 1e12)} trillion"),
+             self.number("ideal time to first token", pt.time_s, ms(pt.time_s))))
+
+
+@register
+class CachedDocument(Template):
+    chapter, label = "03_prefill", "prefill-ex8"
+
+    def draw(self, rng):
+        return {"model": pick(rng, dense_models()), "card": pick(rng, cards()),
+                "document": pick(rng, (8192, 16384, 32768, 65536)), "question": pick(rng, (256, 512, 1024, 2048))}
+
+    def _points(self, p):
+        c, a, D, C = cfg(p["model"]), card(p["card"]), p["document"], p["question"]
+        P, BW = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
+        return (prefill_chunk_point(c, P, BW, C, D), prefill_point(c, P, BW, D + C), prefill_point(c, P, BW, C))
+
+    def holds(self, p):
+        c, a, D, C = cfg(p["model"]), card(p["card"]), p["document"], p["question"]
+        P, BW = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
+        R = balance_point_flop_per_byte(P, BW)
+        cached, full, alone = self._points(p)
+        return {"document and question fit the model": D + C <= c.max_position_embeddings,
+                "weights and the whole cache fit": fit(a.capacity_bytes, weight_bytes(c), kv_bytes_per_token(c), 1, D + C).fits,
+                "the question alone is past the crossover": C > prefill_crossover_tokens(c, P, BW),
+                "the question is past R K / (2a)": C >= new_tokens_where_prefix_pays(R, kv_bytes_per_token(c), _a(c)),
+                "so every pass is compute-bound": cached.wall == full.wall == alone.wall == COMPUTE_BOUND}
+
+    def key(self, p):
+        name, c, a, D, C = p["model"], cfg(p["model"]), card(p["card"]), p["document"], p["question"]
+        P, BW = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
+        R = balance_point_flop_per_byte(P, BW)
+        K = kv_bytes_per_token(c)
+        bound = new_tokens_where_prefix_pays(R, K, _a(c))
+        cached, full, alone = self._points(p)
+        shorter, longer = full.time_s / cached.time_s, cached.time_s / alone.time_s
+        return Key(
+            ("A chat server keeps the cache of a long document that many requests share. A request whose prompt starts "
+             "with that document then prefills only its own C new tokens, after the P tokens already cached. Each new "
+             "token still attends to every token before it, cached or new.",
+             "(a) Show that this pass does about 2(N - H)C + a(2PC + C²) operations and moves W + KP + C(K + A) bytes. "
+             "Show that it is compute-bound for every P once an ordinary prompt of C tokens would be, and C is also at "
+             "least RK/(2a).",
+             f"(b) Evaluate RK/(2a) for {name} on {an(a.name)}, with R = {flop_per_byte(R, 4)}, K = {kib(K)} per token "
+             f"and a = {round(_a(c)):,}.",
+             f"(c) The document is {D:,} tokens long, and a question of {C:,} tokens follows it. On the {a.name}, what "
+             f"is the ideal time to first token with the document cached? How many times shorter is it than reading "
+             f"all {D + C:,} tokens in one pass, and how many times longer than a {C:,}-token prompt with no document "
+             f"before it?",
+             "The data you need: " + _model_data(name, c)
+             + f" The {a.name} does {tflops(P)} of dense BF16 math and moves {gbps(BW)}."),
+            ("(a) The j-th new token attends to P + j tokens: PC + C(C + 1)/2 pairs at 2a operations each. The pass "
+             "reads W and the P cached tokens and writes C tokens of cache. Compute-bound when operations ≥ R × bytes: "
+             "an ordinary prompt's condition plus P(2aC - RK) ≥ 0.",
+             f"(b) R K / (2a) = {flop_per_byte(R, 4)} × {whole(K)} bytes / (2 × {round(_a(c)):,}) = {sig(bound, 4)} tokens.",
+             f"(c) Cached: {sig(cached.flops / 1e12, 4)} trillion operations, {ms(cached.time_s, 4)} (compute-bound); "
+             f"one pass over {D + C:,} tokens: {ms(full.time_s, 4)}, {times(shorter, 4)} as long; the question alone: "
+             f"{ms(alone.time_s, 4)}, so the cached pass takes {times(longer, 4)} as long: its tokens attend to the "
+             f"whole document."),
+            (self.number("R K / (2a)", bound, f"{sig(bound)} tokens"),
+             self.number("time to first token, document cached", cached.time_s, ms(cached.time_s)),
+             self.number("times shorter than one pass over everything", shorter, times(shorter)),
+             self.number("times longer than the question alone", longer, times(longer))))

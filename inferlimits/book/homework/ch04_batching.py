@@ -7,10 +7,11 @@ from inferlimits.arithmetic.activations import activation_bytes_per_token
 from inferlimits.arithmetic.economics import cost_per_million_tokens_usd, gpu_hour_prices
 from inferlimits.arithmetic.generation import (attention_flops_per_token, decode_flops_per_token, decode_knee_batch,
                                                decode_point, weight_bytes_read_per_step)
-from inferlimits.arithmetic.kvcache import fit, longest_context_where_math_binds, max_sequences, usable_memory_fraction
+from inferlimits.arithmetic.kvcache import (fit, longest_context_where_math_binds, max_sequences,
+                                            memory_left_for_cache_bytes, usable_memory_fraction)
 from inferlimits.arithmetic.roofline import balance_point_flop_per_byte
 from inferlimits.data.models import kv_bytes_per_token, weight_bytes
-from inferlimits.book.homework import Key, Template, pick, pick_distinct, register, sig, whole
+from inferlimits.book.homework import Key, Template, pick, pick_distinct, register, sig
 from inferlimits.book.homework.common import (an, card, cards, cfg, datasheet, dense_models, flop_per_byte, gb, kib,
                                          mb, pct, rate, tokens, usd, yes_no)
 
@@ -60,68 +61,92 @@ class Knee(Template):
 @register
 class CheaperChip(Template):
     chapter, label = "04_batching", "batching-ex2"
+    counts_exact = True
 
     def draw(self, rng):
-        return {"model": pick(rng, dense_models()), "cards": pick_distinct(rng, tuple(gpu_hour_prices()), 2),
-                "batch": pick(rng, (64, 128, 256, 512)), "short": pick(rng, (256, 512, 1024, 2048)),
-                "longer": pick(rng, (2, 4, 8))}
+        # half the sheets set a context at which one chip cannot hold the batch, as the book's does: the seed
+        # draws which half first, then settings until they meet the conditions (if any do)
+        short = bool(pick(rng, (True, False)))
+        for _ in range(100):
+            p = {"model": pick(rng, dense_models()), "cards": pick_distinct(rng, tuple(gpu_hour_prices()), 2),
+                 "batch": pick(rng, (64, 128, 256, 512)), "short": pick(rng, (512, 1024, 2048, 4096, 8192, 16384)),
+                 "one_chip_short": short}
+            if all(self.holds(p).values()):
+                break
+        return p
 
     def _cases(self, p):
-        c, B, L = cfg(p["model"]), p["batch"], p["short"]
-        return {"(a)": (1, 0), "(b)": (B, 0), "(c)": (B, L)}
+        return {"(a)": (1, 0), "(b)": (p["batch"], 0), "(c)": (p["batch"], p["short"])}
+
+    def _batch(self, p, name, b, L) -> int:
+        """The batch a chip runs: the service's, or the largest whose caches fit beside the weights."""
+        if L == 0:
+            return b
+        c = cfg(p["model"])
+        return min(b, max_sequences(card(name).capacity_bytes, weight_bytes(c), kv_bytes_per_token(c), L))
+
+    def _points(self, p):
+        c = cfg(p["model"])
+        return {case: tuple(_point(c, card(n), self._batch(p, n, b, L), L) for n in p["cards"])
+                for case, (b, L) in self._cases(p).items()}
 
     def holds(self, p):
-        c, B, L2 = cfg(p["model"]), p["batch"], p["short"] * p["longer"]
-        K, W = kv_bytes_per_token(c), weight_bytes(c)
-        ok = all(fit(card(n).capacity_bytes, W, K, b, L).fits for n in p["cards"] for b, L in self._cases(p).values())
-        at_long = [fit(card(n).capacity_bytes, W, K, B, L2).fits for n in p["cards"]]
+        c, L = cfg(p["model"]), p["short"]
+        W, K = weight_bytes(c), kv_bytes_per_token(c)
+        weights = all(fit(card(n).capacity_bytes, W).fits for n in p["cards"])
+        if not weights:
+            return {"the weights fit on both": False}
+        held = {n: self._batch(p, n, p["batch"], L) for n in p["cards"]}
+        if min(held.values()) < 2:
+            return {"the weights fit on both": True, "each chip holds at least two conversations at the context": False}
         costs = self._costs(p)
-        return {"(a) to (c) fit on both": ok, "(d) fits on one card only": sum(at_long) == 1,
-                "the longer context fits the model": L2 <= c.max_position_embeddings,
+        return {"the weights fit on both": True,
+                "each chip holds at least two conversations at the context": True,
+                "a chip cannot hold the batch at the context, as the draw asks (or both can)":
+                    (min(held.values()) < p["batch"]) == p["one_chip_short"],
+                "the context fits the model": L <= c.max_position_embeddings,
+                "a chip that cannot hold the batch does not sit at the edge of a whole number": all(
+                    held[n] == p["batch"] or len({math.floor(memory_left_for_cache_bytes(card(n).capacity_bytes, W) * f
+                                                             / (K * L)) for f in (0.997, 1, 1.003)}) == 1
+                    for n in p["cards"]),
                 "no case is within the tolerance of a tie": all(abs(x / y - 1) > 0.04 for x, y in costs.values())}
 
     def _costs(self, p):
-        c = cfg(p["model"])
         prices = gpu_hour_prices()
-        return {case: tuple(cost_per_million_tokens_usd(prices[n].usd_per_gpu_hour, _point(c, card(n), b, L).ceiling)
-                            for n in p["cards"]) for case, (b, L) in self._cases(p).items()}
+        return {case: tuple(cost_per_million_tokens_usd(prices[n].usd_per_gpu_hour, pt.ceiling)
+                            for n, pt in zip(p["cards"], pts)) for case, pts in self._points(p).items()}
 
     def key(self, p):
         name, c, (x, y), B, L = p["model"], cfg(p["model"]), p["cards"], p["batch"], p["short"]
-        L2 = L * p["longer"]
         prices = gpu_hour_prices()
-        costs = self._costs(p)
+        costs, points = self._costs(p), self._points(p)
         K, W = kv_bytes_per_token(c), weight_bytes(c)
-        long_fits = {n: fit(card(n).capacity_bytes, W, K, B, L2).fits for n in (x, y)}
-        short_of = next(n for n, f in long_fits.items() if not f)
-        most = max_sequences(card(short_of).capacity_bytes, W, K, L2)
-        working = []
-        for case, (b, ctx) in self._cases(p).items():
-            pts = [_point(c, card(n), b, ctx) for n in (x, y)]
-            working.append(f"{case} batch {b}, context {ctx:,}: {x} {rate(pts[0].ceiling, 4)} ({pts[0].wall}), "
-                           f"{usd(costs[case][0], 4)} per million; {y} {rate(pts[1].ceiling, 4)} ({pts[1].wall}), "
-                           f"{usd(costs[case][1], 4)} per million.")
-        working.append(f"(d) weights and caches need {gb(fit(1e12, W, K, B, L2).needed_bytes, 4)}: "
-                       + "; ".join(f"{n} {'holds them' if f else 'does not'} (usable "
-                                   f"{gb(usable_memory_fraction() * card(n).capacity_bytes, 4)})" for n, f in long_fits.items())
-                       + f"; the {short_of} holds at most {most} such conversations.")
+        need = fit(1e12, W, K, B, L).needed_bytes
+        working = [f"Fit: at {L:,} tokens {B} conversations need {gb(need, 4)} with the weights; "
+                   + "; ".join(f"the {n} can use {gb(usable_memory_fraction() * card(n).capacity_bytes, 4)}"
+                               + ("" if self._batch(p, n, B, L) == B else f", which holds {self._batch(p, n, B, L)}")
+                               for n in (x, y)) + "."]
+        for case, pts in points.items():
+            working.append(f"{case} context {pts[0].context_tokens:,.0f}: " + "; ".join(
+                f"{n} at {pt.batch:,.0f}, {rate(pt.ceiling, 4)} ({pt.wall}), {usd(costs[case][i], 4)} per million"
+                for i, (n, pt) in enumerate(zip((x, y), pts))) + ".")
         cheaper = {case: (x if cx < cy else y) for case, (cx, cy) in costs.items()}
+        short_of = [n for n in (x, y) if self._batch(p, n, B, L) < B]
         return Key(
             (f"At assumed prices of {usd(prices[x].usd_per_gpu_hour, 3)} per hour for {an(x)} and "
-             f"{usd(prices[y].usd_per_gpu_hour, 3)} for {an(y)}, which chip generates {name} tokens more cheaply "
-             f"(a) for a single user with no context, (b) for a service that keeps {B} conversations in every batch, "
-             f"still with no context, and (c) for the same service when each conversation has {L:,} tokens of context "
-             f"in its KV cache? Give the cost per million tokens on each chip in each case. (d) What changes at "
-             f"{L2:,} tokens of context: which chip still holds the batch, and how many such conversations does the "
-             f"other hold at most? Check first that each setup fits: weights and caches within "
-             f"{pct(usable_memory_fraction(), 2)} of the memory the device reports.",
+             f"{usd(prices[y].usd_per_gpu_hour, 3)} for {an(y)}, which chip generates {name}'s tokens more cheaply in "
+             f"BF16 (a) for a single user with no context, (b) for a service that keeps {B} conversations in every "
+             f"batch, still with no context, and (c) for the same service when each conversation has {L:,} tokens of "
+             f"context in its KV cache? Give the cost per million tokens on each chip in each case. Check first that "
+             f"each setup fits: weights and caches within {pct(usable_memory_fraction(), 2)} of the memory the device "
+             f"reports. Where a chip cannot hold {B} such conversations, run it at the largest batch that fits.",
              "The data you need: " + _model_data(name, c) + " " + datasheet(card(x)) + " " + datasheet(card(y))),
             tuple(working),
-            tuple(self.number(f"{case} cost per million on the {n}", costs[case][i], usd(costs[case][i]))
-                  for case in costs for i, n in enumerate((x, y)))
-            + tuple(self.choice(f"{case} the cheaper chip", cheaper[case]) for case in costs)
-            + tuple(self.choice(f"(d) does the {n} hold the batch", yes_no(f)) for n, f in long_fits.items())
-            + (self.number(f"(d) conversations of {L2:,} tokens the {short_of} holds", most, whole(most)),))
+            tuple(self.count(f"(c) the batch the {n} holds", self._batch(p, n, B, L), str(self._batch(p, n, B, L)))
+                  for n in short_of)
+            + tuple(self.number(f"{case} cost per million on the {n}", costs[case][i], usd(costs[case][i]))
+                    for case in costs for i, n in enumerate((x, y)))
+            + tuple(self.choice(f"{case} the cheaper chip", cheaper[case]) for case in costs))
 
 
 @register

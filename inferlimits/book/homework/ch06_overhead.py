@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from inferlimits.arithmetic.generation import OVERHEAD_BOUND, decode_point, regime, weight_bytes_read_per_step
-from inferlimits.arithmetic.kvcache import fit, max_sequences, sequence_bytes_per_step
+from inferlimits.arithmetic.kvcache import fit, max_sequences, memory_left_for_cache_bytes, sequence_bytes_per_step
 from inferlimits.arithmetic.overhead import (MICROSECOND, binding_wall, eager_launches_per_step, host_time_per_step_s,
                                              launch_assumptions, launch_budget_per_step, launches_per_step, longest_gap_s,
                                              overhead_bound_batch, overhead_ceiling_tokens_per_s,
@@ -12,7 +12,7 @@ from inferlimits.arithmetic.overhead import (MICROSECOND, binding_wall, eager_la
 from inferlimits.data.models import kv_bytes_per_token, weight_bytes
 from inferlimits.book.homework import Key, Template, pick, pick_distinct, register, sig, whole
 from inferlimits.book.homework.common import (an, card, cards, cfg, datasheet, dense_models, gb, mb, ms, pct, rate, times,
-                                         us)
+                                              us, yes_no)
 
 
 def _point(c, a, batch=1, context=0, precision="BF16"):
@@ -22,6 +22,7 @@ def _point(c, a, batch=1, context=0, precision="BF16"):
 @register
 class LaunchBudget(Template):
     chapter, label = "06_overhead", "overhead-ex1"
+    tolerance, counts_exact = 0.03, True
 
     def draw(self, rng):
         return {"model": pick(rng, dense_models()), "card": pick(rng, cards()), "launch_us": pick(rng, (2, 3, 4, 5, 6, 8))}
@@ -42,7 +43,9 @@ class LaunchBudget(Template):
                 "at least two kernels per layer": per_layer >= 2,
                 "whole kernels: the floor fits the budget and one more does not":
                     launches_per_step(c, math.floor(per_layer), outside) <= budget
-                    < launches_per_step(c, math.floor(per_layer) + 1, outside)}
+                    < launches_per_step(c, math.floor(per_layer) + 1, outside),
+                "the count is not at the edge of a whole number (it is graded exactly)":
+                    len({math.floor((budget * f - outside) / c.num_hidden_layers) for f in (0.995, 1, 1.005)}) == 1}
 
     def key(self, p):
         name, a = p["model"], card(p["card"])
@@ -60,12 +63,13 @@ class LaunchBudget(Template):
              f"{math.floor(per_layer)} whole kernels."),
             (self.number("memory ceiling", ceiling, rate(ceiling)),
              self.number("launches a step can afford", budget, sig(budget)),
-             self.number("whole kernels per layer", math.floor(per_layer), whole(math.floor(per_layer)))))
+             self.count("whole kernels per layer", math.floor(per_layer), whole(math.floor(per_layer)))))
 
 
 @register
 class FarBelow(Template):
     chapter, label = "06_overhead", "overhead-ex2"
+    tolerance = 0.03
 
     def draw(self, rng):
         now, new = pick_distinct(rng, cards(), 2)
@@ -94,27 +98,25 @@ class FarBelow(Template):
         return Key(
             (f"A team serves {name} in BF16 with a hand-written eager loop on {an(a.name)}, one sequence at a time, "
              f"and measures {sig(r, 2)} tokens per second. They propose to move to {b.name} cards, whose bandwidth is "
-             f"{times(gain, 3)} as high. What are the memory ceilings on both cards, what share of today's ceiling does "
-             f"the loop reach, and in which regime is it (memory-bound, compute-bound or far below both ceilings)? If "
-             f"the loop launches {whole(n)} kernels per token, what host time per launch would explain the rate?",
+             f"{times(gain, 3)} as high. What is the {a.name}'s memory ceiling, and what share of it does the loop "
+             f"reach? What host time per launch would explain that rate? What would you try first?",
              f"The data you need: a step reads {gb(d.weight_bytes, 4)} of weights and {mb(d.activation_bytes, 4)} of "
-             f"activations; a rate below half of the lower ceiling counts as far below both. "
-             + datasheet(a, memory=False) + " " + datasheet(b, memory=False)),
+             f"activations, and launches about {whole(n)} kernels. " + datasheet(a, memory=False) + " "
+             + datasheet(b, memory=False)),
             (f"{a.name}: ceiling {rate(d.memory_ceiling, 4)}; {sig(r, 2)} is {pct(r / d.memory_ceiling)} of it: "
-             f"far below both ceilings.",
+             f"far below both ceilings (below half the lower one).",
              f"{b.name}: ceiling {rate(e.memory_ceiling, 4)}, but nothing says memory is the limit.",
              f"Host time per launch: 1 / (r × n) = 1 / ({sig(r, 2)} × {whole(n)}) = {us(t, 4)}; it does not depend on "
              f"the GPU: profile before buying."),
             (self.number(f"memory ceiling on the {a.name}", d.memory_ceiling, rate(d.memory_ceiling)),
              self.number("share of that ceiling", r / d.memory_ceiling, pct(r / d.memory_ceiling)),
-             self.choice("regime", OVERHEAD_BOUND),
-             self.number(f"memory ceiling on the {b.name}", e.memory_ceiling, rate(e.memory_ceiling)),
              self.number("host time per launch that explains it", t, us(t))))
 
 
 @register
 class HostBoundBatch(Template):
     chapter, label = "06_overhead", "overhead-ex4"
+    tolerance, counts_exact = 0.03, True
 
     def draw(self, rng):
         return {"model": pick(rng, dense_models()), "card": pick(rng, cards()),
@@ -151,15 +153,22 @@ class HostBoundBatch(Template):
         return {"the host binds at some batch": host > d.weight_bytes / a.bandwidth_bytes_per_s,
                 "the wall above B_o is clear (the same from 1.04 to 1.25 B_o)": steady,
                 "still at the longer context": b_far >= 2,
+                "and with torch.cat's copies": self._with_copies(p) >= 2,
                 "the context fits the model": p["context"] <= c.max_position_embeddings,
                 "one sequence fits at the longer context":
-                    max_sequences(a.capacity_bytes, weight_bytes(c, "FP16"), kv_bytes_per_token(c), p["context"]) >= 1}
+                    max_sequences(a.capacity_bytes, weight_bytes(c, "FP16"), kv_bytes_per_token(c), p["context"]) >= 1,
+                "the count that fits is not at the edge of a whole number (it is graded exactly)":
+                    self._steady_fit(p),
+                "B_o at the longer context clearly fits or clearly does not": b_far > 0 and abs(
+                    max_sequences(a.capacity_bytes, weight_bytes(c, "FP16"), kv_bytes_per_token(c), p["context"])
+                    / b_far - 1) > 0.04}
 
     def key(self, p):
         name, c, a, L = p["model"], cfg(p["model"]), card(p["card"]), p["context"]
         n, host, d, s, b0, wall0 = self._at(p, 0)
         _, _, dL, sL, bL, wallL = self._at(p, L)
         held = max_sequences(a.capacity_bytes, weight_bytes(c, "FP16"), kv_bytes_per_token(c), L)
+        b_cat = self._with_copies(p)
         return Key(
             ("A step of B sequences launches the same n kernels at t seconds of host time each, whatever B is, while "
              "its bytes W + B s (with s = K L + A, the bytes each sequence brings for itself) and its math B F grow "
@@ -167,7 +176,10 @@ class HostBoundBatch(Template):
              "B < B_o = min((n t · BW - W) / s, n t · P / F), and that it binds at no batch if n t ≤ W / BW.",
              f"(b) Evaluate B_o for an eager loop of {name} in FP16 on {an(a.name)}, {whole(n)} launches at "
              f"{p['launch_us']} µs each, with no context and with {L:,} tokens of context, and say which wall takes "
-             f"over above it. How many sequences of {L:,} tokens fit beside the weights?",
+             f"over above it. Count each sequence's bytes as the memory ceiling does: its cache read once per step, "
+             f"its activations at a serving engine's fusion. How many such sequences fit in memory, and does that "
+             f"batch? (c) The loop's DynamicCache grows each layer's cache with torch.cat, which reads the whole cache "
+             f"and writes it again at every step. Evaluate B_o at the longer context with its copies counted.",
              f"The data you need: a step reads {gb(d.weight_bytes, 4)} of weights; a sequence's token moves "
              f"{mb(d.activation_bytes, 4)} of activations, and its cache takes {sig(kv_bytes_per_token(c) / 1024, 4)} "
              f"KiB per token; a token does {sig(d.flops_per_token / 1e9, 4)} GFLOP with no context and "
@@ -176,13 +188,31 @@ class HostBoundBatch(Template):
             ("(a) The host binds while n t > (W + B s) / BW and n t > B F / P; both hold below the smaller bound.",
              f"(b) n t = {ms(host, 4)} against W / BW = {ms(d.weight_bytes / a.bandwidth_bytes_per_s, 4)}.",
              f"No context: s = {mb(s, 4)}, B_o = {sig(b0, 4)}; above it the {wall0} wall.",
-             f"{L:,} tokens: s = {gb(sL, 4)}, B_o = {sig(bL, 4)}; above it the {wallL} wall; {held} such sequences fit."),
+             f"{L:,} tokens: s = {gb(sL, 4)}, B_o = {sig(bL, 4)}; above it the {wallL} wall; {held} such sequences fit, "
+             f"so that batch {'fits' if held >= bL else 'does not fit'}.",
+             f"(c) torch.cat reads and writes the cache again: s = {gb(sL + 2 * dL.cache_bytes, 4)}, B_o = "
+             f"{sig(b_cat, 4)}."),
             (self.number("the host's time per step", host, ms(host)),
              self.number("B_o with no context", b0, sig(b0)),
              self.choice("the wall above it, no context", wall0),
              self.number(f"B_o at {L:,} tokens", bL, sig(bL)),
              self.choice(f"the wall above it, {L:,} tokens", wallL),
-             self.number(f"sequences of {L:,} tokens that fit", held, whole(held))))
+             self.count(f"sequences of {L:,} tokens that fit", held, whole(held)),
+             self.choice(f"does B_o at {L:,} tokens fit", yes_no(held >= bL)),
+             self.number(f"B_o at {L:,} tokens with torch.cat's copies", b_cat, sig(b_cat))))
+
+    def _steady_fit(self, p) -> bool:
+        c, a, L = cfg(p["model"]), card(p["card"]), p["context"]
+        room = memory_left_for_cache_bytes(a.capacity_bytes, weight_bytes(c, "FP16"))
+        one = kv_bytes_per_token(c) * L
+        return len({math.floor(room * f / one) for f in (0.99, 1, 1.01)}) == 1
+
+    def _with_copies(self, p) -> float:
+        """B_o at the longer context when each step also reads the cache and writes it again (torch.cat)."""
+        a = card(p["card"])
+        n, host, d, s, _, _ = self._at(p, p["context"])
+        return overhead_bound_batch(host, d.weight_bytes, s + 2 * d.cache_bytes, a.bandwidth_bytes_per_s,
+                                    d.flops_per_token, a.dense_bf16_flops_per_s)
 
 
 #: the layer's parts whose kernels a fused RMSNorm replaces with one (``data/overhead.toml``)
@@ -232,7 +262,8 @@ class GraphGaps(Template):
              f"(b) A step of {name} in FP16 on {an(a.name)} has D = {ms(D, 4)}. A graph records its {whole(n)} eager "
              f"kernels; the rival eager loop fuses both normalisations, for {whole(nf)} launches at {p['launch_us']} µs "
              f"each. Below what gap does the graph win? How small must g be for the graph to reach {pct(s, 2)} of the "
-             f"memory ceiling? And if fusion inside the graph also cuts it to the fused count?"),
+             f"memory ceiling? And how small for {pct(s, 2)} if fusion inside the graph also cuts it to the fused "
+             f"count?"),
             ("(a) The host launches the graph once; the GPU's step takes D + n g; the host-bound loop takes n_f t.",
              f"(b) Win: g < ({whole(nf)} × {p['launch_us']} µs - {ms(D, 4)}) / {whole(n)} = {us(win, 4)}.",
              f"{pct(s, 2)} of the ceiling: D + n g ≤ D / {s}, g ≤ {us(at_share, 4)} with {whole(n)} kernels, "

@@ -11,8 +11,8 @@ from inferlimits.arithmetic.kvcache import (fit, largest_batch_at_user_rate, max
 from inferlimits.arithmetic.precision import decode_math_rate, decode_on, knee_on, knee_weights_only_on
 from inferlimits.data.models import embedding_params, kv_bytes_per_token, stored_weights, weight_bytes
 from inferlimits.data.units import Format, formats
-from inferlimits.book.homework import Key, Template, pick, pick_distinct, register, sig
-from inferlimits.book.homework.common import (mdl, an, billions, card, cards_with, cfg, dense_models, gb, gbps,
+from inferlimits.book.homework import Key, Template, pick, register, sig
+from inferlimits.book.homework.common import (mdl, An, an, billions, card, cards_with, cfg, dense_models, gb, gbps,
                                          gib, kib, mb, moe_models, rate, tflops, times)
 
 RECIPE = "MXFP4 experts"
@@ -26,37 +26,43 @@ def _block_format(bits: int, block: int, scale: int) -> Format:
 @register
 class BitsPerWeight(Template):
     chapter, label = "07_low_precision", "low-precision-ex1"
+    tolerance = 0.03
 
     def draw(self, rng):
-        return {"bits": pick(rng, (4, 6, 8)), "blocks": pick_distinct(rng, (16, 32, 64, 128), 2),
-                "scale": pick(rng, (8, 16)), "model": pick(rng, moe_models())}
+        return {"wide": [pick(rng, (6, 8)), pick(rng, (16, 32, 64)), pick(rng, (8, 16))],
+                "narrow": [pick(rng, (3, 4)), pick(rng, (32, 64, 128)), pick(rng, (8, 16))],
+                "model": pick(rng, moe_models())}
 
     def holds(self, p):
-        return {"the two blocks differ": p["blocks"][0] != p["blocks"][1],
-                "the model has experts to quantize": stored_weights(cfg(p["model"])).experts > 0}
+        return {"the model has experts to quantize": stored_weights(cfg(p["model"])).experts > 0}
 
     def key(self, p):
-        e, (g1, g2), s, name = p["bits"], p["blocks"], p["scale"], p["model"]
+        (e1, g1, s1), (e2, g2, s2), name = p["wide"], p["narrow"], p["model"]
         c = cfg(p["model"])
-        one, two = _block_format(e, g1, s).bits_per_element, _block_format(e, g2, s).bits_per_element
+        one, two = _block_format(e1, g1, s1).bits_per_element, _block_format(e2, g2, s2).bits_per_element
         mx = formats()["MXFP4"]
         w = stored_weights(c)
         held, wide = weight_bytes(c, RECIPE), weight_bytes(c, "BF16")
         return Key(
-            (f"A format gives every {g1} {e}-bit numbers one {s}-bit scale, another every {g2}. How many bits does each "
-             f"cost per weight?",
-             f"{name} stores {billions(w.total)} weights, {billions(w.experts)} of them in its experts' matrices. Store "
-             f"those in MXFP4 ({mx.element_bits:g}-bit numbers, one {mx.scale_bits:g}-bit scale per block of "
-             f"{mx.block}) and everything else in BF16. What does the model take, in GiB, and what would it take in "
-             f"BF16, in GB?"),
-            (f"Bits per weight: element bits + scale bits / block = {e} + {s}/{g1} = {sig(one, 4)}, and {e} + {s}/{g2} = "
-             f"{sig(two, 4)}.",
-             f"MXFP4: {sig(mx.bits_per_element, 4)} bits. {billions(w.experts)} × {sig(mx.bits_per_element, 4)} / 8 bytes + "
-             f"{billions(w.total - w.experts)} × 2 bytes = {gib(held, 4)}; all in BF16, {gb(wide, 4)}."),
-            (self.number(f"bits per weight, blocks of {g1}", one, sig(one, 4)),
-             self.number(f"bits per weight, blocks of {g2}", two, sig(two, 4)),
+            (f"{An(_words(e1))}-bit format gives every {g1} numbers one {s1}-bit scale; {an(_words(e2))}-bit format "
+             f"gives every {g2} numbers one {s2}-bit scale. How many bits does each cost per weight?",
+             f"{name} stores {billions(w.total)} weights, {billions(w.experts)} of them in its experts' matrices. What "
+             f"do they take on disk with those in MXFP4, at {sig(mx.bits_per_element, 3)} bits, and everything else in "
+             f"BF16, in GiB? What would the same weights take in BF16, in GB?"),
+            (f"Bits per weight: element bits + scale bits / block = {e1} + {s1}/{g1} = {sig(one, 4)}, and {e2} + "
+             f"{s2}/{g2} = {sig(two, 4)}.",
+             f"MXFP4: {mx.element_bits:g} + {mx.scale_bits:g}/{mx.block} = {sig(mx.bits_per_element, 4)} bits. "
+             f"{billions(w.experts)} × {sig(mx.bits_per_element, 4)} / 8 bytes + {billions(w.total - w.experts)} × "
+             f"2 bytes = {gib(held, 4)}; all in BF16, {gb(wide, 4)}."),
+            (self.number(f"bits per weight, the {_words(e1)}-bit format", one, sig(one, 4)),
+             self.number(f"bits per weight, the {_words(e2)}-bit format", two, sig(two, 4)),
              self.number("the model with MXFP4 experts", held, gib(held)),
              self.number("the model in BF16", wide, gb(wide))))
+
+
+def _words(bits: int) -> str:
+    """A width in words, as the exercise writes it: eight, four."""
+    return {3: "three", 4: "four", 6: "six", 8: "eight"}[bits]
 
 
 def _fp8_double() -> tuple[str, ...]:
@@ -68,6 +74,7 @@ def _fp8_double() -> tuple[str, ...]:
 @register
 class KneeUnchanged(Template):
     chapter, label = "07_low_precision", "low-precision-ex2"
+    tolerance = 0.03   # the exercise states none; the chapter's other exercises grade at 3%
 
     def draw(self, rng):
         return {"model": pick(rng, dense_models()), "card": pick(rng, _fp8_double())}
@@ -116,6 +123,7 @@ class KneeUnchanged(Template):
 @register
 class Int4OrFp8(Template):
     chapter, label = "07_low_precision", "low-precision-ex3"
+    tolerance = 0.03
 
     def draw(self, rng):
         return {"model": pick(rng, dense_models()), "card": pick(rng, cards_with("FP8")),
@@ -166,6 +174,8 @@ class Int4OrFp8(Template):
 
 #: the recipes the decision compares: weights / cache / math
 RECIPES = (("BF16", "BF16", "BF16"), ("FP8", "BF16", "FP8"), ("FP8", "FP8", "FP8"), ("INT4", "FP8", "BF16"))
+#: the single choice each step from one recipe to the next makes
+STEPS = ("FP8 weights and math", "an FP8 cache", "INT4 weights")
 
 
 @lru_cache(maxsize=1024)
@@ -185,7 +195,7 @@ def _recipe_rows(model_name: str, card_name: str, L: int, line: float) -> dict:
 @register
 class FourRecipes(Template):
     chapter, label = "07_low_precision", "low-precision-ex7"
-    tolerance = 0.03
+    tolerance, counts_exact = 0.03, True
 
     def draw(self, rng):
         big = [n for n in dense_models() if weight_bytes(cfg(n)) > 50e9]
@@ -202,24 +212,35 @@ class FourRecipes(Template):
                 "every recipe serves at least one user": all(B >= 1 for _, B, _ in rows.values()),
                 "every recipe memory-bound at its batch": all(d and d.wall == "memory-bound" for *_, d in rows.values()),
                 "every user at the line at that batch": all(d and d.per_user >= p["line"] for *_, d in rows.values()),
-                "one recipe clearly makes the most": len(made) >= 2 and made[0] > 1.06 * made[1]}
+                "one recipe clearly makes the most": len(made) >= 2 and made[0] > 1.06 * made[1],
+                "one step clearly moves the rate most": len(made) == len(RECIPES) and self._steps_clear(rows)}
+
+    @staticmethod
+    def _steps_clear(rows) -> bool:
+        g = sorted((rows[RECIPES[i + 1]][2].ceiling / rows[RECIPES[i]][2].ceiling for i in range(len(STEPS))),
+                   reverse=True)
+        return g[0] > 1.06 * g[1]
 
     def key(self, p):
         name, c, a, L, line = p["model"], cfg(p["model"]), card(p["card"]), p["context"], p["line"]
         rows = self._rows(p)
         label = {r: "/".join(r) for r in RECIPES}
         best = max(rows, key=lambda r: rows[r][2].ceiling)
+        gains = {STEPS[i]: rows[RECIPES[i + 1]][2].ceiling / rows[RECIPES[i]][2].ceiling for i in range(len(STEPS))}
+        most = max(gains, key=gains.get)
         answers = []
         for r, (room, B, d) in rows.items():
-            answers += [self.number(f"{label[r]}: conversations that fit", room, f"{room:,}"),
-                        self.number(f"{label[r]}: the largest batch at {line} tokens/s", B, f"{B:,}"),
+            answers += [self.count(f"{label[r]}: conversations that fit", room, f"{room:,}"),
+                        self.count(f"{label[r]}: the largest batch at {line} tokens/s", B, f"{B:,}"),
                         self.number(f"{label[r]}: tokens/s the GPU makes", d.ceiling, rate(d.ceiling))]
         return Key(
             (f"You serve {name} on one {a.name} to users whose conversations run to {L:,} tokens, and each user must "
              f"get at least {line} tokens per second. Compare four recipes, written weights/cache/math: "
              + ", ".join(label[r] for r in RECIPES) + ". For each: how many such conversations fit, what is the "
              "largest batch that keeps every user at that speed, and how many tokens per second does the GPU then "
-             "make? Which recipe would you pick?",
+             "make? Which recipe would you pick, and which single step from one recipe to the next ("
+             + "; ".join(f"{label[RECIPES[i]]} to {label[RECIPES[i + 1]]}: {STEPS[i]}" for i in range(len(STEPS)))
+             + ") moves the GPU's rate most, and by what factor?",
              f"The data you need: the {a.name} moves {gbps(a.bandwidth_bytes_per_s)} and has "
              f"{gb(usable_memory_fraction() * a.capacity_bytes, 4)} of usable memory. The weights are stored in "
              f"{gb(weight_bytes(c), 4)} in BF16, {gb(weight_bytes(c, 'FP8'), 4)} in FP8 and "
@@ -230,5 +251,8 @@ class FourRecipes(Template):
              f"{mb(activation_bytes_per_token(c), 4)} of activation traffic to a step. Every recipe stays "
              f"memory-bound at these batches."),
             tuple(f"{label[r]}: {room} fit; each user at {line} tokens/s allows {B}; the GPU makes {rate(d.ceiling, 4)}."
-                  for r, (room, B, d) in rows.items()) + (f"Pick {label[best]}.",),
-            tuple(answers) + (self.choice("the recipe to pick", label[best]),))
+                  for r, (room, B, d) in rows.items())
+            + ("Steps: " + "; ".join(f"{k} {times(v, 4)}" for k, v in gains.items()) + f". Pick {label[best]}.",),
+            tuple(answers) + (self.choice("the recipe to pick", label[best]),
+                              self.choice("the step that moves the rate most", most),
+                              self.number("its factor", gains[most], times(gains[most]))))

@@ -5,13 +5,14 @@ from functools import lru_cache
 
 from inferlimits.arithmetic.generation import decode_point, weight_bytes_read_per_step
 from inferlimits.arithmetic.kvcache import usable_memory_fraction
+from inferlimits.arithmetic.precision import decode_on
 from inferlimits.arithmetic.parallel import network_bytes_per_s, send_time_s, tensor_parallel_fit
 from inferlimits.arithmetic.serving import READING_TOKENS_PER_S, mixed_step_s
-from inferlimits.arithmetic.speculative import expected_tokens_per_step, speculative_on
+from inferlimits.arithmetic.speculative import estimated_speedup, expected_tokens_per_step, speculative_on
 from inferlimits.data.models import kv_bytes_per_token, weight_bytes
 from inferlimits.book.homework import Key, Template, pick, register, sig, whole
 from inferlimits.book.homework.common import (an, card, cards, cards_with, cfg, fp8_or_bf16, gb, gbps, linked_cards,
-                                              mb, mdl, ms, pct, rate, tflops, times)
+                                              mb, mdl, ms, pct, rate, tflops, times, us)
 
 DRAFT = "Llama-3.2-1B"
 #: targets that share the draft's tokenizer (the Llama 3 family)
@@ -21,6 +22,7 @@ TARGETS = ("Llama-3.1-8B", "Llama-3.1-70B")
 @register
 class SpeedupEstimate(Template):
     chapter, label = "10_speculative_decoding", "serving-at-scale-ex2"
+    tolerance = 0.03
 
     def draw(self, rng):
         return {"target": pick(rng, TARGETS), "card": pick(rng, cards()), "acceptance": pick(rng, (0.6, 0.7, 0.8, 0.9)),
@@ -45,7 +47,7 @@ class SpeedupEstimate(Template):
         k, acc, L = p["draft_tokens"], p["acceptance"], p["context"]
         c_ratio = s.draft_s / k / s.plain_s
         E = expected_tokens_per_step(acc, k)
-        estimate = E / (1 + k * c_ratio)
+        estimate = estimated_speedup(acc, k, c_ratio)
         t, d = cfg(p["target"]), cfg(DRAFT)
         return Key(
             ("Show that at one sequence, while decode is memory-bound, speculative decoding's speed-up is close to "
@@ -70,6 +72,7 @@ class SpeedupEstimate(Template):
 @register
 class MovingTheCache(Template):
     chapter, label = "10_speculative_decoding", "speculative-ex2"
+    tolerance = 0.03
 
     def draw(self, rng):
         big = ("Llama-3.1-70B", "Llama-2-70B", "DeepSeek-LLM-67B", "Qwen2.5-32B", "Qwen3-32B", "Llama-3.1-8B")
@@ -92,27 +95,31 @@ class MovingTheCache(Template):
 
     def key(self, p):
         name, c, a, S, T = p["model"], cfg(p["model"]), card(p["card"]), p["prompt"], p["gpus"]
-        cache, nvlink, cards_time, one_card, prefill = self._numbers(p)
+        cache, nvlink, cards_time, _, prefill = self._numbers(p)
+        n = c.num_hidden_layers
         return Key(
             (f"A service disaggregates {name} in FP8, with an FP8 cache, on {a.name} cards: {T} of them in tensor "
-             f"parallelism read prompts, and others decode. A prompt of {S:,} tokens arrives. How many bytes of cache "
-             f"does it leave? How long does sending them take over {a.link.kind} at "
-             f"{gbps(a.link.bytes_per_s)}? And over network cards of {gbps(network_bytes_per_s())} each way, if each "
-             f"prefill GPU sends its own share over its own card, or if a single card carried it all? Compare the "
-             f"network time with the prefill of the prompt itself, at the ceiling.",
-             f"The data you need: {name} has {c.num_hidden_layers} layers and {c.num_key_value_heads} KV heads, each "
-             f"keeping a key and a value of {c.head_dim_qk} numbers per token, one byte per number in FP8. The "
-             f"prefill on {T} GPUs takes {ms(prefill, 4)} at the ceiling."),
-            (f"Per token: 2 × {c.num_hidden_layers} × {c.num_key_value_heads} × {c.head_dim_qk} × 1 byte = "
+             f"parallelism read prompts, and {T} others decode. A prompt of {S:,} tokens arrives. The model has {n} "
+             f"layers of {c.num_key_value_heads} KV heads, each key and value {c.head_dim_qk} numbers of one byte. How "
+             f"many bytes of cache does the prompt leave? How long does sending them take over {a.link.kind} at "
+             f"{gbps(a.link.bytes_per_s)}, if one GPU sent it all? And over network cards of {gbps(network_bytes_per_s())} each way, if each "
+             f"prefill GPU sends its own share over its own card? Compare both times with the prefill of the prompt "
+             f"itself, which takes {ms(prefill, 4)} on the {T} prefill GPUs at the ceiling. How long does one layer's "
+             f"share of the cache take to send over the {T} cards, and one layer's share of the prefill?",),
+            (f"Per token: 2 × {n} × {c.num_key_value_heads} × {c.head_dim_qk} × 1 byte = "
              f"{whole(kv_bytes_per_token(c, 'FP8'))} bytes; the prompt leaves {mb(cache, 4)}.",
-             f"{a.link.kind}: {mb(cache, 4)} / {gbps(a.link.bytes_per_s)} = {ms(nvlink, 4)}; {T} cards at once: "
-             f"{ms(cards_time, 4)}; one card: {ms(one_card, 4)}.",
-             f"Against the prefill's {ms(prefill, 4)}: {pct(cards_time / prefill)} with {T} cards."),
+             f"{a.link.kind}: {mb(cache, 4)} / {gbps(a.link.bytes_per_s)} = {ms(nvlink, 4)}, {pct(nvlink / prefill)} of "
+             f"the prefill; {T} cards at once: {mb(cache / T, 4)} each, {ms(cards_time, 4)}, "
+             f"{pct(cards_time / prefill)} of it.",
+             f"Per layer: {us(cards_time / n, 4)} to send against {ms(prefill / n, 4)} of prefill: a layer's cache "
+             f"can leave while the next layers are computed."),
             (self.number("cache the prompt leaves", cache, mb(cache)),
              self.number(f"over {a.link.kind}", nvlink, ms(nvlink)),
              self.number(f"over {T} network cards", cards_time, ms(cards_time)),
-             self.number("over a single network card", one_card, ms(one_card)),
-             self.number(f"the {T} cards' time as a share of the prefill", cards_time / prefill, pct(cards_time / prefill))))
+             self.number(f"{a.link.kind} time as a share of the prefill", nvlink / prefill, pct(nvlink / prefill)),
+             self.number(f"the {T} cards' time as a share of the prefill", cards_time / prefill, pct(cards_time / prefill)),
+             self.number(f"one layer's share over the {T} cards", cards_time / n, us(cards_time / n)),
+             self.number("one layer's share of the prefill", prefill / n, ms(prefill / n))))
 
 
 POWERS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -129,15 +136,16 @@ def _rounds(card_name: str, target: str, acceptance: float, draft_tokens: int, c
 @register
 class SpeculateOrBatch(Template):
     chapter, label = "10_speculative_decoding", "speculative-ex3"
+    tolerance, counts_exact = 0.03, True
 
     def draw(self, rng):
         return {"target": pick(rng, TARGETS), "card": pick(rng, cards_with("FP8")), "context": pick(rng, (1024, 2048, 4096)),
-                "acceptance": pick(rng, (0.6, 0.7, 0.8)), "draft_tokens": pick(rng, (3, 4, 5)),
-                "strict": pick(rng, (50, 60, 80, 100, 120, 150)), "low": pick(rng, (0.3, 0.4, 0.5))}
+                "acceptance": pick(rng, (0.6, 0.7, 0.8)), "draft_tokens": pick(rng, (3, 4, 5, 6)),
+                "strict": pick(rng, (50, 60, 80, 100, 120, 150)), "short": pick(rng, (1, 2))}
 
-    def _rounds(self, p, acceptance=None):
-        acc = p["acceptance"] if acceptance is None else acceptance
-        return _rounds(p["card"], p["target"], acc, p["draft_tokens"], p["context"])
+    def _rounds(self, p, draft_tokens=None):
+        k = p["draft_tokens"] if draft_tokens is None else draft_tokens
+        return _rounds(p["card"], p["target"], p["acceptance"], k, p["context"])
 
     def _lines(self, p):
         r = self._rounds(p)
@@ -150,29 +158,40 @@ class SpeculateOrBatch(Template):
 
     def holds(self, p):
         r, fits, top, plain_user, plain_B, spec_B = self._lines(p)
-        low = self._rounds(p, p["low"])
+        short = self._rounds(p, p["short"])
         return {"fits up to a batch of 8 or more": bool(fits) and fits == list(POWERS[:len(fits)]) and top >= 8,
+                "the short draft fits the same batches": bool(fits) and all(short[B].fits for B in fits),
+                "plain decoding memory-bound at every such batch": all(
+                    decode_on(card(p["card"]), cfg(p["target"]), B, p["context"], "FP8", "FP8", "FP8").wall
+                    == "memory-bound" for B in fits),
                 "plain decoding meets the strict line at some batch": plain_B is not None,
                 "speculation meets it too": spec_B is not None,
                 "the strict line, not memory, limits plain decoding": plain_B is not None and top is not None and plain_B < top,
                 "speculation wins at the strict line": spec_B is not None and plain_B is not None
                 and r[spec_B].aggregate > plain_B * plain_user[plain_B],
-                "every batch meets the lax line": all(min(plain_user[B], r[B].per_user) >= READING_TOKENS_PER_S for B in fits),
-                "the gain at the largest batch is not a tie": top is not None and abs(r[top].speedup - 1) > 0.04
-                and abs(low[top].speedup - 1) > 0.04}
+                "every batch meets the lax line": all(min(plain_user[B], r[B].per_user, short[B].per_user)
+                                                      >= READING_TOKENS_PER_S for B in fits),
+                "the gains at the largest batch are not ties": top is not None and abs(r[top].speedup - 1) > 0.04
+                and abs(short[top].speedup - 1) > 0.04}
 
     def key(self, p):
-        a, L, k, acc, strict, low_a = card(p["card"]), p["context"], p["draft_tokens"], p["acceptance"], p["strict"], p["low"]
+        a, L, k, acc, strict, k2 = card(p["card"]), p["context"], p["draft_tokens"], p["acceptance"], p["strict"], p["short"]
         r, fits, top, plain_user, plain_B, spec_B = self._lines(p)
-        low = self._rounds(p, low_a)[top]
+        short = self._rounds(p, k2)[top]
         plain_all = plain_B * plain_user[plain_B]
+        limit = "the users' speed" if spec_B < top else "memory"
         t, d = cfg(p["target"]), cfg(DRAFT)
+
+        def choice(x):
+            return "speculate" if x.speedup > 1 else "decode plainly"
+
         return Key(
             (f"{p['target']} in FP8 (weights, cache and math) on one {a.name}, contexts of {L:,} tokens, batches among "
              f"the powers of two up to {POWERS[-1]}. One service must give each user at least {strict} tokens/s; "
              f"another only {READING_TOKENS_PER_S}. For each, choose plain decoding or speculative decoding with the "
-             f"{DRAFT} draft (a = {acc}, k = {k}) to make the most tokens per GPU. Which batch, how many tokens/s, and "
-             f"what limits the batch? Then decide the second service again at a = {low_a}.",
+             f"{DRAFT} draft (a = {acc}, k = {k}) to make the most tokens per GPU. Which batch, how many tokens/s per "
+             f"user and per GPU, and what limits the batch? Then decide the second service again with a draft of "
+             f"k = {k2}.",
              f"The data you need: use the package's ceilings (inferlimits.arithmetic.speculative.speculative_on), or "
              f"count them: the target reads {gb(weight_bytes_read_per_step(t, 'FP8'), 4)} of weights and holds "
              f"{gb(weight_bytes(t, 'FP8'), 4)}, the draft {gb(weight_bytes_read_per_step(d, 'FP8'), 4)} and "
@@ -182,18 +201,120 @@ class SpeculateOrBatch(Template):
              f"{gb(usable_memory_fraction() * a.capacity_bytes, 4)}."),
             (f"Strict line ({strict} tokens/s): plain decoding allows {plain_B} sequences at {rate(plain_user[plain_B], 4)} "
              f"each, {rate(plain_all, 4)} in all; speculation keeps {spec_B} at {rate(r[spec_B].per_user, 4)}, "
-             f"{rate(r[spec_B].aggregate, 4)} in all: the users' speed limits the batch.",
-             f"Lax line: every batch meets it; memory limits the batch to {top}. Plain {rate(top * plain_user[top], 4)}, "
-             f"speculation {rate(r[top].aggregate, 4)} ({times(r[top].speedup, 4)}).",
-             f"At a = {low_a}: speculation gives {times(low.speedup, 4)} the plain rate at {top}."),
-            (self.number("strict line: plain decoding's batch", plain_B, whole(plain_B)),
+             f"{rate(r[spec_B].aggregate, 4)} in all: {limit} limits the batch.",
+             f"Lax line: every batch meets it; memory limits the batch to {top}. Plain {rate(top * plain_user[top], 4)} "
+             f"({rate(plain_user[top], 4)} each), speculation {rate(r[top].aggregate, 4)} ({rate(r[top].per_user, 4)} "
+             f"each, {times(r[top].speedup, 4)}).",
+             f"With k = {k2}: speculation gives {rate(short.aggregate, 4)}, {times(short.speedup, 4)} the plain rate at "
+             f"{top}."),
+            (self.count("strict line: plain decoding's batch", plain_B, whole(plain_B)),
+             self.number("strict line: plain decoding, tokens/s per user", plain_user[plain_B], rate(plain_user[plain_B])),
              self.number("strict line: plain decoding, tokens/s per GPU", plain_all, rate(plain_all)),
-             self.number("strict line: speculation's batch", spec_B, whole(spec_B)),
+             self.count("strict line: speculation's batch", spec_B, whole(spec_B)),
+             self.number("strict line: speculation, tokens/s per user", r[spec_B].per_user, rate(r[spec_B].per_user)),
              self.number("strict line: speculation, tokens/s per GPU", r[spec_B].aggregate, rate(r[spec_B].aggregate)),
              self.choice("strict line: the choice", "speculate"),
-             self.number("lax line: the largest batch that fits", top, whole(top)),
+             self.choice("strict line: what limits the batch", limit),
+             self.count("lax line: the largest batch that fits", top, whole(top)),
              self.number("lax line: plain decoding, tokens/s per GPU", top * plain_user[top], rate(top * plain_user[top])),
              self.number("lax line: speculation, tokens/s per GPU", r[top].aggregate, rate(r[top].aggregate)),
-             self.choice("lax line: the choice", "speculate" if r[top].speedup > 1 else "decode plainly"),
-             self.number(f"lax line at a = {low_a}: speculation over plain", low.speedup, times(low.speedup)),
-             self.choice(f"lax line at a = {low_a}: the choice", "speculate" if low.speedup > 1 else "decode plainly")))
+             self.choice("lax line: the choice", choice(r[top])),
+             self.choice("lax line: what limits the batch", "memory"),
+             self.number(f"lax line with k = {k2}: speculation, tokens/s per GPU", short.aggregate, rate(short.aggregate)),
+             self.choice(f"lax line with k = {k2}: the choice", choice(short))))
+
+
+@register
+class RoundAndSpeedup(Template):
+    chapter, label = "10_speculative_decoding", "speculative-ex4"
+    tolerance = 0.03
+
+    def draw(self, rng):
+        return {"draft_tokens": pick(rng, (2, 3, 4, 5, 6)), "acceptance": pick(rng, (0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9)),
+                "cost": pick(rng, (0.01, 0.02, 0.03, 0.04, 0.05, 0.08, 0.1))}
+
+    def holds(self, p):
+        return {"speculation pays": estimated_speedup(p["acceptance"], p["draft_tokens"], p["cost"]) > 1.05}
+
+    def key(self, p):
+        k, acc, c = p["draft_tokens"], p["acceptance"], p["cost"]
+        E = expected_tokens_per_step(acc, k)
+        S = estimated_speedup(acc, k, c)
+        return Key(
+            (f"A draft of k = {k} tokens is accepted with a = {acc} at each position, and each draft step costs {c} of "
+             f"a target step. Verification takes about one plain step. How many tokens does a round yield on average, "
+             f"and what speed-up does that give at one sequence?",),
+            (f"E[tokens] = 1 + a + ... + a^k = (1 - a^(k+1)) / (1 - a) = {sig(E, 4)}.",
+             f"A round takes 1 + k c = 1 + {k} × {c} = {sig(1 + k * c, 4)} plain steps: speed-up {sig(E, 4)} / "
+             f"{sig(1 + k * c, 4)} = {sig(S, 4)}."),
+            (self.number("tokens per round", E, sig(E)),
+             self.number("the speed-up", S, times(S))))
+
+
+#: the longest draft the search for the best one considers
+LONGEST_DRAFT = 64
+
+
+def best_draft(acceptance: float, cost: float) -> int:
+    """The draft length k that maximises ``estimated_speedup`` at one sequence (the first, if two tie)."""
+    return max(range(1, LONGEST_DRAFT + 1), key=lambda k: estimated_speedup(acceptance, k, cost))
+
+
+@register
+class HowLongADraft(Template):
+    chapter, label = "10_speculative_decoding", "speculative-ex5"
+    tolerance, counts_exact = 0.03, True
+    LENGTHS = (1, 2, 4, 8)
+
+    def draw(self, rng):
+        return {"target": pick(rng, TARGETS), "card": pick(rng, cards_with("FP8")), "context": pick(rng, (1024, 2048, 4096)),
+                "acceptance": pick(rng, (0.6, 0.7, 0.8)), "batch": pick(rng, (64, 128, 256))}
+
+    def _cost(self, p) -> float:
+        """c for the pair at one sequence, as the question states it (three figures)."""
+        one = speculative_on(card(p["card"]), cfg(p["target"]), cfg(DRAFT), 1, p["acceptance"], 1, p["context"],
+                             "FP8", "FP8", "FP8")
+        return float(sig(one.draft_s / one.plain_s, 3).replace(",", ""))
+
+    def _at_batch(self, p) -> dict:
+        a, t = card(p["card"]), cfg(p["target"])
+        return {k: speculative_on(a, t, cfg(DRAFT), p["batch"], p["acceptance"], k, p["context"], "FP8", "FP8", "FP8")
+                for k in self.LENGTHS}
+
+    def holds(self, p):
+        c = self._cost(p)
+        k1 = best_draft(p["acceptance"], c)
+        got = self._at_batch(p)
+        ups = sorted((x.speedup for x in got.values()), reverse=True)
+        winner = max(got, key=lambda k: got[k].speedup)
+        return {"every draft length fits the batch": all(x.fits for x in got.values()),
+                "the best length at one sequence is within the search": k1 < LONGEST_DRAFT,
+                "one length clearly wins at the batch": ups[0] > 1.03 * ups[1],
+                "the batch's winner is shorter than the best at one sequence": winner < k1}
+
+    def key(self, p):
+        a, L, acc, B = card(p["card"]), p["context"], p["acceptance"], p["batch"]
+        c = self._cost(p)
+        k1 = best_draft(acc, c)
+        S1 = estimated_speedup(acc, k1, c)
+        got = self._at_batch(p)
+        winner = max(got, key=lambda k: got[k].speedup)
+        return Key(
+            ("How long should a draft be? Use the estimate S(k) = E_k[tokens] / (1 + k c) at one sequence.",
+             "(a) Show that lengthening the draft from k to k + 1 raises S exactly while a^(k+1) (1 + k c) > c E_k[tokens].",
+             f"(b) For {p['target']} in FP8 on {an(a.name)} with the {DRAFT} draft, a = {acc} and c = {c}: find the "
+             f"best k and its speed-up.",
+             f"(c) With the package's full count (inferlimits.arithmetic.speculative.speculative_on: FP8 weights, "
+             f"cache and math, contexts of {L:,} tokens), what speed-ups do drafts of "
+             + ", ".join(str(k) for k in self.LENGTHS[:-1]) + f" and {self.LENGTHS[-1]} tokens give at {B} sequences? "
+             "Which length wins there, and why is it shorter than at one sequence?"),
+            ("(a) One more token adds a^(k+1) to the expected tokens and c to the round: (E_k + a^(k+1))(1 + k c) > "
+             "E_k (1 + k c + c) gives the condition; its left side falls geometrically with k, its right side grows.",
+             f"(b) The condition holds below k = {k1} and fails there: the best draft has {k1} tokens, S = {sig(S1, 4)}.",
+             f"(c) At {B} sequences: " + ", ".join(f"k = {k}: {times(x.speedup, 4)}" for k, x in got.items())
+             + f"; {winner} wins. There verification is compute-bound: every drafted token costs math for every "
+               "sequence, accepted or not."),
+            (self.count("the best draft length at one sequence", k1, str(k1)),
+             self.number("its speed-up", S1, times(S1)))
+            + tuple(self.number(f"speed-up at {B} sequences, k = {k}", x.speedup, times(x.speedup)) for k, x in got.items())
+            + (self.choice(f"the winning length at {B} sequences", str(winner)),))

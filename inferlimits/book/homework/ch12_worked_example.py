@@ -1,14 +1,14 @@
 """Chapter 12, the worked example: a model on one card, claim by claim."""
 from __future__ import annotations
 
-from inferlimits.arithmetic.generation import decode_point
-from inferlimits.arithmetic.kvcache import (kv_cache_bytes, max_sequences, memory_left_for_cache_bytes,
-                                            usable_memory_fraction)
-from inferlimits.data.models import kv_bytes_per_token, param_count, weight_bytes
-from inferlimits.data.units import GB, GIB
+import math
+
+from inferlimits.arithmetic.kvcache import (fit, kv_cache_bytes, max_sequences, memory_left_for_cache_bytes,
+                                            usable_fraction_needed, usable_memory_fraction)
+from inferlimits.data.models import embedding_params, kv_bytes_per_token, weight_bytes
+from inferlimits.data.units import GB, GIB, bytes_per_element
 from inferlimits.book.homework import Key, Template, pick, register, sig, whole
-from inferlimits.book.homework.common import (multiplied_note, vocabulary_note, an, billions, card, cards, cfg, dense_models, gb, kib, mdl, pct, times,
-                                         tokens)
+from inferlimits.book.homework.common import an, card, cards, cfg, dense_models, gb, kib, mdl, pct
 
 CONTEXTS = (2048, 4096, 8192, 16384, 24576, 32768)
 
@@ -17,17 +17,27 @@ def _room(a, W, share=None):
     return memory_left_for_cache_bytes(a.capacity_bytes, W, share)
 
 
+def _steady(room: float, per_sequence: float, slack: float = 0.01) -> bool:
+    """Whether the whole number of sequences of ``per_sequence`` bytes that fit in ``room`` stays the
+    same when the room moves by ``slack`` either way: a count graded exactly must not sit at the edge
+    of a whole number, where the rounding of the question's figures would tip it."""
+    return len({math.floor(room * f / per_sequence) for f in (1 - slack, 1, 1 + slack)}) == 1
+
+
 @register
 class Fp8Cache(Template):
     chapter, label = "12_worked_example", "worked-example-ex1"
+    counts_exact = True
 
     def draw(self, rng):
         return {"model": pick(rng, dense_models()), "card": pick(rng, cards()), "context": pick(rng, CONTEXTS)}
 
     def holds(self, p):
         c, a, L = cfg(p["model"]), card(p["card"]), p["context"]
-        n = max_sequences(a.capacity_bytes, weight_bytes(c), kv_bytes_per_token(c, "FP8"), L)
-        return {"the context fits the model": L <= mdl(p["model"]).context_length, "one to 60 sequences fit": 1 <= n <= 60}
+        k8 = kv_bytes_per_token(c, "FP8")
+        n = max_sequences(a.capacity_bytes, weight_bytes(c), k8, L)
+        return {"the context fits the model": L <= mdl(p["model"]).context_length, "one to 60 sequences fit": 1 <= n <= 60,
+                "the count is not at the edge of a whole number": _steady(_room(a, weight_bytes(c)), kv_cache_bytes(k8, 1, L))}
 
     def key(self, p):
         name, c, a, L = p["model"], cfg(p["model"]), card(p["card"]), p["context"]
@@ -35,25 +45,26 @@ class Fp8Cache(Template):
         one = kv_cache_bytes(k8, 1, L)
         room = _room(a, weight_bytes(c))
         n = max_sequences(a.capacity_bytes, weight_bytes(c), k8, L)
+        converts = ("; attention converts it back as it reads it, since the card has no FP8 math"
+                    if not a.supports("FP8") else "")
         return Key(
-            (f"Store the cache of {name} in FP8 instead of BF16. How many bytes does one token add to a sequence's "
-             f"cache, how large is a sequence of {L:,} tokens, and how many whole such sequences fit on "
-             f"{an(a.name)} with the book's {pct(usable_memory_fraction(), 2)} usable and BF16 weights?",
-             f"The data you need: {name} has {c.num_hidden_layers} layers and {c.num_key_value_heads} KV heads of "
-             f"{c.head_dim_qk} numbers, and stores {billions(param_count(c))} weights; the {a.name} reports "
-             f"{gb(a.capacity_bytes, 4)}."),
+            (f"At the book's {pct(usable_memory_fraction(), 2)} usable, store the cache of {name} in FP8, one byte "
+             f"per number, instead of BF16{converts}. For each token, the cache keeps a key and a value of "
+             f"{c.head_dim_qk} numbers for each of {c.num_key_value_heads} KV heads in each of {c.num_hidden_layers} "
+             f"layers. How large is the FP8 cache of one sequence of {L:,} tokens? How many whole such sequences fit "
+             f"on {an(a.name)}, where that share leaves {gb(room)} beside the BF16 weights?",),
             (f"K = 2 × {c.num_hidden_layers} × {c.num_key_value_heads} × {c.head_dim_qk} × 1 byte = {whole(k8)} bytes "
              f"({kib(k8)}); a sequence of {L:,} tokens: {gb(one, 4)}.",
              f"Room: {pct(usable_memory_fraction(), 2)} × {gb(a.capacity_bytes, 4)} - {gb(weight_bytes(c), 4)} = "
              f"{gb(room, 4)}, so {n} whole sequences ({sig(room / one, 3)} if they could be split)."),
-            (self.number("cache bytes per token", k8, f"{whole(k8)} bytes"),
-             self.number("one sequence's cache", one, gb(one)),
-             self.number("whole sequences that fit", n, whole(n))))
+            (self.number("one sequence's cache", one, gb(one)),
+             self.count("whole sequences that fit", n, whole(n))))
 
 
 @register
 class CacheOrWeights(Template):
     chapter, label = "12_worked_example", "worked-example-ex2"
+    tolerance, counts_exact = 0.0, True
 
     def draw(self, rng):
         p = {"model": pick(rng, dense_models()), "card": pick(rng, cards())}
@@ -61,100 +72,112 @@ class CacheOrWeights(Template):
         fitting = [L for L in CONTEXTS if all(self.holds({**p, "context": L}).values())]
         return {**p, "context": pick(rng, fitting) if fitting else CONTEXTS[0]}
 
+    SETUPS = (("today", "BF16", "BF16"), ("FP8 cache", "BF16", "FP8"), ("INT8 weights", "INT8", "BF16"),
+              ("both", "INT8", "FP8"))
+
     def _counts(self, p):
         c, a, L = cfg(p["model"]), card(p["card"]), p["context"]
-        out = {}
-        for label, w, k in (("today", "BF16", "BF16"), ("FP8 cache", "BF16", "FP8"), ("INT8 weights", "INT8", "BF16"),
-                            ("both", "INT8", "FP8")):
-            out[label] = max_sequences(a.capacity_bytes, weight_bytes(c, w), kv_bytes_per_token(c, k), L)
-        return out
+        return {label: max_sequences(a.capacity_bytes, weight_bytes(c, w), kv_bytes_per_token(c, k), L)
+                for label, w, k in self.SETUPS}
 
     def holds(self, p):
+        c, a, L = cfg(p["model"]), card(p["card"]), p["context"]
         n = self._counts(p)
-        return {"the context fits the model": p["context"] <= mdl(p["model"]).context_length,
+        return {"the context fits the model": L <= mdl(p["model"]).context_length,
                 "one to three fit today": 1 <= n["today"] <= 3,
-                "the two proposals differ": n["FP8 cache"] != n["INT8 weights"]}
+                "the two proposals differ": n["FP8 cache"] != n["INT8 weights"],
+                "no count at the edge of a whole number": all(
+                    _steady(_room(a, weight_bytes(c, w)), kv_cache_bytes(kv_bytes_per_token(c, k), 1, L))
+                    for _, w, k in self.SETUPS)}
 
     def key(self, p):
         name, c, a, L = p["model"], cfg(p["model"]), card(p["card"]), p["context"]
         n = self._counts(p)
         better = max(("FP8 cache", "INT8 weights"), key=n.get)
-        P, BW = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
-        gain = decode_point(c, P, BW, weight_precision="INT8").ceiling / decode_point(c, P, BW).ceiling
+        u = usable_memory_fraction()
         return Key(
-            (f"You need more {L:,}-token conversations of {name} on {an(a.name)}, where today, with the book's "
-             f"{pct(usable_memory_fraction(), 2)} usable and BF16 weights and cache, only {n['today']} "
-             f"{'fits' if n['today'] == 1 else 'fit'}. One colleague proposes an FP8 cache; another proposes INT8 "
-             f"weights (converted back to BF16 for the math) with the cache left in BF16. Take the INT8 checkpoint to "
-             f"keep the vocabulary tables in BF16, and every other weight in one byte. How many "
-             f"conversations fit with each, and with both? Which helps more? By what factor do INT8 weights raise the "
-             f"ceiling for one sequence with no context?",
-             f"The data you need: {name} stores {billions(param_count(c))} weights; {vocabulary_note(c)} (a token "
-             f"multiplies {multiplied_note(c)}); its cache "
-             f"takes {kib(kv_bytes_per_token(c))} per token in BF16; the {a.name} reports {gb(a.capacity_bytes, 4)}."),
-            (f"INT8 weights: {gb(weight_bytes(c, 'INT8'), 4)}, room {gb(_room(a, weight_bytes(c, 'INT8')), 4)}; BF16 "
-             f"weights {gb(weight_bytes(c), 4)}, room {gb(_room(a, weight_bytes(c)), 4)}.",
-             f"Conversations: FP8 cache {n['FP8 cache']}, INT8 weights {n['INT8 weights']}, both {n['both']}; "
-             f"{better} helps more.",
-             f"One sequence: INT8 weights read about half the bytes, the head still in BF16: {times(gain, 4)}."),
-            (self.number("conversations with an FP8 cache", n["FP8 cache"], whole(n["FP8 cache"])),
-             self.number("conversations with INT8 weights", n["INT8 weights"], whole(n["INT8 weights"])),
-             self.number("conversations with both", n["both"], whole(n["both"])),
+            (f"At the book's {pct(u, 2)} usable, only {('one', 'two', 'three')[n['today'] - 1]} {L:,}-token "
+             f"{'conversation fits' if n['today'] == 1 else 'conversations fit'} when {name} runs on {an(a.name)} "
+             f"with BF16 weights and cache, and you need more. One colleague proposes an FP8 cache; another proposes "
+             f"INT8 weights (converted back to BF16 for the math) with the cache left in BF16. The INT8 checkpoint "
+             f"keeps the embedding table and the output head in BF16, "
+             f"{gb(embedding_params(c) * bytes_per_element('BF16'))} each, and stores every other weight of the "
+             f"{gb(weight_bytes(c))} in one byte instead of two. The BF16 cache takes {whole(kv_bytes_per_token(c))} "
+             f"bytes per token, and the usable memory is {gb(u * a.capacity_bytes)}. Which helps more, and how many "
+             f"sequences does doing both fit?",),
+            (f"FP8 cache: room {gb(_room(a, weight_bytes(c)), 4)}, caches of "
+             f"{gb(kv_cache_bytes(kv_bytes_per_token(c, 'FP8'), 1, L), 4)}: {n['FP8 cache']}.",
+             f"INT8 weights: {gb(weight_bytes(c, 'INT8'), 4)}, room {gb(_room(a, weight_bytes(c, 'INT8')), 4)}, caches "
+             f"of {gb(kv_cache_bytes(kv_bytes_per_token(c), 1, L), 4)}: {n['INT8 weights']}; {better} helps more.",
+             f"Both: {n['both']}."),
+            (self.count("conversations with an FP8 cache", n["FP8 cache"], whole(n["FP8 cache"])),
+             self.count("conversations with INT8 weights", n["INT8 weights"], whole(n["INT8 weights"])),
              self.choice("helps more", better),
-             self.number("the single-sequence ceiling's gain", gain, times(gain))))
+             self.count("conversations with both", n["both"], whole(n["both"]))))
 
 
 @register
 class UnitSlip(Template):
     chapter, label = "12_worked_example", "worked-example-ex5"
+    counts_exact = True
 
     def draw(self, rng):
-        return {"model": pick(rng, dense_models()), "card": pick(rng, cards()), "context": pick(rng, (1024, 2048, 4096)),
-                "shares": sorted(pick(rng, ((0.9, 0.95), (0.85, 0.9), (0.9, 0.92), (0.8, 0.95))), reverse=True)}
+        return {"model": pick(rng, dense_models()), "card": pick(rng, cards()), "context": pick(rng, (1024, 2048, 4096))}
 
-    def _rows(self, p):
+    def _numbers(self, p):
         c, a, L = cfg(p["model"]), card(p["card"]), p["context"]
-        W, K = weight_bytes(c), kv_bytes_per_token(c)
+        u, W, K = usable_memory_fraction(), weight_bytes(c), kv_bytes_per_token(c)
         misread = a.capacity_bytes * GB / GIB
-        rows = []
-        for u in p["shares"]:
-            room = memory_left_for_cache_bytes(a.capacity_bytes, W, u)
-            slipped = memory_left_for_cache_bytes(misread, W, u)
-            rows.append((u, room, 1 - slipped / room if room else 0.0, max_sequences(a.capacity_bytes, W, K, L, u),
-                         max_sequences(misread, W, K, L, u)))
-        return rows
+        one = kv_cache_bytes(K, 1, L)
+        room = memory_left_for_cache_bytes(a.capacity_bytes, W)
+        slipped = memory_left_for_cache_bytes(misread, W)
+        multiplier = fit(a.capacity_bytes, W).usable_bytes / room if room else math.inf
+        under = 1 - slipped / room if room else 0.0
+        threshold = usable_fraction_needed(misread, W, one)
+        return dict(u=u, W=W, K=K, misread=misread, one=one, room=room, slipped=slipped, multiplier=multiplier,
+                    under=under, right=max_sequences(a.capacity_bytes, W, K, L),
+                    wrong=max_sequences(misread, W, K, L), threshold=threshold,
+                    at_threshold=max_sequences(a.capacity_bytes, W, K, L, min(1.0, threshold)))
 
     def holds(self, p):
         c, a = cfg(p["model"]), card(p["card"])
-        rows = self._rows(p)
-        return {"the weights fill much of the card": weight_bytes(c) > 0.4 * min(p["shares"]) * a.capacity_bytes,
-                "the weights fit under the slip at both shares":
-                    all(memory_left_for_cache_bytes(a.capacity_bytes * GB / GIB, weight_bytes(c), u) > 0 for u in p["shares"]),
-                "the slip costs caches at both shares": all(right > wrong for *_, right, wrong in rows)}
+        x = self._numbers(p)
+        return {"the weights fill much of the card": x["W"] > 0.4 * x["u"] * a.capacity_bytes,
+                "the misread room holds a cache": x["wrong"] >= 1,
+                "the slip costs caches": x["right"] > x["wrong"],
+                "the threshold lies below the book's share": x["threshold"] < x["u"],
+                "no count at the edge of a whole number": _steady(x["room"], x["one"]) and _steady(x["slipped"], x["one"])
+                and _steady(x["threshold"] * a.capacity_bytes - x["W"], x["one"], 0.002 * a.capacity_bytes
+                            / max(1.0, x["threshold"] * a.capacity_bytes - x["W"]))}
 
     def key(self, p):
         name, c, a, L = p["model"], cfg(p["model"]), card(p["card"]), p["context"]
-        rows = self._rows(p)
+        x = self._numbers(p)
         eps = 1 - GB / GIB
-        K = kv_bytes_per_token(c)
-        lines = [f"ε = 1 - GB/GiB = {pct(eps, 3)}; room uC - W, misread u(C - εC) - W: understated by "
-                 f"εuC/(uC - W)."]
-        answers = []
-        for u, room, under, right, wrong in rows:
-            lines.append(f"u = {pct(u, 2)}: room {gb(room, 4)}, understated by {pct(under, 3)}; caches {right} "
-                         f"against {wrong} misread.")
-            answers += [self.number(f"understated share at {pct(u, 2)}", under, pct(under)),
-                        self.number(f"caches that fit at {pct(u, 2)}", right, whole(right)),
-                        self.number(f"caches that fit at {pct(u, 2)}, misread", wrong, whole(wrong))]
-        u1, u2 = (pct(u, 2) for u in p["shares"])
         return Key(
-            ("Suppose a card's capacity C is misread as C - εC, as when a card's GiB are counted as billions of "
-             "bytes: a GB falls short of a GiB by ε, about 6.9%. With a usable share u and stored weights W, show that "
-             "the room left for caches, uC - W, is then understated by the share ε · uC/(uC - W).",
-             f"Evaluate it for {name} on {an(a.name)} (stored weights of {gb(weight_bytes(c), 4)}, a capacity of "
-             f"{gb(a.capacity_bytes, 4)}) with a usable share of {u1} and of {u2}, and say what it does to the number "
-             f"of {L:,}-token BF16 caches, {gb(K * L, 4)} each, that fit. Why does the same slip matter more on a card "
-             f"the weights nearly fill?"),
-            tuple(lines) + ("The slip is a share of the whole card, taken out of the room alone: the fuller the card, "
-                            "the larger the share of the room it takes.",),
-            tuple(answers))
+            (f"This exercise works at the book's {pct(x['u'], 2)} usable. Suppose a card's capacity C is misread as "
+             f"C - εC, as when a card's GiB are counted as billions of bytes: a GB falls short of a GiB by "
+             f"ε = (GiB - GB)/GiB, about {pct(eps, 2)}. With a usable share u and stored weights W, show that the room "
+             f"left for caches, uC - W, is then understated by the share ε · uC/(uC - W): the slip in the capacity, "
+             f"multiplied by the usable memory over the room.",
+             f"Evaluate the multiplier and the share for {name} on {an(a.name)} (stored weights of {gb(x['W'])}, a "
+             f"capacity of {gb(a.capacity_bytes)}), and say what the slip does to the number of {L:,}-token BF16 "
+             f"caches, {gb(x['one'])} each, that fit. Below what usable share does the misread room hold not a single "
+             f"one of those caches, and how many really fit at that share? Why does the same slip matter more on a "
+             f"card the weights nearly fill?"),
+            (f"Room uC - W = {gb(x['u'] * a.capacity_bytes, 4)} - {gb(x['W'], 4)} = {gb(x['room'], 4)}; misread, "
+             f"u(C - εC) - W = {gb(x['slipped'], 4)}: smaller by εuC.",
+             f"Multiplier uC/(uC - W) = {sig(x['multiplier'], 4)}; understated by ε × {sig(x['multiplier'], 4)} = "
+             f"{pct(x['under'], 3)}; caches {x['right']} really, {x['wrong']} misread.",
+             f"The misread room holds no cache once u(C - εC) < W + one cache: u < ({gb(x['W'], 4)} + "
+             f"{gb(x['one'], 4)}) / {gb(x['misread'], 4)} = {pct(x['threshold'], 4)}; there the real room is "
+             f"{gb(x['threshold'] * a.capacity_bytes - x['W'], 4)}, for {x['at_threshold']} caches.",
+             "The slip is a share of the whole card, taken out of the room alone: the fuller the card, the larger "
+             "the share of the room it takes."),
+            (self.number("the multiplier uC/(uC - W)", x["multiplier"], sig(x["multiplier"])),
+             self.number("the share the room is understated by", x["under"], pct(x["under"])),
+             self.count("caches that fit", x["right"], whole(x["right"])),
+             self.count("caches that fit, misread", x["wrong"], whole(x["wrong"])),
+             self.number("the usable share below which the misread room holds none", x["threshold"],
+                         pct(x["threshold"])),
+             self.count("caches that really fit at that share", x["at_threshold"], whole(x["at_threshold"]))))

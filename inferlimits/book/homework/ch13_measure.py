@@ -177,7 +177,9 @@ class ExactKnee(Template):
         bytes_only, work_only = _knee(R, L, work_at=0), _knee(R, L, per_sequence=False)
         rule = _knee(R, 0, per_sequence=False)
         limit = FL / self._own(L)
-        mover = "the bytes each sequence adds" if abs(bytes_only - rule) > abs(work_only - rule) else "attention's extra work"
+        bytes_move = abs(bytes_only - rule) > abs(work_only - rule)
+        mover = "the bytes each sequence adds" if bytes_move else "attention's extra work"
+        way = "up" if (bytes_only if bytes_move else work_only) > rule else "down"
         return Key(
             (f"On a machine whose balance point R is {R} FLOP per byte, take the exact crossing of the chapter's two "
              f"ceilings, B* = R W / (F - R (K L + A)). For the small decoder in float32, W is {mb(W, 4)}, and F is "
@@ -187,10 +189,12 @@ class ExactKnee(Template):
              "1. Compute B* at both contexts, and the short rule R W / F with F at zero context.",
              "2. At the long context, the short rule leaves out two things: the bytes each sequence adds, and "
              "attention's extra work. Compute the knee with each alone: with the bytes but F at zero context, and with "
-             "F at the long context but no bytes per sequence. Which one moves the knee more?",
+             "F at the long context but no bytes per sequence. Which one moves the knee more, and which way?",
              "3. Above what balance point would the small decoder have no knee at the long context?"),
             (f"1. B* = {sig(short, 4)} at {S:,} tokens and {sig(long_, 4)} at {L:,}; the short rule gives {sig(rule, 4)}.",
-             f"2. Bytes alone: {sig(bytes_only, 4)}; work alone: {sig(work_only, 4)}: {mover} moves it more.",
+             f"2. Bytes alone: {sig(bytes_only, 4)} (the memory ceiling climbs more slowly, so it meets the math "
+             f"ceiling later); work alone: {sig(work_only, 4)} (a larger F lowers the math ceiling): {mover} moves it "
+             f"more, {way}.",
              f"3. No knee once R ≥ F/(K L + A) = {flop_per_byte(limit, 4)}."),
             (self.number(f"B* at {S:,} tokens", short, sig(short)),
              self.number(f"B* at {L:,} tokens", long_, sig(long_)),
@@ -198,4 +202,5 @@ class ExactKnee(Template):
              self.number("the knee with the bytes alone", bytes_only, sig(bytes_only)),
              self.number("the knee with the work alone", work_only, sig(work_only)),
              self.choice("moves the knee more", mover),
+             self.choice("which way", way),
              self.number("the balance point with no knee", limit, flop_per_byte(limit))))

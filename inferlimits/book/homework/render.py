@@ -103,7 +103,9 @@ def index_html(seed: int, by_chapter: dict[str, list[Variant]], pdf: bool) -> st
         varied = ", ".join(v.number or v.template for v in vs)
         rows.append(f"<tr><td>{_e(chapter_title(stem))}</td><td>{varied}</td><td>{' · '.join(links)}</td></tr>")
     missing = without_template()
-    gap = ("<p>Every compute, derive and decide exercise of the numbered chapters has a template.</p>" if not missing
+    gap = ("<p>Every compute, derive and decide exercise of the numbered chapters has a template, except the "
+           "project-sized ones (titled with the subject \u201cproject\u201d), which are set from the book as they "
+           "stand.</p>" if not missing
            else "<p>Exercises without a template yet (set them from the book): "
                 + ", ".join(_e(f"{e.chapter} {e.label}") for e in missing) + ".</p>")
     body = (f"<header><h1>Homework, seed {seed}</h1><p class=\"meta\">For the instructor: every numbered chapter's "
