@@ -554,10 +554,11 @@ def products_words(sweep: measure.ProductSweep, m: measure.Machine) -> Markdown:
             quiet = not is_noisy(sweep.one_at_a_time.spread) and not is_noisy(
                 measure.point_at(sweep, sweep.control_batch).rate.spread)
             control = (sweep.control_batch, [c / b for c, b in zip(sweep.one_at_a_time.values, batched)],
-                       quiet and m.steady)
+                       quiet and m.products_steady)
         lines.append(_bullets([("The lesson", product_lesson_words(batches, rates, roofs, max(spreads),
                                                                    rounds=[p.rate.values for p in points],
-                                                                   steady=m.steady, control=control))]))
+                                                                   steady=m.products_steady,
+                                                                   control=control))]))
     return Markdown("\n".join(lines))
 
 
@@ -655,7 +656,8 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
                 return "The rounds were noisy, so other programs may have caused it.", True
             if not steady:
                 return f"The rounds agreed, {busy}.", True
-            return f"The rounds agreed, so it is not noise. A likely cause, which this sweep does not test: {cause}.", False
+            return (f"The rounds agreed, so it is not noise. A likely cause, which this sweep does not test: "
+                    f"{cause}."), False
         if not all(fails(y / x) for x, y in zip(rounds[a], rounds[b])):
             return "It did not hold in every round, so other programs may have caused it.", True
         ends = [i for i in (a, b) if is_noisy(max(rounds[i]) / min(rounds[i]))]
@@ -1011,8 +1013,8 @@ def ceiling_words(m: measure.Machine) -> str:
     which other programs may have lowered (then the shares may be too high)."""
     j = m.judgement
     if m.reference_roof and m.roof_source != "this run":
-        return (f"they use {m.roof_source}'s roof speeds, since this run's roof fell well below the reference run's "
-                "while the decoder kept up.")
+        return (f"they use {m.roof_source}'s roof speeds, since this run's roof fell below {KEPT_UP:.0%} of the "
+                "reference run's while the decoder kept up.")
     if j is not None and j.state == measure.ROOF_SLOWED:
         return ("they use this run's roof, which other programs slowed along with the decoder: the shares are "
                 "those of a slowed machine.")
@@ -1340,7 +1342,8 @@ def share_words(measured: float, memory: float, math_: float, eager_share: float
             rule += (f" Its rounds varied {_spread_text(spread)}, but noise only slows a rate: a quiet run would place "
                      "it at least as high.")
         elif noisy:
-            rule += f" Its rounds varied {_spread_text(spread)}, and its ceiling may be too low, so a quiet run may differ."
+            rule += (f" Its rounds varied {_spread_text(spread)}, and its ceiling may be too low, so a quiet run may "
+                 "differ.")
     return f"{compared} {rule}"
 
 
@@ -1381,14 +1384,21 @@ def reference_words(ratios: Mapping[str, float], same_machine: bool, label: str,
     if not ratios:
         raise ValueError("ratios must hold at least one share")
     ratios = {k: positive("ratios", v) for k, v in ratios.items()}
-    said = "this run's rates as shares of the reference's: " + _join([f"{k} {r:.0%}" for k, r in ratios.items()]) + "."
+    said = "this run's rates as shares of the reference's: " + _join([f"{k} {_kept(r)}" for k, r in ratios.items()]) + "."
     if not same_machine:
         return (f"{said} The reference ran on another machine, {label}, so these shares compare the two machines, "
                 "not this run's noise.")
     same = f"The reference ran on the same kind of machine, on {date}"
     if min(ratios.values()) >= KEPT_UP:
         return f"{said} {same}; this run kept up with it."
-    return f"{said} {same}; a share well below 100% most likely means that other programs slowed this run."
+    return f"{said} {same}; a share below {KEPT_UP:.0%} most likely means that other programs slowed this run."
+
+
+def _kept(share: float) -> str:
+    """A share of the reference's rate: "96%"; "89.97%" where whole percents would hide which side of
+    KEPT_UP it lies."""
+    whole_ = f"{share:.0%}"
+    return f"{share:.2%}" if (float(whole_[:-1]) / 100 >= KEPT_UP) != (share >= KEPT_UP) else whole_
 
 
 def _same_machine(m: measure.Machine, ref) -> bool:
@@ -1421,6 +1431,17 @@ def _decoder_shares(runs: Sequence[measure.DecodePoint], ref) -> dict[str, float
     return {what: found[b, L] / rate for what, (b, L, rate) in wanted.items() if (b, L) in found}
 
 
+def _widest_share(products: measure.ProductSweep | None, ref) -> float | None:
+    """The product sweep's widest batch at the reference's setting, over the reference run's rate; None where
+    this sweep did not measure it."""
+    from inferlimits.machine import reference  # noqa: PLC0415
+
+    if products is None:
+        return None
+    found = [p for p in products if p.batch == reference.WIDEST_PRODUCT and p.rows == p.cols == reference.PRODUCT_SIDE]
+    return found[0].flop_per_s / 1e9 / ref.widest_product_gflop_per_s if found else None
+
+
 def judge(m: measure.Machine, products: measure.ProductSweep | None = None,
           runs: Sequence[measure.DecodePoint] | None = None, ref=None) -> measure.Machine:
     """This run's machine as the chapter's tables and figures use it: ``m`` with the roof's samples
@@ -1435,10 +1456,11 @@ def judge(m: measure.Machine, products: measure.ProductSweep | None = None,
       (``ROOF_SLOWED``);
     - on another machine, nothing can be said from the reference (``ROOF_UNKNOWN``).
 
-    The run is steady (rounds that agree show that noise did not cause what they show) where its
-    roof and decoder kept up with the reference, or where no sample of the run waited for a core
-    more than WAIT_SHARE of its time, or, without a reference and without that report, where the
-    load before measuring was not busy. Its ceilings are clean where the roof kept up, where the
+    A sweep is steady (rounds that agree show that noise did not cause what they show) where its
+    own rates kept up with the reference's (the decoder at the reference's settings; the product
+    sweep's widest batch), or, without them, where the roof kept up; or where no sample of the run
+    waited for a core more than WAIT_SHARE of its time (unless the whole run was slowed); or,
+    without a reference and without that report, where the load before measuring was not busy. Its ceilings are clean where the roof kept up, where the
     reference's speeds replace a low roof, or, without a reference, where no roof sample waited
     (or, without that report, where the load was not busy). The figures draw the judged roof."""
     from inferlimits.machine import reference  # noqa: PLC0415
@@ -1452,27 +1474,33 @@ def judge(m: measure.Machine, products: measure.ProductSweep | None = None,
     samples += [p.rate for p in runs or ()]
     waited, roof_waited = _most_waited(samples), m.waited
     undisturbed = waited is not None and waited <= measure.WAIT_SHARE
-    roof_shares, decoder, reference_roof = None, (), None
+    roof_shares, decoder, reference_roof, products_steady = None, (), None, None
     if _same_machine(m, ref):
         roof_shares = (m.measured_bandwidth_bytes_per_s / 1e9 / ref.bandwidth_gb_per_s,
                        m.measured_peak_flop_per_s / 1e9 / ref.math_gflop_per_s)
         decoder = tuple(_decoder_shares(runs or (), ref).values())
         kept = bool(decoder) and min(decoder) >= KEPT_UP
+        widest = _widest_share(products, ref)
         if min(roof_shares) >= KEPT_UP:
             state = measure.ROOF_CLEAN
         elif kept:
-            state = measure.ROOF_LOW
-            reference_roof = (ref.bandwidth_gb_per_s * 1e9, ref.math_gflop_per_s * 1e9)
+            state = measure.ROOF_LOW   # the reference lifts each speed that fell short, and only those
+            reference_roof = tuple(speed if share < KEPT_UP else 0.0 for speed, share in
+                                   zip((ref.bandwidth_gb_per_s * 1e9, ref.math_gflop_per_s * 1e9), roof_shares))
         else:
             state = measure.ROOF_SLOWED
-        steady = (state == measure.ROOF_CLEAN and (kept or not decoder)) or (state != measure.ROOF_SLOWED and undisturbed)
+        calm = state != measure.ROOF_SLOWED and undisturbed
+        # each sweep's rounds are clear of a steady load where that sweep's own rates kept up with the reference's
+        steady = kept or (state == measure.ROOF_CLEAN and not decoder) or calm
+        products_steady = ((widest is not None and widest >= KEPT_UP)
+                           or (state == measure.ROOF_CLEAN and widest is None) or calm)
         clean = state in (measure.ROOF_CLEAN, measure.ROOF_LOW)
     else:
         state = measure.ROOF_UNKNOWN
         steady = undisturbed if waited is not None else not m.busy
         clean = roof_waited <= measure.WAIT_SHARE if roof_waited is not None else not m.busy
     judged = replace(m, reference_roof=reference_roof,
-                     judgement=measure.Judgement(state, roof_shares, decoder, waited, steady, clean))
+                     judgement=measure.Judgement(state, roof_shares, decoder, waited, steady, clean, products_steady))
     _JUDGED[(m.array_bytes, m.matmul_side)] = judged
     return judged
 
@@ -1487,20 +1515,27 @@ def roof_words(m: measure.Machine) -> str:
     if j is None:
         return ""
     if j.roof_shares is not None:
-        shares = f"bandwidth {j.roof_shares[0]:.0%} and math rate {j.roof_shares[1]:.0%} of the reference run's"
-        decoder = (f"{min(j.decoder_shares):.0%}" if len(set(f'{x:.0%}' for x in j.decoder_shares)) == 1 else
-                   f"{min(j.decoder_shares):.0%} to {max(j.decoder_shares):.0%}") if j.decoder_shares else ""
+        shares = f"bandwidth {_kept(j.roof_shares[0])} and math rate {_kept(j.roof_shares[1])} of the reference run's"
+        lo, hi = (_kept(min(j.decoder_shares)), _kept(max(j.decoder_shares))) if j.decoder_shares else ("", "")
+        decoder = lo if lo == hi else f"{lo} to {hi}"
     if j.state == measure.ROOF_CLEAN:
-        return f"this run's roof kept up with the reference run's ({shares}). Its ceilings can be trusted."
+        said = f"this run's roof kept up with the reference run's ({shares}). Its ceilings can be trusted."
+        if j.decoder_shares and min(j.decoder_shares) < KEPT_UP:
+            said += (f" But the decoder fell behind the reference run ({decoder}): other programs slowed its steps, "
+                     "so its shares of the ceilings are lower than a quiet run's.")
+        return said
     if j.state == measure.ROOF_LOW:
-        return (f"this run's roof fell well below the reference run's ({shares}), while the decoder kept up with it "
-                f"({decoder}). Other programs slowed the roof's measurements more than the decoder's. Ceilings from "
-                "this roof would be too low, and points would seem to beat them. So the ceilings use the reference "
-                f"run's speeds where they are faster: {m.bandwidth_bytes_per_s / 1e9:,.1f} GB/s and "
-                f"{m.peak_flop_per_s / 1e9:,.1f} GFLOP/s.")
+        lifted = [f"{what} ({speed / scale:,.1f} {unit})" for what, speed, scale, unit in
+                  (("bandwidth", (m.reference_roof or (0, 0))[0], 1e9, "GB/s"),
+                   ("math rate", (m.reference_roof or (0, 0))[1], 1e9, "GFLOP/s")) if speed]
+        return (f"this run's roof fell below {KEPT_UP:.0%} of the reference run's ({shares}), while the decoder kept "
+                f"up with it ({decoder}). Other programs slowed the roof's measurements more than the decoder's. "
+                "Ceilings from this roof would be too low, and points would seem to beat them. So the ceilings use "
+                f"the reference run's {_join(lifted)}.")
     if j.state == measure.ROOF_SLOWED:
         after = f", and so did the decoder ({decoder})" if decoder else ""
-        return (f"this run's roof fell well below the reference run's ({shares}){after}. Other programs slowed the "
+        return (f"this run's roof fell below {KEPT_UP:.0%} of the reference run's ({shares}){after}. Other programs "
+                "slowed the "
                 "whole run. Its ceilings and its points are those of a slowed machine: read the relations, not the "
                 "heights.")
     said = "the reference ran on another kind of machine, so it cannot say whether other programs slowed this run."

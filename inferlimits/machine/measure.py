@@ -476,7 +476,8 @@ class Judgement:
     reference ran on the same kind of machine; the most any sample of the run waited for a core
     (``waited``, a share of its time; None where not reported); and the two things the words may
     then say. ``steady``: a steady load from other programs, which slows every round alike, is ruled
-    out, so rounds that agree show that noise did not cause what they show. ``clean_ceiling``: the
+    out for the decode sweep (``products_steady``: for the product sweep), so rounds that agree
+    show that noise did not cause what they show. ``clean_ceiling``: the
     ceilings come from a clean measurement, so noise, which only slows a measured rate, cannot have
     lowered a point's share of them."""
 
@@ -486,6 +487,7 @@ class Judgement:
     waited: float | None = None
     steady: bool = False
     clean_ceiling: bool = False
+    products_steady: bool | None = None   # the same as ``steady``, for the product sweep (None: as ``steady``)
 
 
 @dataclass(frozen=True)
@@ -627,6 +629,13 @@ class Machine:
         if self.judgement is not None:
             return self.judgement.steady
         return self.waited <= WAIT_SHARE if self.waited is not None else not self.busy
+
+    @property
+    def products_steady(self) -> bool:
+        """As ``steady``, for the product sweep (the judgement's, where it judged the two sweeps apart)."""
+        if self.judgement is not None and self.judgement.products_steady is not None:
+            return self.judgement.products_steady
+        return self.steady
 
     @property
     def clean_ceiling(self) -> bool:

@@ -126,7 +126,8 @@ def reference_table(run: ReferenceRun | None = None, quiet_spread: float = 1.25)
     math_median = f" (median {run.math_median_gflop_per_s:,.1f})" if run.math_median_gflop_per_s else ""
     rows = ["| measured | reference run |", "|:--|--:|",
             f"| roof bandwidth (fastest read) | {run.bandwidth_gb_per_s:,.1f} GB/s{bw_median} |",
-            f"| roof math rate ({ROOF_SIDE:,} × {ROOF_SIDE:,} product) | {run.math_gflop_per_s:,.1f} GFLOP/s{math_median} |",
+            f"| roof math rate ({ROOF_SIDE:,} × {ROOF_SIDE:,} product) "
+            f"| {run.math_gflop_per_s:,.1f} GFLOP/s{math_median} |",
             f"| balance point | {run.balance_point_flop_per_byte:,.1f} FLOP per byte |",
             f"| {WIDEST_PRODUCT} vectors times the {PRODUCT_SIDE:,} × {PRODUCT_SIDE:,} matrix "
             f"| {run.widest_product_gflop_per_s:,.1f} GFLOP/s |",
