@@ -1,6 +1,6 @@
 # Two commands do everything on a fresh machine:
 #   make book   create .venv, install the pinned requirements, write the HTML (chapters show their
-#               committed outputs; chapter 12, which measures this machine, is executed)
+#               committed outputs; chapter 13, which measures this machine, is executed)
 #   make student  the student edition, every solution left out: its site in _build/student/_build/html
 #               and its PDF in _build/student/book.pdf, the solution-free notebooks in
 #               _build/student/notebooks, and the student branch's tree in _build/student/branch
@@ -9,9 +9,10 @@
 # figures again), make lab (JupyterLab on the chapters), make figures
 # (slide-ready SVG/PNG exports into figures/, and 16:9 ones into figures/16x9/), make slides
 # (a 16:9 reveal.js deck and its PDF for each session, in _build/slides), make pdf (the whole
-# book as one PDF), make homework SEED=N (each numbered chapter's compute, derive and decide
-# exercises with numbers of their own for seed N: sheets and keys, HTML and PDF, in
-# _build/homework/seed-N; SEED defaults to 1), make serve,
+# book as one PDF), make homework SEED=N (each session's assigned homework with numbers of its
+# own for seed N: sheets and keys, HTML and PDF, in _build/homework/seed-N; SEED defaults to 1;
+# or ROSTER=roster.csv SALT=word: each student's sheets and one CSV of keys), make quiz (each
+# session's quiz: a sheet without keys and a key, HTML and PDF, in _build/quiz), make serve,
 # make bench, make clean.
 
 PYTHON ?= python3
@@ -21,7 +22,7 @@ UV     := $(VENV)/uv/bin/uv
 STAMP  := $(VENV)/.installed-$(shell cat requirements.txt pyproject.toml package-requirements.txt | cksum | cut -d' ' -f1)
 JOBS   ?= 2
 
-.PHONY: setup ready book student test test-measures test-the-rest test-beside-the-build chromium outputs figures slides pdf homework serve lab bench clean
+.PHONY: setup ready book student test test-measures test-the-rest test-beside-the-build chromium outputs figures slides pdf homework quiz serve lab bench clean
 
 setup: $(STAMP)
 
@@ -52,8 +53,8 @@ student: $(STAMP) chromium
 	@echo "The student edition is built: $(CURDIR)/$(STUDENT)/_build/html/index.html and $(CURDIR)/$(STUDENT)/book.pdf;"
 	@echo "its notebooks, with no solutions, are in $(CURDIR)/$(STUDENT)/notebooks"
 
-# make test: after the set-up, the full book (its run of chapter 12 times this machine), then the
-# tests marked 'measures' (chapter 12 under nbval and the tests that execute it), alone, since the
+# make test: after the set-up, the full book (its run of chapter 13 times this machine), then the
+# tests marked 'measures' (chapter 13 under nbval and the tests that execute it), alone, since the
 # relations they check hold on a quiet machine; then, side by side, the tests marked
 # 'beside_the_build' (which need nothing built: see conftest.py) on one core and, on the other, the
 # student edition, after which the rest of the tests join them on both cores. That run keeps each
@@ -118,11 +119,21 @@ lab: $(STAMP)
 bench: book
 	$(PY) benchmarks/run.py
 
-# the homework for one seed (a whole number, 0 or more): python -m inferlimits.book.homework says which
-# SEED it cannot use
+# the homework for one seed (a whole number, 0 or more): each session's sheet and key, in
+# _build/homework/seed-N; python -m inferlimits.book.homework says which SEED it cannot use. With
+# ROSTER=path/to/roster.csv (a header 'student_id', optionally 'name') and SALT=a-word-of-your-own:
+# each student's sheets, seeded from their id and the salt, in _build/homework/roster/<student_id>/,
+# and every key, for grading, in _build/homework/roster-keys/keys.csv
 SEED ?= 1
+ROSTER ?=
+SALT ?=
 homework: $(STAMP) chromium
-	$(PY) -m inferlimits.book.homework --seed "$(SEED)"
+	$(PY) -m inferlimits.book.homework $(if $(ROSTER),--roster "$(ROSTER)" --salt "$(SALT)",--seed "$(SEED)")
+
+# each session's quiz from chapters/quiz.ipynb (published in neither edition): a sheet to hand out,
+# with no keys, and the instructor's key, HTML and PDF (printed by Debian's chromium), in _build/quiz
+quiz: $(STAMP) chromium
+	$(PY) -m inferlimits.book.quiz
 
 clean:
 	rm -rf _build .jupyter_cache

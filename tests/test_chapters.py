@@ -1,5 +1,6 @@
-"""Every page in _toc.yml keeps the book's promises: each number checked, notebooks small,
-check cells collapsed, exercises with answers."""
+"""Every page in _toc.yml, and each page for instructors that neither edition publishes
+(``inferlimits.book.UNPUBLISHED``: the quiz), keeps the book's promises: each number checked,
+notebooks small, check cells collapsed, exercises with answers."""
 from __future__ import annotations
 
 import json
@@ -7,12 +8,12 @@ import re
 
 import pytest
 
-from inferlimits.book import ROOT, jupyterlab_collapsed, notebooks, toc_pages
+from inferlimits.book import ROOT, UNPUBLISHED, checked_notebooks, checked_pages, jupyterlab_collapsed
 from inferlimits.book.course import TITLE, exercises, markdown as _markdown
 from inferlimits.checks.numerals import coverage_problems, read_notebook
 
-PAGES = toc_pages()
-NOTEBOOKS = notebooks()
+PAGES = checked_pages()
+NOTEBOOKS = checked_notebooks()
 CHAPTERS = [p for p in NOTEBOOKS if re.match(r"\d\d_", p.name)]
 
 
@@ -23,9 +24,19 @@ def test_every_number_in_the_text_is_checked(page):
 
 
 def test_every_chapter_notebook_is_in_the_table_of_contents():
+    """Every notebook is in _toc.yml, except a page that neither edition publishes (the quiz, whose
+    keys it would give away): it is left out of the toc on purpose, and the checks walk it all the same."""
+    import yaml
+
     listed = {p.resolve() for p in PAGES}
     orphans = [p.name for p in (ROOT / "chapters").glob("*.ipynb") if p.resolve() not in listed]
     assert not orphans, f"notebooks missing from _toc.yml (and so from the checks): {orphans}"
+    toc = (ROOT / "_toc.yml").read_text(encoding="utf-8")
+    excluded = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))["exclude_patterns"]
+    for name in UNPUBLISHED:
+        assert f"file: {name}\n" not in toc, f"{name} is published: _toc.yml lists it"
+        assert any(pattern in (f"{name}.ipynb", f"{name}.md") for pattern in excluded), \
+            f"{name} is not in _config.yml's exclude_patterns"
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "chapters").glob("*.ipynb")), ids=lambda p: p.stem)

@@ -1,6 +1,8 @@
 """The course the instructor's page proposes (``inferlimits.book.course``): sessions a teacher can
-run, a rubric for each kind of exercise, and a quiz bank whose keys are computed and checked.
-Everything here reads the committed notebooks; nothing is executed or built."""
+run, homework sized by time, a term project with milestones, a grading scheme and a calendar, a
+rubric for each kind of exercise, and a quiz whose keys are computed and checked, printed by
+``make quiz`` (``inferlimits.book.quiz``) and published in neither edition. Everything here reads
+the committed notebooks; nothing is executed, and only the last tests read the built editions."""
 from __future__ import annotations
 
 import ast
@@ -10,13 +12,18 @@ import re
 import pytest
 import yaml
 
-from inferlimits.book import EXERCISE_KINDS, ROOT, notebooks
-from inferlimits.book.course import (MAX_READING_WORDS, MIN_IN_CLASS, PROJECT, QUIZ, RUBRICS, SESSION_MINUTES,
-                                     SESSIONS, TOLERANCE, Exercise, Session, activity_markdown, agenda_figures,
-                                     agenda_labels, agenda_minutes, chapter_path, choice, exercises, homework_exercises,
-                                     in_class, in_class_exercises, markdown, plan_markdown, quiz_questions,
-                                     reading_words, rubric, rubrics_markdown, session_exercises, session_of,
-                                     sessions_markdown, take_home_exercises)
+from inferlimits.book import EXERCISE_KINDS, EXERCISE_LEVELS, ROOT, UNPUBLISHED, checked_notebooks, notebooks, quiz
+from inferlimits.book.course import (FINAL_WEEK, GRADING, HOMEWORK_MINUTES, KIND_EXTRA_MINUTES, LEVEL_MINUTES,
+                                     MAX_IN_CLASS, MAX_LABS, MAX_QUIZ_QUESTIONS, MAX_READING_WORDS, MILESTONES,
+                                     MIN_IN_CLASS, PROJECT, QUIZ, QUIZ_PATH, RUBRICS, SESSION_MINUTES, SESSIONS,
+                                     TOLERANCE, Exercise, Milestone, Session, activity_markdown, agenda_figures,
+                                     agenda_labels, agenda_minutes, calendar, calendar_markdown, chapter_path, choice,
+                                     deadlines, exercises, grading_markdown, homework_exercises, homework_minutes,
+                                     homework_pool, in_class, in_class_exercises, markdown, milestones_markdown,
+                                     minutes, plan_markdown, practice_exercises, project_exercises, projects_markdown,
+                                     quiz_questions, quiz_session, reading_words, rubric, rubrics_markdown,
+                                     session_exercises, session_of, session_questions, sessions_markdown,
+                                     take_home_exercises)
 from inferlimits.checks import CheckFailed
 
 NUMBERED = sorted(p.stem for p in (ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
@@ -57,22 +64,53 @@ def test_every_session_assigns_at_most_six_thousand_words_of_reading(session):
 
 
 @pytest.mark.parametrize("session", SESSIONS, ids=SESSION_IDS)
-def test_every_session_does_three_exercises_in_class_not_all_reading_figures(session):
+def test_every_session_does_three_or_four_exercises_in_class_not_all_reading_figures(session):
     done = in_class_exercises(session)
-    assert len(done) >= MIN_IN_CLASS >= 3, f"{session.topic}: {len(done)} exercises in class: {[e.label for e in done]}"
+    assert MIN_IN_CLASS >= 3 and MAX_IN_CLASS == 4
+    assert MIN_IN_CLASS <= len(done) <= MAX_IN_CLASS, \
+        f"{session.topic}: {len(done)} exercises in class: {[e.label for e in done]}"
     assert any(e.kind != "explore" for e in done), f"{session.topic}: every exercise in class only reads a figure"
+    assert not any(e.project for e in done), f"{session.topic}: a project-sized exercise in class"
+
+
+@pytest.mark.parametrize("session", SESSIONS, ids=SESSION_IDS)
+def test_every_session_runs_at_most_one_lab(session):
+    labs = [a for _, a in session.agenda if a.startswith("Lab")]
+    assert MAX_LABS == 1 and len(labs) <= MAX_LABS, f"{session.topic}: {len(labs)} labs"
+    assert bool(labs) == bool(session.lab), f"{session.topic}: a lab in the agenda needs its text in Session.lab"
+
+
+@pytest.mark.parametrize("session", [s for s in SESSIONS if s.lab], ids=lambda s: s.topic)
+def test_a_lab_that_names_an_exercise_does_in_class_exactly_that_exercise(session):
+    """A lab's text that names an exercise (``{numref}``) asks what the exercise asks: the agenda's
+    lab does that exercise in class, and the text sets no target of its own (a speed, a cost)."""
+    named = re.findall(r"\{numref\}`([\w-]+)`", session.lab)
+    lab = next(a for _, a in session.agenda if a.startswith("Lab"))
+    for label in named:
+        assert f"[{label}]" in lab, f"{session.topic}: the lab names {label}, its agenda does not"
+        assert label in [e.label for e in in_class_exercises(session)]
+    if named:
+        assert not re.search(r"\d", re.sub(r"\{\w+\}`[^`]*`", "", session.lab)), \
+            f"{session.topic}: the lab states numbers of its own; it should ask what its exercise asks"
+        assert "cost" not in session.lab and "cost" not in lab
 
 
 @pytest.mark.parametrize("session", SESSIONS, ids=SESSION_IDS)
 def test_extra_exercises_for_class_are_the_sessions_own_and_beyond_the_rule(session):
     """A session names more exercises for class only where the rule leaves too few: each is one of
-    its chapters' exercises, and one the rule does not already send to class."""
+    its chapters' exercises, and one the rule does not already send to class. It leaves for home
+    only exercises the rule sends to class, and only where the rule sends more than ``MAX_IN_CLASS``."""
     by_label = {e.label: e for e in session_exercises(session)}
     for label in session.extra:
         assert label in by_label, f"{session.topic}: extra {label!r} is no exercise of its chapters"
         e = by_label[label]
         assert not (e.chapter in session.chapters and in_class(e)), \
             f"{session.topic}: {label} is in class by the rule already"
+    by_rule = [e for e in session_exercises(session) if e.chapter in session.chapters and in_class(e)]
+    for label in session.for_homework:
+        assert label in [e.label for e in by_rule], f"{session.topic}: {label!r} is not in class by the rule"
+    if session.for_homework:
+        assert len(by_rule) + len(session.extra) > MAX_IN_CLASS, f"{session.topic}: leaves for home what fits in class"
 
 
 @pytest.mark.parametrize("session", SESSIONS, ids=SESSION_IDS)
@@ -113,10 +151,72 @@ def test_sessions_follow_the_book_order():
 
 
 def test_every_exercise_of_a_session_is_set_once():
+    """In class, assigned homework, optional practice or a term project's choice: each exercise of a
+    session's chapters is one of these, once."""
     for s in SESSIONS:
-        sets = [in_class_exercises(s), homework_exercises(s), take_home_exercises(s)]
+        projects = [e for e in session_exercises(s) if e.project]
+        sets = [in_class_exercises(s), homework_exercises(s), practice_exercises(s), projects]
         labels = [e.label for part in sets for e in part]
         assert sorted(labels) == sorted(e.label for e in session_exercises(s)), s.topic
+        shown = {e.label for e in homework_exercises(s) + practice_exercises(s)}
+        assert {e.label for e in take_home_exercises(s)} <= shown, s.topic
+        assert all(e.chapter in s.take_home for e in take_home_exercises(s)), s.topic
+
+
+# ---- homework, sized by time ---------------------------------------------------------------------
+
+def test_an_exercise_takes_the_minutes_of_its_level_and_a_derivation_or_extension_more():
+    assert LEVEL_MINUTES == {"basic": 15, "intermediate": 30, "advanced": 60}
+    assert set(LEVEL_MINUTES) == set(EXERCISE_LEVELS) and set(KIND_EXTRA_MINUTES) <= set(EXERCISE_KINDS)
+    for kind in EXERCISE_KINDS:
+        for level in EXERCISE_LEVELS:
+            e = Exercise("02_decode", "x", f"{kind} · {level}", kind, level)
+            assert minutes(e) == LEVEL_MINUTES[level] + KIND_EXTRA_MINUTES.get(kind, 0)
+    derive = Exercise("02_decode", "x", "derive · basic", "derive", "basic")
+    compute = Exercise("02_decode", "x", "compute · basic", "compute", "basic")
+    assert minutes(derive) > minutes(compute)
+    with pytest.raises(ValueError, match="ex"):
+        minutes(Exercise("02_decode", "x", "extend: project · advanced", "extend", "advanced", subject=PROJECT))
+    with pytest.raises(ValueError, match="ex"):
+        minutes(Exercise("02_decode", "x", "a title", None, None))
+
+
+@pytest.mark.parametrize("session", SESSIONS, ids=SESSION_IDS)
+def test_every_session_assigns_at_most_three_hours_of_homework_and_no_project(session):
+    assigned = homework_exercises(session)
+    assert HOMEWORK_MINUTES == 180
+    assert assigned, f"{session.topic}: no homework"
+    assert homework_minutes(session) == sum(map(minutes, assigned)) <= HOMEWORK_MINUTES, \
+        f"{session.topic}: {homework_minutes(session)} minutes of homework"
+    assert not any(e.project for e in assigned), f"{session.topic}: a project is weekly homework"
+    done = {e.label for e in in_class_exercises(session)}
+    assert not done & {e.label for e in assigned + practice_exercises(session)}, session.topic
+
+
+@pytest.mark.parametrize("session", SESSIONS, ids=SESSION_IDS)
+def test_the_homework_follows_its_rule(session):
+    """The first exercise of each kind in the pool, then the rest in the book's order, while they
+    fit; so no exercise left as practice would still fit, and the assigned ones keep the book's order."""
+    pool = homework_pool(session)
+    assigned = homework_exercises(session)
+    assert [e.label for e in assigned] == [e.label for e in pool if e in assigned]
+    left = HOMEWORK_MINUTES - homework_minutes(session)
+    for e in practice_exercises(session):
+        assert minutes(e) > left, f"{session.topic}: {e.label} ({minutes(e)} minutes) fits in the {left} left"
+    firsts = {}
+    for e in pool:
+        firsts.setdefault(e.kind, e)
+    kinds = {e.kind for e in assigned}
+    for kind, e in firsts.items():
+        assert e in assigned or kind in kinds or minutes(e) > left, (session.topic, kind)
+
+
+def test_homework_of_a_made_up_session_is_capped():
+    """A session with more homework than fits: the rule assigns within the cap, and the rest is practice."""
+    big = Session("A test", ("05_kv_cache", "06_overhead"), take_home=("13_measure",))
+    assigned, practice = homework_exercises(big), practice_exercises(big)
+    assert practice and sum(map(minutes, assigned)) <= HOMEWORK_MINUTES
+    assert len({e.kind for e in assigned}) >= 3
 
 
 def test_the_plan_and_the_agendas_render_with_links():
@@ -125,7 +225,9 @@ def test_the_plan_and_the_agendas_render_with_links():
     full = sessions_markdown()
     assert full.count("| Start | Minutes | Activity |") == len(SESSIONS)
     assert "[figure" not in full and "[quiz]" not in full and not re.search(r"\[[\w-]+-ex\d+\]", full)
-    assert "{doc}`quiz bank <quiz>`" in full and "{numref}`decode-ex3`" in full
+    assert "`make quiz`" in full and "{numref}`decode-ex3`" in full
+    assert "<quiz>" not in full + plan and "{doc}`quiz" not in full + plan, "the plan links the unpublished quiz"
+    assert "Optional practice" in plan and "minutes)" in plan
     assert "| 1:50 | 10 | Quiz" in full   # the clock: hours and minutes from the session's start
 
 
@@ -165,7 +267,7 @@ def test_every_exercise_in_the_book_has_its_rubric():
     assert rubrics_markdown().count("\n") == len(RUBRICS) + 1
 
 
-# ---- the quiz bank --------------------------------------------------------------------------------
+# ---- the quiz ---------------------------------------------------------------------------------------
 
 QUESTIONS = quiz_questions()
 
@@ -212,8 +314,36 @@ def test_every_question_is_labelled_with_its_chapter_and_its_session(q):
     number = q.id[1:].split(".")[0]
     stem = "primer" if number == "P" else next(s for s in NUMBERED if s.startswith(f"{int(number):02d}_"))
     assert q.chapter == stem, f"{q.id}: labelled with {q.chapter}, its number names {stem}"
-    assert q.session == session_of(q.chapter), \
-        f"{q.id}: labelled session {q.session}, the plan reads it in {session_of(q.chapter)}"
+    assert q.session is None or q.session == quiz_session(q.chapter), \
+        f"{q.id}: labelled session {q.session}, the plan quizzes {q.chapter} in {quiz_session(q.chapter)}"
+
+
+def test_a_take_home_chapter_is_quizzed_the_session_after_it_is_handed_out_or_never():
+    assert quiz_session("02_decode") == session_of("02_decode") == 2
+    for s in SESSIONS:
+        for stem in s.take_home:
+            handed = session_of(stem)
+            assert quiz_session(stem) == (handed + 1 if handed < len(SESSIONS) else None), stem
+            assert all(q.session != handed for q in QUESTIONS if q.chapter == stem), \
+                f"{stem} is quizzed in session {handed}, which hands it out"
+    assert quiz_session("11_index_card") is None, "the index card, handed out last, is quizzed in no session"
+
+
+@pytest.mark.parametrize("number", range(1, len(SESSIONS) + 1), ids=SESSION_IDS)
+def test_every_session_quizzes_at_most_four_questions(number):
+    mine = session_questions(number)
+    assert MAX_QUIZ_QUESTIONS == 4
+    assert 1 <= len(mine) <= MAX_QUIZ_QUESTIONS, f"session {number}: {[q.id for q in mine]}"
+    week = calendar()[number - 1]
+    assert {q.chapter for q in mine} <= set(week.quiz), (number, week.quiz)
+
+
+def test_a_question_states_the_data_it_needs():
+    """Q7.1 once asked for a factor without the weights it comes from: it now gives each part's count
+    and bytes (every number of it checked by its cell, as the coverage test holds)."""
+    q = next(q for q in QUESTIONS if q.id == "Q7.1")
+    for needed in ("billion in its layers' matrices", "billion in the output head", "bytes a weight", "1 byte"):
+        assert needed in " ".join(q.text.split()), needed
 
 
 @pytest.mark.parametrize("q", QUESTIONS, ids=lambda q: q.id)
@@ -263,22 +393,217 @@ def test_the_quiz_bank_stays_small():
     assert size < 100_000, f"quiz.ipynb is {size:,} bytes"
 
 
+# ---- the quiz on paper: make quiz ----------------------------------------------------------------
+
+def _visible(page: str) -> str:
+    """A page's text as a reader sees it: no tags, entities read, white space as single spaces."""
+    import html
+
+    page = re.sub(r"<style>.*?</style>", " ", page, flags=re.S)
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+
+
+def _opening(q) -> str:
+    """A question's opening words, up to its first math, role or code (which a sheet writes otherwise)."""
+    return " ".join(re.split(r"[$`{]", q.text, maxsplit=1)[0].split())[:60]
+
+
+def _key_runs(q) -> list[str]:
+    """What gives a key away: each number its answer() calls state, or the chosen letter's reason."""
+    runs = [_literal(c, 2, "stated") for c in _calls(q.code, "answer")]
+    if q.kind == "multiple choice":
+        runs.append(" ".join(q.key.split(":", 1)[1].split()[:6]))
+    return runs
+
+
+@pytest.fixture(scope="module")
+def printed(tmp_path_factory):
+    out = tmp_path_factory.mktemp("quiz")
+    quiz.write(out, pdf=False)
+    return out
+
+
+def test_make_quiz_writes_a_sheet_and_a_key_for_every_session_and_the_spares(printed):
+    index = (printed / "index.html").read_text(encoding="utf-8")
+    names = [quiz.sheet_name(i) for i in range(1, len(SESSIONS) + 1)] + [quiz.sheet_name(None)]
+    for name in names:
+        for sub in (quiz.SHEETS, quiz.KEYS):
+            assert (printed / sub / f"{name}.html").exists(), f"{sub}/{name}.html"
+            assert f'href="{sub}/{name}.html"' in index
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    target = makefile.split("\nquiz:", 1)[1].split("\n\n", 1)[0]
+    assert "$(PY) -m inferlimits.book.quiz" in target and "chromium" in target.split("\n", 1)[0]
+    assert re.search(r"^\.PHONY:.* quiz( |$)", makefile, re.M)
+    assert quiz.OUT == ROOT / "_build" / "quiz"
+
+
+@pytest.mark.parametrize("number", [*range(1, len(SESSIONS) + 1), None], ids=[*SESSION_IDS, "spare"])
+def test_every_sessions_questions_are_on_its_sheet_and_no_key_is(printed, number):
+    sheet = _visible((printed / quiz.SHEETS / f"{quiz.sheet_name(number)}.html").read_text(encoding="utf-8"))
+    key = _visible((printed / quiz.KEYS / f"{quiz.sheet_name(number)}.html").read_text(encoding="utf-8"))
+    mine = session_questions(number)
+    assert mine, number
+    for q in mine:
+        for text in (sheet, key):
+            assert q.id in text and _opening(q) in text, (q.id, _opening(q))
+        for run in _key_runs(q):
+            assert run not in sheet, f"{q.id}: the sheet gives its key away: {run!r}"
+            assert run in key, f"{q.id}: the key lacks {run!r}"
+    others = [q for q in QUESTIONS if q.session != number]
+    assert not any(f" {q.id} " in f" {sheet} " for q in others), "a sheet holds another session's question"
+    assert "Key." not in sheet and "Key." in key
+
+
+def test_the_sheets_stand_alone_with_plain_math(printed):
+    for page in printed.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        assert not re.search(r"(?:src|href)=\"(?:https?:)?//", text), f"{page.name} fetches from a network"
+        assert "<script" not in text and "$" not in _visible(text) and "\\" not in text, page.name
+        assert "{doc}" not in text and "{ref}" not in text and "{numref}" not in text, page.name
+    assert quiz.plain_math(r"R(B) = B \cdot BW / (W + B\,c)") == "R(B) = B · BW / (W + B\u2009c)"
+    assert quiz.plain_math(r"\mathbb{E}[\text{tokens}]") == "E[tokens]"
+    with pytest.raises(ValueError, match="tex"):
+        quiz.plain_math(r"\frac{a}{b}")
+    assert quiz.chapter_name("02_decode").startswith("2. ") and quiz.chapter_name("primer")
+
+
+def _built(edition: str):
+    from pathlib import Path
+
+    site = {"full": ROOT / "_build" / "html", "student": ROOT / "_build" / "student" / "_build" / "html"}[edition]
+    if not (site / "searchindex.js").exists():
+        pytest.skip(f"the {edition} edition is not built (make book, make student)")
+    return site
+
+
+@pytest.mark.parametrize("edition", ["full", "student"])
+def test_the_quiz_is_in_neither_built_edition(edition):
+    """Neither site lists the quiz (its search index), links it or prints it in its PDF. A quiz.html
+    older than the site's search index was left by an earlier build (Sphinx deletes no page of a
+    document that has left the project): ``make clean`` removes it, and CI builds afresh."""
+    site = _built(edition)
+    index = site / "searchindex.js"
+    assert '"chapters/quiz"' not in index.read_text(encoding="utf-8"), f"the {edition} edition's index lists the quiz"
+    page = site / "chapters" / "quiz.html"
+    assert not page.exists() or page.stat().st_mtime < index.stat().st_mtime, f"the {edition} edition built the quiz"
+    for html_page in site.rglob("*.html"):
+        if html_page == page:
+            continue
+        assert not re.search(r'href="[^"]*\bquiz\.(?:html|ipynb)', html_page.read_text(encoding="utf-8")), \
+            f"{html_page.relative_to(site)} links the quiz"
+    pdf = {"full": ROOT / "_build" / "pdf" / "book.pdf", "student": ROOT / "_build" / "student" / "book.pdf"}[edition]
+    if pdf.exists() and pdf.stat().st_mtime >= index.stat().st_mtime:
+        from pypdf import PdfReader
+
+        text = " ".join(" ".join((p.extract_text() or "").split()) for p in PdfReader(pdf).pages)
+        for q in QUESTIONS:
+            assert _opening(q) not in text, f"the {edition} PDF prints {q.id}"
+
+
 # ---- the pages ------------------------------------------------------------------------------------
 
-def test_the_quiz_bank_follows_the_instructors_page_in_the_teaching_part():
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    teaching = next(p for p in toc["parts"] if p["caption"] == "Teaching")
-    files = [c["file"] for c in teaching["chapters"]]
-    assert files.index("chapters/quiz") == files.index("chapters/instructor") + 1
+def test_the_quiz_is_unpublished_but_checked():
+    toc = (ROOT / "_toc.yml").read_text(encoding="utf-8")
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    assert "chapters/quiz" not in toc, "_toc.yml publishes the quiz"
+    assert "chapters/quiz.ipynb" in config["exclude_patterns"]
+    assert "chapters/quiz" in UNPUBLISHED and QUIZ_PATH in checked_notebooks() and QUIZ_PATH not in notebooks()
+    from inferlimits.book import student
+
+    assert "chapters/quiz" in student.INSTRUCTOR_ONLY
 
 
-def test_the_instructors_page_shows_the_sessions_the_rubrics_and_the_quiz_bank():
+def test_the_instructors_page_shows_the_plan_the_project_the_grade_the_calendar_and_the_quiz():
     md = markdown(ROOT / "chapters" / "instructor.ipynb")
-    assert "(course-plan)=" in md and "{doc}`quiz bank <quiz>`" in md
-    for section in ("## A course in sessions", "### Each session, minute by minute",
-                    "## Grading: a rubric for each kind", "## The quiz bank", "make homework", "make slides",
-                    "## The student edition"):
+    assert "(course-plan)=" in md and "(term-project)=" in md
+    assert "<quiz>" not in md and "{doc}`quiz" not in md, "the page links the unpublished quiz"
+    for section in ("## A course in sessions", "### Each session, minute by minute", "## The term project",
+                    "## The grade and the calendar", "## Grading: a rubric for each kind", "## The quiz",
+                    "make quiz", "make homework SEED=N", "make slides", "## The student edition"):
         assert section in md, section
+    assert "running assignment" not in md
     src = (ROOT / "chapters" / "instructor.ipynb").read_text(encoding="utf-8")
-    for call in ("plan_markdown()", "sessions_markdown()", "rubrics_markdown()", "quiz_questions()"):
+    for call in ("plan_markdown()", "sessions_markdown()", "rubrics_markdown()", "quiz_questions()",
+                 "projects_markdown()", "milestones_markdown()", "grading_markdown()", "calendar_markdown()"):
         assert call in src, call
+
+
+def test_the_graded_homework_is_the_seeded_sheet():
+    homework = markdown(ROOT / "chapters" / "instructor.ipynb").split("## Homework with numbers of its own", 1)[1]
+    homework = homework.split("\n## ", 1)[0]
+    assert "make homework SEED=N" in homework and "graded homework is that sheet" in homework
+    assert "practice" in homework and "](" not in homework, "the paragraph links files (they are built, not published)"
+
+
+# ---- the term project, the grade and the calendar ---------------------------------------------------
+
+def test_the_term_project_is_one_of_the_books_project_exercises_with_milestones():
+    projects = project_exercises()
+    assert len(projects) == len(NUMBERED) and sorted(e.chapter for e in projects) == NUMBERED
+    assert all(e.title.endswith(f"{PROJECT} · advanced") for e in projects)
+    table = projects_markdown()
+    assert all(f"`{e.label}`" in table for e in projects)
+    assert [m.name for m in MILESTONES] == ["Proposal", "First result", "Final report"]
+    weeks = [m.week for m in MILESTONES]
+    assert weeks == sorted(weeks) and weeks[-1] == FINAL_WEEK == len(SESSIONS) + 1
+    for m in MILESTONES:
+        assert len(m.hand_in.split()) >= 15 and m.hand_in.endswith("."), f"{m.name}: what to hand in"
+        assert 1 <= m.set_in < m.week
+    assert milestones_markdown().count("\n") == len(MILESTONES) + 1
+
+
+def test_every_mention_of_the_project_in_the_plan_is_a_milestone_on_the_page():
+    """The plan's sessions speak of the term project only where a milestone is set or due, and name
+    that milestone; nothing speaks of an assignment the page does not define."""
+    texts = {i: " ".join([s.notes, s.lab] + [a for _, a in s.agenda]) for i, s in enumerate(SESSIONS, start=1)}
+    for i, text in texts.items():
+        assert "running assignment" not in text and "assignment" not in text, f"session {i}: {text[:80]}"
+    for m in MILESTONES:
+        due_in = min(m.week, len(SESSIONS))   # the final report: said in the last session
+        assert f"term project's {m.name.lower()}" in texts[due_in], f"session {due_in} does not name the {m.name}"
+    assert "term project" in texts[1], "the first session sets the term project"
+    for i, text in texts.items():
+        if "term project" in text:
+            named = [m for m in MILESTONES if m.name.lower() in text.lower() or m.set_in == i]
+            assert named, f"session {i} speaks of the term project but of no milestone"
+
+
+def test_the_grading_scheme_adds_up_to_a_hundred():
+    assert sum(g.percent for g in GRADING) == 100
+    assert {g.name for g in GRADING} >= {"Homework", "Quizzes", "Term project"}
+    project = next(g for g in GRADING if g.name == "Term project")
+    assert project.percent == sum(m.percent for m in MILESTONES)
+    assert all(g.percent > 0 and g.how.endswith(".") for g in GRADING)
+    assert grading_markdown().rstrip().endswith("| All | 100% | |")
+
+
+def test_everything_is_due_after_the_session_that_sets_it():
+    due = deadlines()
+    assert all(d.week > d.set_in for d in due), [d for d in due if d.week <= d.set_in]
+    homework = {d.what: d.week for d in due if d.kind == "homework"}
+    assert homework == {k: k + 1 for k in range(1, len(SESSIONS) + 1)}
+    reading = [c for d in due if d.kind == "reading" for c in d.what]
+    assert sorted(reading) == sorted(ASSIGNED)
+    for s in SESSIONS:
+        for stem in s.take_home:
+            d = next(d for d in due if d.kind == "reading" and stem in d.what)
+            assert d.set_in == session_of(stem) and d.week == session_of(stem) + 1
+
+
+def test_the_calendar_holds_every_week_session_deadline_and_quiz():
+    weeks = calendar()
+    assert [w.number for w in weeks] == list(range(1, FINAL_WEEK + 1))
+    assert [w.session for w in weeks] == [*range(1, len(SESSIONS) + 1), None]
+    assert [m for w in weeks for m in w.milestones] == list(MILESTONES), "a milestone is not in the calendar"
+    for m in MILESTONES:
+        assert m in weeks[m.week - 1].milestones
+    assert sorted(k for w in weeks for k in w.homework) == list(range(1, len(SESSIONS) + 1))
+    for w in weeks:
+        asked = {q.chapter for q in QUESTIONS if q.session == w.number}
+        assert asked <= set(w.quiz), (w.number, asked, w.quiz)
+        if w.session:
+            assert set(w.quiz) <= set(w.reading), f"week {w.number} quizzes a chapter not yet due"
+    table = calendar_markdown()
+    assert table.count("\n") == FINAL_WEEK + 1
+    for m in MILESTONES:
+        assert f"| {m.name} |" in table

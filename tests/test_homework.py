@@ -1,16 +1,22 @@
-"""``make homework SEED=N``: every chapter's compute, derive and decide exercises with numbers of
-their own for each seed (``inferlimits.book.homework``).
+"""``make homework SEED=N``: each session's assigned homework, its compute, derive and decide
+exercises with numbers of their own for each seed (``inferlimits.book.homework``), and
+``make homework ROSTER=... SALT=...``, a seed for each student of a class.
 
 The keys are checked for many seeds: each draw meets its template's conditions, each answer is a
 finite number (or a choice) with the tolerance its question states, no answer is printed in its
 question, and where the arithmetic is short the answers are computed again here, from the data
-and the formulas the chapters teach, without the package's functions. Then: seeds are stable and
-differ, the variants are many, a bad SEED is refused by name, and the pages are written whole:
-sheets without answers, keys with them, nothing fetched from another site, and (where Debian's
-chromium is installed) PDFs.
+and the formulas the chapters teach, without the package's functions. Every derive and decide key
+shows its working: lines that put the numbers into each formula, which this file evaluates again
+from the numbers they write, and which reach every answer. Then: seeds are stable and differ, the
+variants are many, a bad SEED is refused by name, each session's sheet holds exactly the homework
+the plan assigns it and no exercise done in class, the pages are written whole (sheets without
+answers, keys with them, nothing fetched from another site, and, where Debian's chromium is
+installed, PDFs), and a roster gives each student numbers of their own, stable across runs, with
+one keys CSV that matches the keys.
 """
 from __future__ import annotations
 
+import csv
 import html
 import json
 import math
@@ -31,14 +37,16 @@ from inferlimits.arithmetic.overhead import launch_assumptions, longest_gap_s
 from inferlimits.arithmetic.parallel import data_parallel_on, tensor_parallel_on, tensor_parallel_tie_batch
 from inferlimits.arithmetic.roofline import step_time_no_overlap_s, step_time_s
 from inferlimits.arithmetic.speculative import estimated_speedup, expected_tokens_per_step
+from inferlimits.book import course
 from inferlimits.book.course import exercises
 from inferlimits.data.hardware import accelerator
 from inferlimits.data.models import model, multiplied_params_per_token, param_count
 from inferlimits.data.units import GB, GIB
-from inferlimits.book.homework import (KINDS, Answer, book_exercises, distinct_variants, exercise_of, numbered_chapters,
-                                       numerals, rng_for, seed_value, stated_tolerance, templates, tolerance_line,
-                                       variant, variants, without_template)
-from inferlimits.book.homework import render
+from inferlimits.book.homework import (KINDS, Answer, Calc, book_exercises, calc, distinct_variants, exercise_number,
+                                       exercise_of, numbered_chapters, numerals, rng_for, seed_value, stated_tolerance,
+                                       templates, tolerance_line, variant, variants, without_template)
+from inferlimits.book.homework import render, roster
+from inferlimits.checks import UNITS
 
 SEEDS = range(1, 51)
 TOLERANCE_LINE = re.compile(r"^Tolerance: (exact|\d+(\.\d+)?%( on each number(; exact on counts)?)?)\.$")
@@ -454,6 +462,176 @@ def test_keys_computed_again_where_the_arithmetic_is_short(keys):
             assert AGAIN[tid](v), (tid, s, v.params, [(a.name, a.shown) for a in v.key.answers])
 
 
+# ---- the working of a key ---------------------------------------------------------------------------------------
+
+#: the units a key's working writes after its numbers, and what each scales the number by (a bare
+#: count word, "tokens", scales by one); every other word in the numbers put in is refused
+WORKING_UNITS = {**{u: x for u, x in UNITS.items() if u and u not in ("x", "B")},
+                 "tokens/s": 1.0, "tokens": 1.0, "FLOP per byte": 1.0, "FLOP": 1.0, "FLOPs": 1.0, "GFLOP": 1e9,
+                 "TFLOP": 1e12, "million FLOPs": 1e6, "bytes": 1.0, "conversations": 1.0}
+_UNIT_WORDS = sorted((u for u in WORKING_UNITS if u not in ("%", "×")), key=len, reverse=True)
+_TOKEN = re.compile(
+    r"\s*(?:(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?P<attached>%|×(?! ))?"
+    r"(?: (?P<unit>" + "|".join(re.escape(u) for u in _UNIT_WORDS) + r")(?![A-Za-z]))?"
+    r"|(?P<usd>USD)(?= )|(?P<fn>max|min|floor|sqrt)\(|(?P<op>[-+×/()^,]))")
+_FUNCTIONS = {"max": max, "min": min, "floor": math.floor, "sqrt": math.sqrt}
+
+
+def evaluate(text: str) -> float:
+    """The value of what a working line writes: numbers with their units, the operators + - × / ^,
+    parentheses, and max, min, floor and sqrt. A symbol left in place of a number, or any other
+    word, is refused: the numbers put in must all be there."""
+    out, pos, text = [], 0, text.strip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            raise ValueError(f"cannot read {text[pos:]!r} in {text!r}")
+        pos = m.end()
+        if m.group("num"):
+            unit = m.group("attached") or m.group("unit") or ""
+            out.append(repr(float(m.group("num").replace(",", "")) * (WORKING_UNITS[unit] if unit else 1.0)))
+        elif m.group("fn"):
+            out.append(f"{m.group('fn')}(")
+        elif m.group("op"):
+            out.append({"×": "*", "^": "**"}.get(m.group("op"), m.group("op")))
+    return float(eval(" ".join(out), {"__builtins__": {}}, _FUNCTIONS))   # only numbers, operators and _FUNCTIONS
+
+
+def test_the_working_evaluator_reads_what_the_keys_write():
+    assert evaluate("(864.0 GB/s / 60 - 2.472 GB) / 0.2718 GB") == pytest.approx((864e9 / 60 - 2.472e9) / 0.2718e9)
+    assert evaluate("max(275.4 GFLOP / 756.0 TFLOP/s, 335.7 MB / 2,000 GB/s)") == pytest.approx(275.4e9 / 756e12)
+    assert evaluate("floor((90% × 81,920 MiB - 16.06 GB) / (128.0 KiB × 16,384))") == math.floor(
+        (0.9 * 81920 * 2 ** 20 - 16.06e9) / (128 * 1024 * 16384))
+    assert evaluate("USD 1.500 × 1,000,000 / (3,600 × 135.7 tokens/s)") == pytest.approx(1.5e6 / (3600 * 135.7))
+    assert evaluate("1.46×") == 1.46 and evaluate("0.7^3") == pytest.approx(0.343)
+    for bad in ("BW / 2", "2 × N", "import os", "__import__('os')"):
+        with pytest.raises(ValueError):
+            evaluate(bad)
+
+
+def test_a_line_of_working_keeps_its_parts():
+    line = calc("B_s", "(BW/s - W)/(KL + A)", "(864.0 GB/s / 60 - 2.472 GB) / 0.2718 GB", "43.88", "(c)")
+    assert isinstance(line, Calc) and isinstance(line, str)
+    assert line == "(c) B_s = (BW/s - W)/(KL + A) = (864.0 GB/s / 60 - 2.472 GB) / 0.2718 GB = 43.88."
+    assert (line.name, line.formula, line.put_in, line.result, line.part) == (
+        "B_s", "(BW/s - W)/(KL + A)", "(864.0 GB/s / 60 - 2.472 GB) / 0.2718 GB", "43.88", "(c)")
+    assert calc("KL + A", "", "8,192 × 32.00 KiB + 3.384 MB", "0.2718 GB") == "KL + A = 8,192 × 32.00 KiB + 3.384 MB = 0.2718 GB."
+    with pytest.raises(ValueError, match="calc"):
+        calc("x", "y", "", "1")
+
+
+#: lines of working, with numbers, that every derive and decide key shows at least
+MIN_WORKING = 3
+
+
+def _kind(v) -> str:
+    return v.title.split(" · ")[0].split(":")[0]
+
+
+def _agrees(line: Calc) -> bool:
+    """Whether the numbers a line puts in give its result: within 1% (each number it writes is
+    rounded to four figures), and within one where it takes a floor of rounded numbers."""
+    put, result = evaluate(line.put_in), evaluate(line.result)
+    if "floor(" in line.put_in:
+        return abs(put - result) <= 1
+    return math.isclose(put, result, rel_tol=0.01, abs_tol=1e-12)
+
+
+def test_every_derive_and_decide_key_shows_its_working(keys):
+    """The formula, the numbers put in and each intermediate value, for every derive and decide
+    key of seeds 1 to 50: at least MIN_WORKING lines that compute, each of which gives its result
+    again from the numbers it writes; every numeric answer is the result of one of them (a count
+    graded exactly may instead be stated in the working), every choice is stated in the working,
+    and the key's table gives the range a grader accepts."""
+    checked = set()
+    for (tid, s), v in keys.items():
+        if _kind(v) not in ("derive", "decide"):
+            continue
+        checked.add(tid)
+        lines = [w for w in v.key.working if isinstance(w, Calc)]
+        assert len(lines) >= MIN_WORKING, (tid, s, v.key.working)
+        for w in lines:
+            assert _agrees(w), (tid, s, str(w), evaluate(w.put_in))
+        results = [evaluate(w.result) for w in lines]
+        text = " ".join(v.key.working)
+        for a in v.key.answers:
+            if not a.numeric:
+                assert str(a.value).lower() in text.lower(), (tid, s, a.name, a.value)
+            elif not (a.tolerance == 0 and numerals(a.shown) <= numerals(text)):
+                assert any(math.isclose(a.value, r, rel_tol=1e-3) for r in results), (tid, s, a.name, a.shown)
+            if a.numeric and a.tolerance:
+                lo, hi = a.bounds
+                assert lo < a.value < hi and a.range_shown.startswith(f"±{a.tolerance * 100:g}%")
+    derive_and_decide = {tid for tid, t in templates().items() if _kind(variant(t, 1)) in ("derive", "decide")}
+    assert checked == derive_and_decide and len(checked) >= 25
+
+
+def _results(v) -> dict[str, float]:
+    """A key's lines of working, by what each computes, as the numbers they state."""
+    return {w.name: evaluate(w.result) for w in v.key.working if isinstance(w, Calc)}
+
+
+def _near(stated: float, expected: float) -> bool:
+    return math.isclose(stated, expected, rel_tol=1e-3)
+
+
+# intermediate values of the working computed again from the data and the chapters' formulas, without the
+# package's functions, for a few templates
+def _work_two_speeds_6(v):
+    a, d, m1, m2 = _card(v), v.params["side"], v.params["few"], v.params["many"]
+    P, BW = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
+    F1, F2 = 2 * m1 * d * d, 2 * m2 * d * d
+    M1, M2 = (2 * m1 * d + d * d) * 2, (2 * m2 * d + d * d) * 2
+    got = _results(v)
+    return (_near(got["F₁"], F1) and _near(got["M₁"], M1) and _near(got["F₂"], F2) and _near(got["M₂"], M2)
+            and _near(got["T₁"], max((F1 + F2) / P, (M1 + M2) / BW))
+            and _near(got["T₂"], max(F1 / P, M1 / BW) + max(F2 / P, M2 / BW)))
+
+
+def _work_kv_5(v):
+    c = _cfg(v.params["model"])
+    K = 2 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim_qk * 2
+    got = _results(v)
+    return _near(got["K in BF16"], K) and _near(got["K in FP8"], K / 2) and _near(got["L_="], weight_bytes_read_per_step(c) / K)
+
+
+def _work_kv_8(v):
+    c, a, L, s = _cfg(v.params["model"]), _card(v), v.params["context"], v.params["promise"]
+    K = 2 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim_qk * 2
+    own = K * L + activation_bytes_per_token(c)
+    W, BW = weight_bytes_read_per_step(c), a.bandwidth_bytes_per_s
+    got = _results(v)
+    return _near(got["KL + A"], own) and _near(got["B_s"], (BW / s - W) / own)
+
+
+def _work_decode_4(v):
+    c, o, a = _cfg(v.params["model"]), _cfg(v.params["other"]), _card(v)
+    N, A = multiplied_params_per_token(c), activation_bytes_per_token(c)
+    got = _results(v)
+    return (_near(got[f"N b, {v.params['model']}"], 2 * N) and _near(got[f"share, {v.params['model']}"], A / (2 * N + A))
+            and _near(got["2N/A"], 2 * N / A)
+            and _near(got[f"the ridge of {'an' if a.name[0] in 'AEFHILMNORSX' else 'a'} {a.name}"],
+                      a.dense_bf16_flops_per_s / a.bandwidth_bytes_per_s))
+
+
+def _work_worked_5(v):
+    c, a = _cfg(v.params["model"]), _card(v)
+    C, W = a.capacity_bytes, 2 * param_count(c)
+    got = _results(v)
+    return (_near(got["ε"], (GIB - GB) / GIB) and _near(got["the room"], USABLE * C - W)
+            and _near(got["the multiplier"], USABLE * C / (USABLE * C - W)))
+
+
+WORKING_AGAIN = {"two-speeds-ex6": _work_two_speeds_6, "kv-cache-ex5": _work_kv_5, "kv-cache-ex8": _work_kv_8,
+                 "decode-ex4": _work_decode_4, "worked-example-ex5": _work_worked_5}
+
+
+def test_working_computed_again_for_a_few_templates(keys):
+    for (tid, s), v in keys.items():
+        if tid in WORKING_AGAIN:
+            assert WORKING_AGAIN[tid](v), (tid, s, v.params, [str(w) for w in v.key.working])
+
+
 # ---- seeds -----------------------------------------------------------------------------------------------------
 
 def test_a_seed_gives_the_same_numbers_again_and_two_seeds_differ(keys):
@@ -501,7 +679,28 @@ def test_the_command_refuses_a_bad_seed(capsys):
     assert "SEED" in capsys.readouterr().err
 
 
-# ---- the pages -----------------------------------------------------------------------------------------------
+# ---- the sessions' sheets -----------------------------------------------------------------------------------------
+
+def test_each_session_sheet_holds_the_homework_the_plan_assigns():
+    """A session's sheet varies each assigned exercise (``course.homework_exercises``) that has a
+    template, lists the others to be set from the book, in the plan's order, and holds no exercise
+    that any session does in class."""
+    in_class = {e.label for s in course.SESSIONS for e in course.in_class_exercises(s)}
+    ts = templates()
+    sheets = render.session_sheets(2)
+    assert [sh.number for sh in sheets] == list(range(1, len(course.SESSIONS) + 1))
+    for sh, session in zip(sheets, course.SESSIONS):
+        assigned = course.homework_exercises(session)
+        assert [v.template for v in sh.variants] == [e.label for e in assigned if e.label in ts], sh.number
+        assert [e.label for e in sh.from_book] == [e.label for e in assigned if e.label not in ts], sh.number
+        assert not {v.template for v in sh.variants} & in_class, sh.number
+        assert all(v.seed == 2 for v in sh.variants)
+        if hasattr(course, "homework_minutes"):   # the plan's estimate of the sheet's time, as the plan sizes it
+            assert sh.total_minutes == course.homework_minutes(session), sh.number
+    assert sum(len(sh.variants) for sh in sheets) >= len(course.SESSIONS), "the sheets vary some homework"
+    with pytest.raises(ValueError, match="number"):
+        render.session_sheet(len(course.SESSIONS) + 1, 2)
+
 
 EXTERNAL = re.compile(r"https?://|//[a-z0-9.-]+\.[a-z]{2,}|<script|<link|@import|url\(", re.I)
 
@@ -517,45 +716,180 @@ def _question_text(section: str) -> str:
     return html.unescape(" ".join(text for cls, text in paragraphs if "varies" not in cls))
 
 
-def test_sheets_keys_and_index_are_written_whole(tmp_path):
+def _check_pair(sheet: str, key: str, sh) -> None:
+    """A session's student sheet and key: the same problems, no answer on the sheet, every answer
+    and its working in the key, the assigned exercises without a variant named on both."""
+    sheet_sections, key_sections = _sections(sheet), _sections(key)
+    assert list(sheet_sections) == list(key_sections) == [v.template for v in sh.variants]
+    for v in sh.variants:
+        text = _question_text(sheet_sections[v.template])
+        for a in v.key.answers:   # no answer in the student's sheet, every answer in the key
+            if a.numeric:
+                assert not numerals(a.shown) & numerals(text), (sh.number, v.template, a.shown)
+            assert html.escape(a.shown) in key_sections[v.template], (sh.number, v.template, a.shown)
+            assert html.escape(a.range_shown) in key_sections[v.template]
+        for w in v.key.working:
+            assert html.escape(w) in key_sections[v.template]
+        assert v.tolerance_line in text
+    for e in sh.from_book:
+        for page in (sheet, key):
+            assert f"Exercise {exercise_number(e)} ({html.escape(e.title)})" in page, (sh.number, e.label)
+    assert ("from-the-book" in sheet) == bool(sh.from_book)
+    assert "Working" not in sheet and "Answers" not in sheet
+    assert not sh.variants or ("Working" in key and "Answers" in key)
+
+
+def test_session_sheets_keys_and_index_are_written_whole(tmp_path):
     folder = render.write(5, tmp_path, pdf=False)
     assert folder == tmp_path / "seed-5"
-    vs = variants(5)
-    stems = sorted({v.chapter for v in vs})
-    for stem in stems:
-        sheet = (folder / render.STUDENT / f"{stem}.html").read_text(encoding="utf-8")
-        key = (folder / render.KEY / f"{stem}.html").read_text(encoding="utf-8")
-        mine = [v for v in vs if v.chapter == stem]
-        sheet_sections, key_sections = _sections(sheet), _sections(key)
-        assert list(sheet_sections) == list(key_sections) == [v.template for v in mine]
-        for v in mine:
-            text = _question_text(sheet_sections[v.template])
-            for a in v.key.answers:   # no answer in the student's sheet, every answer in the key
-                if a.numeric:
-                    assert not numerals(a.shown) & numerals(text), (stem, v.template, a.shown)
-                assert html.escape(a.shown) in key_sections[v.template], (stem, v.template, a.shown)
-            assert v.tolerance_line in text
-        assert "Working" not in sheet and "Answers" not in sheet
-        assert "Working" in key and "Answers" in key
+    sheets = render.session_sheets(5)
+    for sh in sheets:
+        sheet = (folder / render.STUDENT / f"{sh.name}.html").read_text(encoding="utf-8")
+        key = (folder / render.KEY / f"{sh.name}.html").read_text(encoding="utf-8")
+        assert f"Session {sh.number} · {html.escape(sh.topic)}" in sheet and "seed 5" in sheet
+        _check_pair(sheet, key, sh)
+    assert sorted(p.name for p in (folder / render.STUDENT).iterdir()) == sorted(f"{sh.name}.html" for sh in sheets)
     index = (folder / "index.html").read_text(encoding="utf-8")
-    assert all(f"{render.STUDENT}/{stem}.html" in index and f"{render.KEY}/{stem}.html" in index for stem in stems)
+    assert all(f"{render.STUDENT}/{sh.name}.html" in index and f"{render.KEY}/{sh.name}.html" in index for sh in sheets)
+    assert not (folder / render.PRACTICE).exists()
     for page in folder.rglob("*.html"):   # self-contained: nothing from another site
         assert not EXTERNAL.search(page.read_text(encoding="utf-8")), page
 
 
+def test_practice_sheets_vary_every_template_of_a_chapter(tmp_path):
+    folder = render.write(6, tmp_path, pdf=False, sessions=[2], practice=True)
+    assert [p.name for p in (folder / render.STUDENT).iterdir()] == ["session-02.html"]
+    for stem in sorted({t.chapter for t in templates().values()}):
+        mine = variants(6, [stem])
+        sheet = (folder / render.PRACTICE / render.STUDENT / f"{stem}.html").read_text(encoding="utf-8")
+        key = (folder / render.PRACTICE / render.KEY / f"{stem}.html").read_text(encoding="utf-8")
+        assert list(_sections(sheet)) == list(_sections(key)) == [v.template for v in mine]
+        assert "Working" not in sheet and "Working" in key
+    assert f"{render.PRACTICE}/{render.STUDENT}/02_decode.html" in (folder / "index.html").read_text(encoding="utf-8")
+
+
 @needs_chromium
-def test_a_chapter_prints_to_pdf(tmp_path):
+def test_a_session_prints_to_pdf(tmp_path):
     from pypdf import PdfReader
 
-    stem = "01_two_speeds"
-    folder = render.write(4, tmp_path, pdf=True, chapters=[stem])
-    mine = [v for v in variants(4, [stem])]
+    number = next(sh.number for sh in render.session_sheets(4) if sh.variants)
+    folder = render.write(4, tmp_path, pdf=True, sessions=[number])
+    sh = render.session_sheet(number, 4)
     for sub in (render.STUDENT, render.KEY):
-        pdf = folder / sub / f"{stem}.pdf"
+        pdf = folder / sub / f"{sh.name}.pdf"
         assert pdf.read_bytes()[:5] == b"%PDF-"
         text = " ".join(page.extract_text() for page in PdfReader(pdf).pages)
-        assert "Tolerance:" in text
+        assert "Tolerance:" in text and f"Session {number}" in text
         if sub == render.STUDENT:
             assert "Working" not in text
         else:
-            assert "Working" in text and all(a.shown.split()[0] in text for v in mine for a in v.key.answers if a.numeric)
+            assert "Working" in text and all(a.shown.split()[0] in text for v in sh.variants for a in v.key.answers
+                                             if a.numeric)
+
+
+# ---- a class roster --------------------------------------------------------------------------------------------
+
+SALT = "spring-term-salt"
+
+
+def _roster(tmp_path, rows="S001,Ana Lopez\nS002,Bo Chen\ns-003,\n", header="student_id,name"):
+    path = tmp_path / "roster.csv"
+    path.write_text(f"{header}\n{rows}", encoding="utf-8")
+    return path
+
+
+def test_a_students_seed_is_a_salted_hash_of_their_id():
+    import hashlib
+
+    seed = roster.roster_seed("S001", SALT)
+    assert seed == int.from_bytes(hashlib.sha256(f"{SALT}\nS001".encode()).digest()[:6], "big")
+    assert seed == roster.roster_seed("S001", SALT) and seed_value(seed) == seed
+    assert roster.roster_seed("S002", SALT) != seed and roster.roster_seed("S001", SALT + "!") != seed
+    for bad in ("", "  "):
+        with pytest.raises(ValueError, match="SALT"):
+            roster.roster_seed("S001", bad)
+
+
+def test_a_roster_is_read_and_refused_by_name(tmp_path):
+    students = roster.read_roster(_roster(tmp_path))
+    assert [(s.student_id, s.name) for s in students] == [("S001", "Ana Lopez"), ("S002", "Bo Chen"), ("s-003", "")]
+    assert [s.student_id for s in roster.read_roster(_roster(tmp_path, "S9\n\nS8\n", "student_id"))] == ["S9", "S8"]
+    bom = tmp_path / "bom.csv"   # a spreadsheet's byte-order mark, and a column the sheets ignore
+    bom.write_bytes("\ufeffname,student_id,group\nAna,A1,x\n".encode("utf-8"))
+    assert roster.read_roster(bom) == [roster.Student("A1", "Ana")]
+    for rows, header, why in (("S1\n", "id", "student_id"), ("S1\nS1\n", "student_id", "twice"),
+                              ("../x\n", "student_id", "letters"), ("", "student_id", "no student")):
+        with pytest.raises(ValueError, match="ROSTER") as e:
+            roster.read_roster(_roster(tmp_path, rows, header))
+        assert why in str(e.value)
+    with pytest.raises(ValueError, match="ROSTER"):
+        roster.read_roster(tmp_path / "none.csv")
+
+
+def _keys_csv(keys_dir) -> list[dict]:
+    with (keys_dir / roster.KEYS_CSV).open(encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_a_roster_gives_each_student_numbers_of_their_own(tmp_path):
+    """Three students: each gets sheets under roster/<student_id>/ with numbers of their own and no
+    seed printed, the same on a second run; the keys CSV holds every answer of every sheet, in the
+    unit its key shows, with the range a grader accepts."""
+    students = roster.read_roster(_roster(tmp_path))
+    sheets_dir, keys_dir = roster.write_roster(students, SALT, tmp_path / "out", pdf=False)
+    assert (sheets_dir, keys_dir) == (tmp_path / "out" / roster.SHEETS, tmp_path / "out" / roster.KEYS)
+    seeds = roster.seeds(students, SALT)
+    questions = {}
+    for s in students:
+        folder = sheets_dir / s.student_id
+        got = sorted(p.name for p in folder.iterdir())
+        assert got == [f"{sh.name}.html" for sh in render.session_sheets(seeds[s.student_id])]
+        for sh in render.session_sheets(seeds[s.student_id]):
+            sheet = (folder / f"{sh.name}.html").read_text(encoding="utf-8")
+            key = (keys_dir / s.student_id / f"{sh.name}.html").read_text(encoding="utf-8")
+            assert html.escape(s.shown) in sheet and str(sh.seed) not in sheet, "a sheet names its student, not the seed"
+            assert f"seed {sh.seed}" in key
+            _check_pair(sheet, key, sh)
+            questions[(s.student_id, sh.number)] = [v.question for v in sh.variants]
+    for n in range(1, len(course.SESSIONS) + 1):   # different numbers for each student
+        asked = [questions[(s.student_id, n)] for s in students]
+        if asked[0]:
+            assert len({json.dumps(q) for q in asked}) == len(students), n
+    assert not any(keys_dir.name in str(p) for p in sheets_dir.rglob("*")), "no key among the students' sheets"
+    rows = _keys_csv(keys_dir)
+    assert rows and list(rows[0]) == list(roster.COLUMNS)
+    expected = []
+    for s in students:
+        for sh in render.session_sheets(seeds[s.student_id]):
+            for v in sh.variants:
+                for a in v.key.answers:
+                    expected.append((s.student_id, str(sh.number), v.number, a))
+    assert len(rows) == len(expected)
+    for row, (sid, session, exercise, a) in zip(rows, expected):
+        assert (row["student_id"], row["session"], row["exercise"], row["part"]) == (sid, session, exercise, a.name)
+        if not a.numeric:
+            assert (row["answer"], row["unit"], row["low"], row["high"]) == (a.value, "", "", "")
+            continue
+        scale, unit = a.unit
+        assert row["unit"] == unit and unit in a.shown
+        answer, low, high = (float(row[k]) * scale for k in ("answer", "low", "high"))
+        assert math.isclose(answer, a.value, rel_tol=1e-5)
+        assert math.isclose(low, a.bounds[0], rel_tol=1e-5) and math.isclose(high, a.bounds[1], rel_tol=1e-5)
+        if a.tolerance:   # what a grader takes: inside the range, not beyond it
+            assert a.accepts(low * (1 + 1e-5)) and a.accepts(high * (1 - 1e-5)) and not a.accepts(high * 1.01)
+        else:
+            assert row["answer"] == row["low"] == row["high"]
+    index = (keys_dir / "index.html").read_text(encoding="utf-8")
+    assert all(s.student_id in index and str(seeds[s.student_id]) in index for s in students)
+    first = {p.relative_to(tmp_path / "out"): p.read_bytes() for p in (tmp_path / "out").rglob("*") if p.is_file()}
+    roster.write_roster(students, SALT, tmp_path / "out", pdf=False)   # stable across runs
+    assert {p.relative_to(tmp_path / "out"): p.read_bytes() for p in (tmp_path / "out").rglob("*") if p.is_file()} == first
+
+
+def test_the_command_writes_a_roster_and_asks_for_a_salt(tmp_path, capsys):
+    path = _roster(tmp_path, "S1\nS2\n", "student_id")
+    assert render.main(["--roster", str(path), "--salt", SALT, "--no-pdf", "--out", str(tmp_path / "o")]) == 0
+    assert (tmp_path / "o" / roster.KEYS / roster.KEYS_CSV).exists() and (tmp_path / "o" / roster.SHEETS / "S2").is_dir()
+    with pytest.raises(SystemExit) as stop:
+        render.main(["--roster", str(path), "--no-pdf", "--out", str(tmp_path / "p")])
+    assert stop.value.code != 0 and "SALT" in capsys.readouterr().err

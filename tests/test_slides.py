@@ -1,7 +1,8 @@
 """The decks (``make slides``, ``inferlimits.book.slides``): one 16:9 deck per session of the course,
-with its title, figures, equations, a worked example and its in-class exercises, and no solution;
-nothing loaded from a network; a PDF of 16:9 pages. The decks are built once into a temporary
-folder (HTML only, then one deck's PDF)."""
+with its title, figures, equations, a worked example, its in-class exercises and its quiz; the
+exercises' answers and the quiz's keys in the speaker notes only, never on a slide or in the PDF;
+nothing loaded from a network; a PDF of 16:9 pages; the 16:9 figures' fonts large enough for a
+projector. The decks are built once into a temporary folder (HTML only, then one deck's PDF)."""
 from __future__ import annotations
 
 import html.parser
@@ -30,27 +31,47 @@ def decks() -> list[slides.Deck]:
 
 
 class _Text(html.parser.HTMLParser):
-    """The text a page shows (and its speaker notes), without its styles and scripts."""
+    """The text a page shows on its slides, and apart from it the text of its speaker notes
+    (``<aside class="notes">``, one entry a slide), without its styles and scripts."""
 
     def __init__(self):
         super().__init__()
-        self.parts, self._skip = [], 0
+        self.parts, self.notes, self._skip, self._in_notes = [], [], 0, False
 
     def handle_starttag(self, tag, attrs):
         self._skip += tag in ("style", "script")
+        if tag == "aside" and "notes" in (dict(attrs).get("class") or "").split():
+            self._in_notes = True
+            self.notes.append("")
 
     def handle_endtag(self, tag):
         self._skip -= tag in ("style", "script")
+        if tag == "aside":
+            self._in_notes = False
 
     def handle_data(self, data):
-        if not self._skip:
+        if self._skip:
+            return
+        if self._in_notes:
+            self.notes[-1] += data
+        else:
             self.parts.append(data)
 
 
-def page_text(path: Path) -> str:
+def _parse(path: Path) -> _Text:
     p = _Text()
     p.feed(path.read_text(encoding="utf-8"))
-    return " ".join(p.parts)
+    return p
+
+
+def page_text(path: Path) -> str:
+    """What a deck's slides show: no speaker note."""
+    return " ".join(_parse(path).parts)
+
+
+def notes_text(path: Path) -> list[str]:
+    """Each speaker note of a deck, in order."""
+    return _parse(path).notes
 
 
 _MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]*\$|```.*?```|\{[\w:-]+\}`[^`]*`", re.S)
@@ -206,7 +227,8 @@ def test_a_session_without_a_worked_example_is_named():
 
 
 def test_roles_read_as_words():
-    assert slides.plain("see {doc}`02_decode`") == "see Chapter 2: " + slides.chapter_title("02_decode")
+    assert slides.plain("see {doc}`02_decode`") == "see Chapter 2"
+    assert slides.plain("see {doc}`primer`") == "see " + slides.chapter_title("primer")
     assert slides.plain("{term}`quantization <quantization>` of {numref}`decode-ex1`") \
         == "quantization of Exercise 2." + str([e.label for e in course.exercises(course.chapter_path("02_decode"))]
                                                .index("decode-ex1") + 1)
@@ -217,3 +239,207 @@ def test_numbers_are_written_as_a_slide_writes_them():
     assert slides.fmt(4.8, trim=True) == "4.8" and slides.fmt(4.8) == "4.80"
     with pytest.raises(ValueError, match="x"):
         slides.fmt(float("nan"))
+
+
+# ---- answers and keys: in the speaker notes, never on a slide or in the PDF ------------------------
+
+_NUMBER = re.compile(r"(?<![\w.,])\d[\d,]*(?:\.\d+)?")
+
+
+def _squeezed(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_each_in_class_exercise_has_its_solution_in_the_speaker_notes(built, decks):
+    """The note on each in-class exercise's slide is the chapter's solution, rendered as the slide
+    renders the exercise: each stretch of its words between two formulas, in order, and every
+    number as the solution states it."""
+    for d in decks:
+        notes = notes_text(built / f"{d.name}.html")
+        for e in d.in_class:
+            sol = course.solutions(course.chapter_path(e.chapter))[e.label]
+            assert d.answers[e.label] == sol.strip(), e.label
+            stretches = [" ".join(words(t)) for t in _MATH.split(slides.plain(sol))]
+            mine = [n for n in notes if _squeezed(n).startswith("Answer (the solution in")
+                    and all(t in " ".join(words(n)) for t in stretches)]
+            assert len(mine) == 1, f"{d.name}: the answer of {e.label} is not in one speaker note"
+            stated = _NUMBER.findall(" ".join(_MATH.split(slides.plain(sol))))
+            assert stated and all(n in mine[0] for n in stated), \
+                f"{d.name}: {e.label}'s note lacks {[n for n in stated if n not in mine[0]]}"
+
+
+def test_the_answer_follows_its_exercise(built, decks):
+    """Each exercise's answer is the note of its own slide: the notebook's note cell right after
+    the exercise's slide cell."""
+    import nbformat
+
+    for d in decks:
+        nb = nbformat.read(built / f"{d.name}.ipynb", as_version=4)
+        for i, cell in enumerate(nb.cells):
+            m = re.search(r"## In class: (.+)", cell.source)
+            if not m:
+                continue
+            (e,) = [e for e in d.in_class if slides.exercise_name(e) == m.group(1).strip()]
+            after = nb.cells[i + 1]
+            assert after.metadata["slideshow"]["slide_type"] == "notes", f"{d.name}: {e.label} has no note"
+            assert slides.answer_text(d, e) in after.source, f"{d.name}: {e.label}'s note is another answer"
+
+
+def test_in_class_exercises_come_in_the_agendas_order(decks):
+    for d in decks:
+        named = [label for label in dict.fromkeys(course.agenda_labels(d.session))
+                 if label in {e.label for e in d.in_class}]
+        assert [e.label for e in d.in_class][:len(named)] == named, d.name
+        assert sorted(e.label for e in d.in_class) == sorted(e.label for e in course.in_class_exercises(d.session))
+
+
+def test_each_deck_ends_with_its_sessions_quiz_keys_in_the_notes(built, decks):
+    """The session's questions of the quiz bank, one a slide, after every other slide; each
+    question's text on its slide, its key in that slide's note and nowhere on a slide."""
+    import nbformat
+
+    bank = course.quiz_questions()
+    for d in decks:
+        assert [q.id for q in d.quiz] == [q.id for q in bank if q.session == d.number], d.name
+        assert d.quiz, f"{d.name}: its session has no question in the quiz bank"
+        nb = nbformat.read(built / f"{d.name}.ipynb", as_version=4)
+        slide_cells = [c for c in nb.cells if c.metadata["slideshow"]["slide_type"] == "slide"]
+        tail = slide_cells[-len(d.quiz):]
+        assert all("deck-quiz" in c.source for c in tail), f"{d.name}: the quiz is not the deck's end"
+        assert sum("deck-quiz" in c.source for c in slide_cells) == len(d.quiz), d.name
+        shown = " ".join(words(page_text(built / f"{d.name}.html")))
+        notes = notes_text(built / f"{d.name}.html")
+        asked = set().union(*(runs(words(slides.plain(q.text)), 8) for q in bank))
+        for i, q in enumerate(d.quiz, start=1):
+            assert f"Quiz: question {i} of {len(d.quiz)}" in page_text(built / f"{d.name}.html")
+            assert any(run in shown for run in runs(words(slides.plain(q.text)), 6)), f"{d.name}: {q.id} not shown"
+            key = words(slides.plain(q.key))
+            assert any(" ".join(key) in " ".join(words(n)) for n in notes if f"Key ({q.id})" in n), \
+                f"{d.name}: the key of {q.id} is not in its note"
+            leaked = [run for run in runs(key, 8) - asked if run in shown]
+            assert not leaked, f"{d.name}: a slide shows the key of {q.id}: {leaked[:2]}"
+            (cell,) = [c for c in tail if f">{q.id} · " in c.source]
+            own = set(_NUMBER.findall(_MATH.sub(" ", q.key))) - set(_NUMBER.findall(q.text))
+            assert not [n for n in own if n in _NUMBER.findall(cell.source)], f"{d.name}: {q.id}'s slide holds its key"
+
+
+def test_the_agenda_names_the_quiz_at_the_decks_end(built, decks):
+    for d in decks:
+        text = page_text(built / f"{d.name}.html")
+        assert "the quiz" not in text.replace("Quiz: question", ""), d.name
+        n = len(d.quiz)
+        assert f"the {n} question{'s' if n > 1 else ''} at the end of this deck" in text, d.name
+
+
+@needs_chromium
+def test_the_pdf_prints_slides_not_notes(built, decks):
+    """reveal.js's print view prints the slides only: no answer, no key, no session note in the
+    PDF, and the exercises' and questions' text there."""
+    from pypdf import PdfReader
+
+    d = max(decks, key=lambda d: len(d.in_class) + len(d.quiz))
+    (pdf,) = slides.print_pdfs(built, [d.name])
+    raw = " ".join(page.extract_text() for page in PdfReader(pdf).pages)
+    assert "Answer (the solution" not in raw and not re.search(r"Key \(Q", raw), "the PDF prints speaker notes"
+    printed = " ".join(words(raw))
+    exercise_runs = set().union(*(runs(words(e.text)) for p in export.CHAPTERS.glob("*.ipynb")
+                                  for e in course.exercises(p)))
+    asked = set().union(*(runs(words(slides.plain(q.text)), 8) for q in course.quiz_questions()))
+    for e in d.in_class:
+        assert any(run in printed for run in runs(words(slides.plain(e.text)), 6)), f"{e.label} not printed"
+        leaked = [run for run in runs(words(slides.plain(d.answers[e.label]))) - exercise_runs if run in printed]
+        assert not leaked, f"the PDF prints the answer of {e.label}: {leaked[:2]}"
+    for q in d.quiz:
+        assert any(run in printed for run in runs(words(slides.plain(q.text)), 6)), f"{q.id} not printed"
+        leaked = [run for run in runs(words(slides.plain(q.key)), 8) - asked if run in printed]
+        assert not leaked, f"the PDF prints the key of {q.id}: {leaked[:2]}"
+    if d.session.notes:
+        note = words(slides.plain(d.session.notes))
+        assert not [run for run in runs(note) if run in printed], "the PDF prints the session's notes"
+    page = (built / f"{d.name}.html").read_text(encoding="utf-8")
+    assert "showNotes: false" in page
+
+
+def test_the_decks_are_not_published():
+    """The decks hold answers and keys: the Pages workflow publishes the book's HTML and the
+    student edition, never ``_build/slides``, and the decks are not built inside either."""
+    workflow = (slides.ROOT / ".github" / "workflows" / "book.yml").read_text(encoding="utf-8")
+    assert "_build/slides" not in workflow and "make slides" not in workflow
+    published = re.findall(r"upload-pages-artifact@\S+\s+with:\s+path:\s*(\S+)", workflow)
+    assert published == ["_build/html"]
+    assert not slides.OUT.is_relative_to(slides.ROOT / "_build" / "html")
+    assert not slides.OUT.is_relative_to(slides.ROOT / "_build" / "student")
+
+
+# ---- equations: the equation, not the sentence -----------------------------------------------------
+
+def test_no_deck_equation_ends_with_its_sentences_punctuation(decks):
+    for d in decks:
+        for stem, e in d.equations:
+            assert not re.search(r"(?<!\\)[,.;]\s*$", e.tex), (d.name, stem, e.tex[-40:])
+            assert not re.search(r"[,.;]\s*\}\s*$", e.tex), (d.name, stem, e.tex[-40:])
+            assert not re.search(r"[,.;]\s*\\end\{\w+\*?\}\s*$", e.tex), (d.name, stem, e.tex[-40:])
+    chapter_9 = [e.tex for d in decks for stem, e in d.equations if stem == "09_serving_at_scale"]
+    assert chapter_9 and all(not t.rstrip().endswith(",") for t in chapter_9)
+    assert any(t.rstrip().endswith(r"+ t_\text{comm}") for t in chapter_9)
+
+
+def test_bare_equation_strips_the_sentence_and_keeps_tex():
+    bare = slides.bare_equation
+    assert bare(r"a = b,") == "a = b"
+    assert bare(r"x \quad \text{bytes,}") == r"x \quad \text{bytes}"
+    assert bare(r"R = \frac{P}{BW} \quad \text{FLOP per byte.}") == r"R = \frac{P}{BW} \quad \text{FLOP per byte}"
+    assert bare(r"K L \ \text{bytes}.") == r"K L \ \text{bytes}"
+    assert bare(r"\frac{M}{BW} .") == r"\frac{M}{BW}"
+    assert bare("\\begin{aligned} a &= b,\n\\end{aligned}") == "\\begin{aligned} a &= b\n\\end{aligned}"
+    assert bare(r"a = 6.4.") == "a = 6.4"
+    assert bare(r"f(x) \,") == "f(x)"
+    assert bare(r"a + b \;") == "a + b"
+    assert bare(r"\min\!\left(P,\; I\right)") == r"\min\!\left(P,\; I\right)"
+
+
+# ---- the 16:9 figures: fonts for a projector --------------------------------------------------------
+
+def test_the_16_9_figures_fonts_are_large_enough_for_a_projector():
+    """Every font of every 16:9 export's spec (and the base font that ticks, legends and
+    annotations without their own size take) is at least ``WIDE_MIN_FONT_PX`` pixels in the
+    1600 x 900 PNG, or the figure's own least size where ``WIDE_MIN_FONT_PX_OF`` names one."""
+    assert export.WIDE_MIN_FONT_PX >= 18
+    assert set(export.WIDE_MIN_FONT_PX_OF) <= set(export.WIDE)
+    for name, slide in export.WIDE.items():
+        fig = export.wide_figure(slide)
+        layout = fig["layout"]
+        scale = export.WIDE_PNG_WIDTH / layout["width"]
+        least = export.WIDE_MIN_FONT_PX_OF.get(name, export.WIDE_MIN_FONT_PX)
+        assert least >= 16, name
+        assert "size" in layout.get("font", {}), f"{name}: no base font size"
+        sizes = export.font_sizes(fig)
+        assert any(where == ".layout.font" for where, _ in sizes), name
+        for where, size in sizes:
+            for s in size if isinstance(size, list) else [size]:
+                assert s * scale >= least - 0.01, f"{name}{where}: {s * scale:.1f} px at 1600 x 900"
+
+
+def test_wide_font_size_lifts_small_fonts_only():
+    width = export.WIDE_SIZE[0]
+    least = export.WIDE_MIN_FONT_PX * width / export.WIDE_PNG_WIDTH
+    assert export.wide_font_size(11, width) == pytest.approx(least, abs=0.01)
+    assert export.wide_font_size(30, width) == 30
+    assert export.wide_font_size(11, 1600, least_px=16) == 16
+    for bad in ({"size": 0, "width": width}, {"size": 12, "width": -1}, {"size": 12, "width": width, "least_px": 0}):
+        with pytest.raises(ValueError, match=next(k for k, v in bad.items() if not v > 0)):
+            export.wide_font_size(**bad)
+
+
+
+def test_a_note_with_math_brings_the_rule_that_hides_its_mathml(built, decks):
+    """The speaker view shows a note without the deck's styles: a note whose answer holds a
+    formula carries the rule that keeps MathJax's hidden MathML copy from being drawn."""
+    found = 0
+    for d in decks:
+        page = (built / f"{d.name}.html").read_text(encoding="utf-8")
+        for note in re.findall(r'<aside class="notes">(.*?)</aside>', page, re.S):
+            if "<mjx-container" in note:
+                found += 1
+                assert slides.NOTES_MATH_CSS.strip() in note, d.name
+    assert found, "no note holds math: the rule is not tested"

@@ -27,7 +27,7 @@ import nbformat
 import pytest
 import yaml
 
-from inferlimits.book import ROOT, measures_this_machine, notebooks, student
+from inferlimits.book import ROOT, UNPUBLISHED, measures_this_machine, notebooks, student
 from inferlimits.book.course import exercises, markdown, solutions
 from inferlimits.book.sphinxext import SOLUTION_TAG, UNLINKED, edition
 from inferlimits.checks.numerals import IDENTIFIER, NUMERAL, NotebookNumbers, _blank, _names_pattern, _read_code, quantity_spans
@@ -244,9 +244,12 @@ def student_edition() -> dict[str, str]:
 
 @cache
 def measured_numbers() -> frozenset[str]:
-    """The numbers the measuring chapters' outputs show in this build (commas dropped)."""
-    return frozenset().union(*(numbers_in(_notebook_text(json.loads(p.read_text(encoding="utf-8"))))
-                               for p in sorted(student.NOTEBOOKS.glob("*.ipynb")) if _measured(p.name)))
+    """The numbers the measuring chapters show with their outputs (commas dropped): in their
+    notebooks, and on their pages, which the build measured again."""
+    texts = [_notebook_text(json.loads(p.read_text(encoding="utf-8")))
+             for p in sorted(student.NOTEBOOKS.glob("*.ipynb")) if _measured(p.name)]
+    texts += [_visible(_article(p.read_text(encoding="utf-8"))) for p in sorted(STUDENT.rglob("*.html")) if _measured(p.name)]
+    return frozenset().union(*map(numbers_in, texts))
 
 
 # ---- runs of ten words ---------------------------------------------------------------------------
@@ -586,7 +589,8 @@ def test_the_student_edition_neither_builds_nor_links_the_pages_for_instructors(
         assert not linked, f"{page.relative_to(STUDENT)} links a page for instructors: {linked}"
     assert UNLINKED in _visible((STUDENT / "intro.html").read_text(encoding="utf-8"))
     for path in _instructor_pages():
-        assert (FULL / path.relative_to(ROOT).with_suffix(".html")).exists(), f"the full book lacks {path.name}"
+        if path.relative_to(ROOT).with_suffix("").as_posix() not in UNPUBLISHED:  # the quiz: in neither edition
+            assert (FULL / path.relative_to(ROOT).with_suffix(".html")).exists(), f"the full book lacks {path.name}"
 
 
 def test_the_pages_for_instructors_are_not_in_the_student_pdf_or_pages():
@@ -834,3 +838,200 @@ def test_make_student_writes_the_notebooks_and_the_branch():
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     target = makefile.split("\nstudent:", 1)[1].split("\n\n", 1)[0]
     assert "$(PY) -m inferlimits.book.student" in target and "INFERLIMITS_EDITION=student" in target
+
+
+# ---- the projects: what each needs (inferlimits.book.projects), on the lab sheet ------------------
+
+@pytest.mark.beside_the_build
+def test_every_project_has_a_row_and_every_row_names_a_project():
+    from inferlimits.book import projects
+
+    found = [e.label for e in projects.project_exercises()]
+    assert found, "the chapters set no project-sized exercise"
+    assert projects.problems() == []
+    assert sorted(r.label for r in projects.PROJECTS) == sorted(found)
+
+
+@pytest.mark.beside_the_build
+def test_the_project_rows_are_checked_against_the_chapters_and_the_data():
+    import dataclasses
+
+    from inferlimits.book import projects
+
+    rows = projects.PROJECTS
+    gpu = next(r for r in rows if r.hardware == projects.GPU)
+    assert any(f"{rows[0].label}: a project with no row" == p for p in projects.problems(rows[1:]))
+    stray = dataclasses.replace(rows[0], label="no-such-ex1")
+    assert "no-such-ex1: a row that names no project" in projects.problems(rows + (stray,))
+    assert f"{rows[0].label}: 2 rows" in projects.problems(rows + (rows[0],))
+    changed = {gpu.label: dataclasses.replace(gpu, without_gpu="", runs=()),
+               rows[0].label: dataclasses.replace(rows[0], hardware="a laptop", runs=("no_such_run",))}
+    found = projects.problems(tuple(changed.get(r.label, r) for r in rows))
+    assert f"{gpu.label}: it needs a GPU and gives no route without one" in found
+    assert any("hardware 'a laptop'" in p for p in found) and any("'no_such_run' is not in the data" in p for p in found)
+    with pytest.raises(ValueError, match="label"):
+        projects.project("no-such-ex1")
+
+
+@pytest.mark.beside_the_build
+def test_every_project_states_its_tolerance_and_what_it_applies_to():
+    """A project states its tolerance in its last line, as every exercise does; where it measures
+    something, its row says that the tolerance holds the predictions, never the measurements."""
+    from inferlimits.book import projects
+
+    for e in projects.project_exercises():
+        last = e.text.strip().splitlines()[-1].strip()
+        assert re.fullmatch(r"Tolerance: (?:exact|\d+(?:\.\d+)?%(?: on each number)?(?:; exact on counts)?)\.", last), \
+            f"{e.label}: no tolerance in its last line"
+        row = projects.project(e.label)
+        if row.hardware != "none":
+            assert re.search(r"\b(?:has|have) none\b|\bNever the measurements\b", row.tolerance), \
+                f"{e.label}: its row does not say the measurements carry no tolerance"
+    assert any(r.hardware == projects.GPU for r in projects.PROJECTS), "no project needs a GPU: drop GPU, or check"
+
+
+@pytest.mark.beside_the_build
+def test_the_lab_sheet_shows_what_each_project_needs_as_a_table():
+    from inferlimits.book import projects
+    from inferlimits.book.course import PROJECT, RUBRICS, numref
+
+    text = student.labs_markdown("https://github.com/someone/the-book")
+    section = projects.projects_markdown()
+    assert section in text and student.labs_markdown(None).endswith(section)
+    table = [ln for ln in section.splitlines() if ln.startswith("| ")]
+    header, rows = table[0], table[1:]
+    assert header.count("|") == 7 and "Hardware" in header and "Without a GPU" in header
+    exercises_ = projects.project_exercises()
+    assert len(rows) == len(exercises_)
+    for line, e in zip(rows, exercises_):
+        r = projects.project(e.label)
+        cells = [c.strip() for c in line.strip("|").split(" | ")]
+        assert cells[0].startswith(numref(e)) and cells[1:4] == [r.hardware, r.software.strip(), r.model.strip()]
+        assert cells[4] == (r.without_gpu or cells[4]) and cells[5] == r.tolerance
+    for words in (RUBRICS[PROJECT].full, RUBRICS[PROJECT].partial, RUBRICS[PROJECT].none):
+        assert words in section, "the project rubric is not on the lab sheet as course.RUBRICS holds it"
+    with pytest.raises(ValueError, match="cell"):
+        projects._cell("a | b")
+
+
+@pytest.mark.beside_the_build
+def test_the_lab_sheets_projects_show_no_run_of_a_solution():
+    """What the build writes into the lab sheet (``labs_markdown``) shows no run of ten words of any
+    solution, as the student edition's pages must not (checked here before any build)."""
+    wanted = {run: key for key, runs in solution_runs().items() for run in runs}
+    shown = runs_in(_plain(student.labs_markdown("https://github.com/someone/the-book")))
+    leaked = [f"{wanted[r][1]}: {' '.join(r)}" for r in shown & wanted.keys()]
+    assert not leaked, f"the lab sheet shows solutions: {leaked[:5]}"
+
+
+# ---- the student branch's runtime-only requirements ------------------------------------------------
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@pytest.mark.beside_the_build
+def test_the_student_requirements_pin_as_the_book_does_and_hold_no_build_or_test_tool():
+    book = student.requirement_lines(ROOT / "requirements.txt")
+    mine = student.requirement_lines(ROOT / student.BRANCH_REQUIREMENTS)
+    tools = {_canonical(t) for t in student.BUILD_TOOLS}
+    assert "-e ." in mine, "Binder installs the package from the branch"
+    assert not tools & mine.keys(), f"build or test tools in {student.BRANCH_REQUIREMENTS}: {sorted(tools & mine.keys())}"
+    for name, line in mine.items():
+        assert name in book, f"{name}: not in requirements.txt, so not known to work with the book's pins"
+        assert line.replace(" ", "") == book[name].replace(" ", ""), f"{name}: pinned {line!r}, the book pins {book[name]!r}"
+    unsorted = sorted(set(book) - set(mine) - tools)
+    assert not unsorted, f"lines of requirements.txt neither in {student.BRANCH_REQUIREMENTS} nor in BUILD_TOOLS: {unsorted}"
+    assert tools <= book.keys(), f"BUILD_TOOLS names what requirements.txt no longer holds: {sorted(tools - book.keys())}"
+    import tomllib
+
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    assert {_canonical(re.split(r"[\s\[<>=!~;]", d, maxsplit=1)[0]) for d in deps} <= mine.keys(), \
+        "a dependency of the package is not pinned for the branch"
+
+
+def _installed_by(requirements: dict[str, str]) -> set[str]:
+    """The distributions (canonical names) that installing ``requirements`` brings, read from the
+    metadata of this environment, where the book's requirements are installed: each named one, its
+    requirements (their markers evaluated here, with the extras asked for), and theirs."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    todo = [Requirement(line) for name, line in requirements.items() if not name.startswith("-")]
+    todo += [Requirement(r) for r in metadata.distribution("inferlimits").requires or []]  # "-e ."
+    seen: dict[str, set[str]] = {}
+    while todo:
+        req = todo.pop()
+        name, extras = _canonical(req.name), set(req.extras)
+        if name in seen and extras <= seen[name]:
+            continue
+        seen[name] = seen.get(name, set()) | extras
+        for line in metadata.distribution(name).requires or []:
+            dep = Requirement(line)
+            if dep.marker is None or any(dep.marker.evaluate({"extra": e}) for e in seen[name] | {""}):
+                todo.append(dep)
+    return set(seen)
+
+
+@pytest.mark.beside_the_build
+def test_every_import_of_the_student_branch_is_installed_by_its_requirements(tmp_path):
+    """Every module the branch's notebooks and package import is in the branch (the package's own)
+    or in the standard library, or comes from a distribution that the branch's requirements.txt
+    installs (mapped from module to distribution by this environment's metadata)."""
+    from importlib import metadata
+
+    tree = student.write_branch(tmp_path / "branch")
+    assert (tree / student.BRANCH_REQUIREMENTS_AS).read_bytes() == (ROOT / student.BRANCH_REQUIREMENTS).read_bytes()
+    paths = [*(tree / "inferlimits").rglob("*.py"), *(tree / student.BRANCH_NOTEBOOKS).glob("*.ipynb")]
+    imported = student.imported_modules(paths)
+
+    def in_tree(dotted: str) -> bool:
+        base = tree.joinpath(*dotted.split("."))
+        return (base / "__init__.py").exists() or base.with_suffix(".py").exists()
+
+    missing = [f"{name} (imported by {sorted(where)[:3]})" for name, where in imported.items()
+               if name.split(".")[0] == "inferlimits" and not in_tree(name) and not in_tree(name.rsplit(".", 1)[0])]
+    assert not missing, f"the branch lacks parts of the package that it imports: {missing[:5]}"
+    third = {name.split(".")[0] for name in imported} - set(sys.stdlib_module_names) - {"inferlimits", "__future__"}
+    assert {"numpy", "plotly", "ipywidgets"} <= third, "the imports were not read"
+    installed = _installed_by(student.requirement_lines(tree / student.BRANCH_REQUIREMENTS_AS))
+    owners = metadata.packages_distributions()
+    unmet = {}
+    for module in sorted(third):
+        dists = {_canonical(d) for d in owners.get(module, [])}
+        if not dists & installed:
+            unmet[module] = sorted(dists) or "no installed distribution provides it"
+    assert not unmet, f"imports of the student branch that its requirements do not install: {unmet}"
+    tools = {_canonical(t) for t in student.BUILD_TOOLS}
+    assert not {"pytest", "nbval", "playwright", "jupyter-book", "hypothesis", "kaleido"} & installed & tools, \
+        "a test or build tool comes in with the branch's requirements"
+
+
+@pytest.mark.beside_the_build
+def test_the_workflow_runs_the_student_notebooks_with_the_branchs_requirements_alone():
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "book.yml").read_text(encoding="utf-8"))
+    steps = workflow["jobs"]["student-branch"]["steps"]
+    setup = next(i for i, s in enumerate(steps) if s.get("uses", "").startswith("actions/setup-python"))
+    version = (ROOT / "runtime.txt").read_text().strip().removeprefix("python-")
+    assert str(steps[setup]["with"]["python-version"]) == version, "the Python the check runs is not Binder's"
+    check = next(i for i, s in enumerate(steps) if "pip install" in s.get("run", ""))
+    script = steps[check]["run"]
+    assert setup < check < len(steps) - 1, "the check runs before the push"
+    assert re.search(r"pip install [^\n]*-r requirements\.txt", script) and "NotebookClient" in script
+    assert "measures_this_machine" in script and 'cp -r branch "$RUNNER_TEMP/branch"' in script
+    assert "working-directory" not in steps[check], "the check runs in a copy, so the pushed tree stays as written"
+
+
+def test_the_built_student_kit_shows_the_projects_and_ships_the_runtime_requirements():
+    """Needs ``make student`` after this change: the lab sheet's page carries the projects' table
+    and rubric, and the branch's tree carries the runtime-only requirements and no ``book/``."""
+    from inferlimits.book import projects
+    from inferlimits.book.course import PROJECT, RUBRICS
+
+    text = _visible((STUDENT / f"{student.LAB_SHEET}.html").read_text(encoding="utf-8"))
+    assert "Projects: what each needs" in text and _plain(RUBRICS[PROJECT].partial) in text
+    for r in projects.PROJECTS:
+        assert _plain(r.tolerance) in text, f"{r.label}: its row is not on the student lab sheet"
+    assert (student.BRANCH / student.BRANCH_REQUIREMENTS_AS).read_bytes() == (ROOT / student.BRANCH_REQUIREMENTS).read_bytes()
+    assert not (student.BRANCH / "inferlimits" / "book").exists()

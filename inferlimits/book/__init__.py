@@ -42,6 +42,29 @@ def notebooks(root: Path = ROOT) -> list[Path]:
     return [p for p in toc_pages(root) if p.suffix == ".ipynb"]
 
 
+#: pages for instructors that neither edition publishes, so not in ``_toc.yml`` (and in
+#: ``exclude_patterns``), but checked as the book's pages are: the quiz, whose keys a published page
+#: would give away (``make quiz`` prints it)
+UNPUBLISHED = ("chapters/quiz",)
+
+
+def checked_pages(root: Path = ROOT) -> list[Path]:
+    """Every page the tests check: those of ``_toc.yml`` (``toc_pages``), then ``UNPUBLISHED``."""
+    pages = toc_pages(root)
+    for name in UNPUBLISHED:
+        found = [root / f"{name}{ext}" for ext in (".ipynb", ".md") if (root / f"{name}{ext}").exists()]
+        if not found:
+            raise FileNotFoundError(f"UNPUBLISHED lists {name!r}, but neither {name}.ipynb nor {name}.md exists")
+        if found[0] not in pages:
+            pages.append(found[0])
+    return pages
+
+
+def checked_notebooks(root: Path = ROOT) -> list[Path]:
+    """The notebooks among ``checked_pages``."""
+    return [p for p in checked_pages(root) if p.suffix == ".ipynb"]
+
+
 def measures_this_machine(path: Path) -> bool:
     """Whether a chapter times the machine it runs on (its notebook metadata says
     ``"inferlimits": {"measures_this_machine": true}``): the relations it checks between its

@@ -1,7 +1,10 @@
 """The course the instructor's page proposes: nine two-hour sessions, each with its assigned
-reading, a timed agenda and notes; each chapter's exercises sorted into class work and homework
-by one stated rule, read from the chapters themselves so that the plan follows the exercises as
-they change; a rubric for each kind of exercise; and the keys of the quiz bank.
+reading, a timed agenda and notes; each chapter's exercises sorted into class work, assigned
+homework (sized by an estimate of each exercise's minutes, within ``HOMEWORK_MINUTES`` a
+session) and optional practice, by stated rules, read from the chapters themselves so that the
+plan follows the exercises as they change; one term project chosen from the book's project-sized
+exercises, with its milestones; a grading scheme and a week-by-week calendar; a rubric for each
+kind of exercise; and the quiz, whose questions and keys are in ``chapters/quiz.ipynb``.
 
 An exercise is written in a chapter as a sphinx-exercise directive whose title names its kind and
 level (``derive · intermediate``, or ``compute: a subject · basic``; the kinds and levels are
@@ -13,7 +16,7 @@ brackets, so that the page can link it and the tests can hold it to the chapters
 
 - ``[decode-ex3]``: an exercise, by its label;
 - ``[figure 02_decode_ceiling]``: a figure, by its name among the slide exports (``export.SLIDES``);
-- ``[quiz]``: the session's questions in the quiz bank (``chapters/quiz.ipynb``).
+- ``[quiz]``: the session's questions of the quiz (``chapters/quiz.ipynb``, printed by ``make quiz``).
 """
 from __future__ import annotations
 
@@ -77,8 +80,32 @@ def exercises(path: Path) -> list[Exercise]:
 def in_class(ex: Exercise) -> bool:
     """The plan's rule: exercises that read the figures, and basic ones, are done together in
     class; the rest (computations, derivations, decisions and errors to find, beyond one step)
-    are homework. A session may name more exercises for class (``Session.extra``)."""
-    return ex.kind == "explore" or ex.level == "basic"
+    are homework or practice, and the project-sized ones are the term project's choices. A
+    session may name more exercises for class (``Session.extra``), or leave some that the rule
+    sends there for homework (``Session.for_homework``), to stay within ``MAX_IN_CLASS``."""
+    return not ex.project and (ex.kind == "explore" or ex.level == "basic")
+
+
+# ---- how long an exercise takes ----------------------------------------------------------------
+
+#: the rule for an exercise's time at home, in minutes, by its level: a basic exercise is a step
+#: from the text, an intermediate one several steps, an advanced one several steps and a judgement
+LEVEL_MINUTES = {"basic": 15, "intermediate": 30, "advanced": 60}
+#: the minutes a kind adds to its level's: a derivation is written out in symbols before any number
+#: goes in, and an extension sets up a term the chapter does not have; both take longer than
+#: carrying given numbers through a formula
+KIND_EXTRA_MINUTES = {"derive": 15, "extend": 15}
+
+
+def minutes(ex: Exercise) -> int:
+    """The estimated minutes a student needs for ``ex`` at home: ``LEVEL_MINUTES`` of its level,
+    plus ``KIND_EXTRA_MINUTES`` of its kind. A project-sized exercise is the term project, sized in
+    weeks, not minutes: a ValueError, as for a title that names no level."""
+    if ex.project:
+        raise ValueError(f"ex: {ex.label!r} is project-sized, the term project's, not an exercise of a week")
+    if ex.level not in LEVEL_MINUTES:
+        raise ValueError(f"ex: {ex.label!r} names no level ({ex.title!r})")
+    return LEVEL_MINUTES[ex.level] + KIND_EXTRA_MINUTES.get(ex.kind, 0)
 
 
 #: the words an exercise uses for a part that only a running notebook can do: a control the hosted
@@ -101,6 +128,13 @@ SESSION_MINUTES = 120
 MAX_READING_WORDS = 6000
 #: the fewest exercises done in class in a session; at least one of them must be other than explore
 MIN_IN_CLASS = 3
+#: the most exercises done in class in a session, labs included, and the most labs
+MAX_IN_CLASS = 4
+MAX_LABS = 1
+#: the most minutes of homework a session assigns (``minutes`` of each exercise): about three hours
+HOMEWORK_MINUTES = 180
+#: the most questions a session's quiz asks (the quiz has ten minutes of the agenda)
+MAX_QUIZ_QUESTIONS = 4
 
 
 @dataclass(frozen=True)
@@ -112,6 +146,7 @@ class Session:
     extra: tuple[str, ...] = ()         # labels of exercises done in class beyond the rule (``in_class``)
     lab: str = ""                       # what students run themselves, if anything
     notes: str = ""                     # for the instructor: what to stress, what to prepare
+    for_homework: tuple[str, ...] = ()  # labels of exercises the rule sends to class, left for home here
 
 
 #: the plan: one session a week, two hours each
@@ -119,19 +154,22 @@ SESSIONS = (
     Session(
         "Two speeds and the roofline", ("primer", "01_two_speeds"),
         agenda=(
-            (10, "The course's question: is a run held back by memory, by math, or by neither?"),
+            (10, "The course's question: is a run held back by memory, by math, or by neither? Then the term "
+                 "project: its choices and its milestones"),
             (15, "Read [figure primer_decoder] together: the matrices a token multiplies, layer by layer"),
-            (15, "[primer-ex1] and [primer-ex3] in pairs, then [primer-ex4] at the figure"),
+            (15, "[primer-ex4] at the figure, in pairs"),
             (20, "Board derivation: a chip's balance point from its datasheet, and the roofline's two lines"),
             (10, "Break"),
             (15, "Read [figure 01_roofline] together, then [two-speeds-ex3] at the figure"),
-            (25, "[two-speeds-ex1], [two-speeds-ex2] and [two-speeds-ex5] in pairs; two pairs present"),
+            (25, "[two-speeds-ex1] and [two-speeds-ex5] in pairs; two pairs present"),
             (10, "Quiz: [quiz]"),
         ),
+        for_homework=("primer-ex1", "primer-ex3", "two-speeds-ex2"),
         notes="Start from the primer's diagram and its table of configuration fields, so that \"the weights a "
               "token multiplies\" is a list of matrices before it is a number. Then the roofline: have the "
               "room compute one chip's balance point from its datasheet, with the dense rate, before the "
-              "figure shows it."),
+              "figure shows it. Hand out the term project's choices and milestones today: each student reads "
+              "the projects' texts and chooses one for the proposal."),
     Session(
         "Decode", ("02_decode",),
         agenda=(
@@ -167,7 +205,8 @@ SESSIONS = (
               "then spend time on the activation traffic, the chapter's least familiar quantity, and on why "
               "it pushes the crossover beyond the balance point. Close with the request timeline: the time "
               "to first token answers to math once the prompt is past the crossover, the time per output "
-              "token to bandwidth."),
+              "token to bandwidth. The term project's proposal is due today: return each with a line on "
+              "whether its data and its machine will do, well before the first result is due."),
     Session(
         "Batching", ("04_batching",),
         agenda=(
@@ -197,14 +236,14 @@ SESSIONS = (
             (10, "Break"),
             (20, "[kv-cache-ex7] alone, then compare answers"),
             (20, "Read [figure 12_worked_capacity] together, and hand out the worked example as take-home "
-                 "reading and the course's running assignment"),
+                 "reading, due and quizzed at the next session"),
             (10, "Quiz: [quiz]"),
         ),
         take_home=("12_worked_example",),
         notes="The cache is what batching cannot share: check the fit in memory before any rate, every time. "
               "The worked example ({doc}`12_worked_example`) is take-home reading from this session on: it "
-              "needs only decode, batching and the cache, and it checks a published plan claim by claim. Set "
-              "its exercises as the course's running assignment, due a week after the last session."),
+              "needs only decode, batching and the cache, and it checks a published plan claim by claim. Its "
+              "exercises join this session's homework pool, and the next session's quiz asks about it."),
     Session(
         "The third wall, measured", ("06_overhead",),
         agenda=(
@@ -212,7 +251,7 @@ SESSIONS = (
             (15, "Board derivation: the overhead ceiling, one step's launches times the host's time for each, "
                  "beside the memory ceiling; then read [figure 06_third_wall] together"),
             (15, "Read [figure 06_timeline] together, then [overhead-ex3] at the figure"),
-            (15, "[overhead-ex1] and [overhead-ex5] in pairs"),
+            (15, "[overhead-ex1] in pairs"),
             (5, "Break"),
             (45, "Lab: run {doc}`13_measure` on a laptop and in Binder; [measure-ex3] and [measure-ex4] with "
                  "the notebook running, then compare the two machines' roofs in [figure 13_machine_roofline]"),
@@ -221,11 +260,13 @@ SESSIONS = (
         ),
         take_home=("13_measure",),
         extra=("measure-ex3", "measure-ex4"),
+        for_homework=("overhead-ex5",),
         lab="run chapter 13 on a laptop and in Binder, and compare the two machines' roofs",
         notes="Chapter 13 measures the machine it runs on, so the hosted book's figures show the machine "
               "that built the book; students get their own machine's numbers only with the notebook running, "
               "which is the point of the lab. Its main line is take-home reading, after the lab: students "
-              "read it with their own measurements open, and hand in their roof with the chapter's exercises."),
+              "read it with their own measurements open, and the next session's quiz asks about it. The term "
+              "project's first result is due today: a student who measures can use the lab's roof."),
     Session(
         "Low precision", ("07_low_precision",),
         agenda=(
@@ -263,25 +304,29 @@ SESSIONS = (
         "Serving at scale", ("09_serving_at_scale", "10_speculative_decoding"),
         agenda=(
             (10, "Recap: one GPU's ceilings; today several GPUs, and several tokens per read of the weights"),
-            (15, "Read [figure 09_tensor_parallel] together, then [serving-at-scale-ex1] and "
-                 "[serving-at-scale-ex4] in pairs"),
+            (15, "Read [figure 09_tensor_parallel] together, then [serving-at-scale-ex4] in pairs"),
             (10, "[serving-at-scale-ex5] in groups: find the error"),
-            (15, "Board derivation: speculative decoding's tokens per step, and its speed-up while decode is "
+            (20, "Board derivation: speculative decoding's tokens per step, and its speed-up while decode is "
                  "memory-bound; read [figure 10_speculative] together"),
-            (15, "[speculative-ex4] alone, then [speculative-ex1] and [speculative-ex2] in pairs"),
+            (10, "[speculative-ex4] alone, then compare answers"),
             (5, "Break"),
-            (30, "Lab: in Binder, [serving-at-scale-ex3] on [figure 10_frontier]: find a set-up that meets "
-                 "the stated speed per user at the lowest cost per token"),
-            (10, "Hand out the index card as take-home reading, and the last part of the running assignment"),
+            (30, "Lab: in Binder, [serving-at-scale-ex3] on [figure 10_frontier]: for the set-up it names, the "
+                 "largest batch among powers of two that keeps each user at the speed it names, and the "
+                 "tokens per second each GPU then makes"),
+            (10, "Hand out the index card as take-home reading; the term project's final report is due in a week"),
             (10, "Quiz: [quiz]"),
         ),
         take_home=("11_index_card",),
-        lab="in Binder, find a set-up on the frontier of {doc}`10_speculative_decoding` that meets a stated "
-            "speed per user",
+        for_homework=("serving-at-scale-ex1", "speculative-ex1", "speculative-ex2"),
+        lab="in Binder, do {numref}`serving-at-scale-ex3` on the frontier figure of {doc}`10_speculative_decoding`: "
+            "for the set-up it names, find the largest batch among powers of two that keeps each user at the "
+            "speed it names, and the tokens per second each GPU then makes",
         notes="Two chapters, one question: what more hardware, or a draft model, buys each user and the fleet. "
-              "The index card ({doc}`11_index_card`) is take-home reading: it gathers every formula of the "
-              "course on one page. The running assignment's last part asks students to fill it in for the "
-              "worked example's set-up, by hand and then with its calculator, due a week later."),
+              "Class keeps four exercises, the lab's among them; the chapters' other basic exercises go to "
+              "homework or practice. The index card ({doc}`11_index_card`) is take-home reading: it gathers "
+              "every formula of the course on one page. No session follows to quiz it, so its questions are "
+              "spares, for a final test if you set one. The term project's final report is due a week after "
+              "this session."),
 )
 
 _REF = re.compile(r"\[([^\]\s]+)\]")
@@ -318,25 +363,68 @@ def session_exercises(session: Session, root: Path = ROOT) -> list[Exercise]:
 
 def in_class_exercises(session: Session, root: Path = ROOT) -> list[Exercise]:
     """The exercises done in class: those of the session's assigned chapters that the rule
-    (``in_class``) sends to class, and those the session names in ``extra``, in the book's order."""
+    (``in_class``) sends to class, less those the session leaves for home (``for_homework``), and
+    those it names in ``extra``, in the book's order."""
     return [e for e in session_exercises(session, root)
-            if (e.chapter in session.chapters and in_class(e)) or e.label in session.extra]
+            if (e.chapter in session.chapters and in_class(e) and e.label not in session.for_homework)
+            or e.label in session.extra]
+
+
+def homework_pool(session: Session, root: Path = ROOT) -> list[Exercise]:
+    """What a session's homework is chosen from: the exercises of its chapters, then of its
+    take-home chapters, that are neither done in class nor project-sized, in the book's order."""
+    done = {e.label for e in in_class_exercises(session, root)}
+    return [e for e in session_exercises(session, root) if e.label not in done and not e.project]
 
 
 def homework_exercises(session: Session, root: Path = ROOT) -> list[Exercise]:
-    """The assigned chapters' exercises that are not done in class."""
-    done = {e.label for e in in_class_exercises(session, root)}
-    return [e for e in session_exercises(session, root) if e.chapter in session.chapters and e.label not in done]
+    """The homework a session assigns, due a week later, in the book's order. The rule: from its pool
+    (``homework_pool``), a first pass takes the first exercise of each kind, a second pass the rest,
+    in the book's order; each is assigned only while the estimated minutes (``minutes``) stay within
+    ``HOMEWORK_MINUTES``. The pool's other exercises are optional practice (``practice_exercises``)."""
+    pool = homework_pool(session, root)
+    chosen: set[str] = set()
+    total = 0
+    for first_pass in (True, False):
+        kinds: set[str | None] = set()
+        for e in pool:
+            if e.label in chosen or (first_pass and e.kind in kinds):
+                continue
+            kinds.add(e.kind)
+            if total + minutes(e) <= HOMEWORK_MINUTES:
+                chosen.add(e.label)
+                total += minutes(e)
+    return [e for e in pool if e.label in chosen]
+
+
+def homework_minutes(session: Session, root: Path = ROOT) -> int:
+    """The estimated minutes of a session's assigned homework."""
+    return sum(minutes(e) for e in homework_exercises(session, root))
+
+
+def practice_exercises(session: Session, root: Path = ROOT) -> list[Exercise]:
+    """The exercises of a session's pool that its homework does not assign: optional practice,
+    whose solutions the full book shows."""
+    assigned = {e.label for e in homework_exercises(session, root)}
+    return [e for e in homework_pool(session, root) if e.label not in assigned]
 
 
 def take_home_exercises(session: Session, root: Path = ROOT) -> list[Exercise]:
-    """The take-home chapters' exercises not done in class: set with their reading."""
-    done = {e.label for e in in_class_exercises(session, root)}
-    return [e for e in session_exercises(session, root) if e.chapter in session.take_home and e.label not in done]
+    """The take-home chapters' exercises that are neither done in class nor project-sized: those of
+    the session's homework and practice that come with its take-home reading (a view of those two
+    lists, not a third)."""
+    return [e for e in homework_pool(session, root) if e.chapter in session.take_home]
+
+
+def project_exercises(root: Path = ROOT) -> list[Exercise]:
+    """The term project's choices: every project-sized exercise of the book, in its order."""
+    from inferlimits.book import notebooks
+
+    return [e for p in notebooks(root) for e in exercises(p) if e.project]
 
 
 def agenda_minutes(session: Session) -> int:
-    return sum(minutes for minutes, _ in session.agenda)
+    return sum(m for m, _ in session.agenda)
 
 
 def agenda_labels(session: Session) -> list[str]:
@@ -355,6 +443,16 @@ def session_of(stem: str, sessions: tuple[Session, ...] = SESSIONS) -> int:
         if stem in s.chapters + s.take_home:
             return i
     raise ValueError(f"stem: no session assigns the chapter {stem!r}")
+
+
+def quiz_session(stem: str, sessions: tuple[Session, ...] = SESSIONS) -> int | None:
+    """The session whose quiz asks about chapter ``stem``: the one that reads it; for a take-home
+    chapter, the one after the session that hands it out, once students have read it (None after
+    the last session: its questions are spares)."""
+    i = session_of(stem, sessions)
+    if stem in sessions[i - 1].chapters:
+        return i
+    return i + 1 if i < len(sessions) else None
 
 
 def numref(e: Exercise) -> str:
@@ -376,16 +474,18 @@ def _docs(stems: tuple[str, ...]) -> str:
 
 def plan_markdown(sessions: tuple[Session, ...] = SESSIONS, root: Path = ROOT) -> str:
     """The course plan as a Markdown table: each session's assigned reading with its main-line
-    words, its exercises for class and for homework (as references, so that their numbers are
-    Sphinx's; "(live kernel)" after one that ``needs_kernel``), its take-home reading with the
-    exercises set with it, and its lab."""
-    rows = ["| Session | Reading | In class | Homework | Take-home | Lab |", "|---|---|---|---|---|---|"]
+    words (and the take-home reading it hands out, with its words), its exercises for class, its
+    assigned homework with its estimated minutes, its optional practice (as references, so that
+    their numbers are Sphinx's; "(live kernel)" after one that ``needs_kernel``), and its lab."""
+    rows = ["| Session | Reading | In class | Homework (assigned) | Optional practice | Lab |",
+            "|---|---|---|---|---|---|"]
     for i, s in enumerate(sessions, start=1):
-        home = (f"{_docs(s.take_home)} ({take_home_words(s, root):,} words); "
-                f"{_refs(take_home_exercises(s, root))}") if s.take_home else "–"
-        rows.append(f"| {i}. {s.topic} | {_docs(s.chapters)} ({reading_words(s, root):,} words) "
-                    f"| {_refs(in_class_exercises(s, root))} | {_refs(homework_exercises(s, root))} "
-                    f"| {home} | {s.lab or '–'} |")
+        reading = f"{_docs(s.chapters)} ({reading_words(s, root):,} words)"
+        if s.take_home:
+            reading += f"; take-home: {_docs(s.take_home)} ({take_home_words(s, root):,} words)"
+        home = f"{_refs(homework_exercises(s, root))} (about {homework_minutes(s, root)} minutes)"
+        rows.append(f"| {i}. {s.topic} | {reading} | {_refs(in_class_exercises(s, root))} | {home} "
+                    f"| {_refs(practice_exercises(s, root))} | {s.lab or '–'} |")
     return "\n".join(rows)
 
 
@@ -401,7 +501,7 @@ def activity_markdown(activity: str, session: Session, root: Path = ROOT) -> str
 
     def exercise(m: re.Match) -> str:
         if m.group(1) == "quiz":
-            return "the session's questions in the {doc}`quiz bank <quiz>`"
+            return "the session's questions, printed by `make quiz`"
         e = by_label.get(m.group(1))
         if e is None:
             raise ValueError(f"agenda: {m.group(1)!r} is no exercise of the session {session.topic!r}")
@@ -445,6 +545,169 @@ def sessions_markdown(sessions: tuple[Session, ...] = SESSIONS, root: Path = ROO
 def notes_markdown(sessions: tuple[Session, ...] = SESSIONS) -> str:
     """The instructor's notes, one paragraph for each session that has them, numbered as the plan."""
     return "\n\n".join(f"**{i}. {s.topic}.** {s.notes}" for i, s in enumerate(sessions, start=1) if s.notes)
+
+
+# ---- the term project, the grade and the calendar -------------------------------------------------
+
+#: the week after the last session: the term project's final report and the last homework are due then
+FINAL_WEEK = len(SESSIONS) + 1
+
+
+@dataclass(frozen=True)
+class Milestone:
+    """A step of the term project: its name, the session that sets it, the week it is due (week k
+    holds session k, and is due at its start; ``FINAL_WEEK`` holds none), what to hand in, and its
+    share of the course's grade, in percent."""
+
+    name: str
+    set_in: int
+    week: int
+    hand_in: str
+    percent: int
+
+
+#: the term project: each student chooses one of the book's project-sized exercises
+#: (``project_exercises``) and hands it in in three steps, each graded with ``RUBRICS[PROJECT]``
+MILESTONES = (
+    Milestone("Proposal", set_in=1, week=3, percent=5,
+              hand_in="One page: the project chosen; the data it needs, each value with its source (a datasheet, "
+                      "a `config.json`, a published run), or the machine and software it will measure; the "
+                      "method, in the chapter's formulas; and the numbers the final report will give."),
+    Milestone("First result", set_in=3, week=6, percent=10,
+              hand_in="A first measurement with its ceiling beside it, or a first computed card (the set-up's fit, "
+                      "its ceilings and its verdict), with the working, and a line on what remains to do."),
+    Milestone("Final report", set_in=6, week=FINAL_WEEK, percent=30,
+              hand_in="Every part the project's exercise asks for, each number within the tolerance it states, "
+                      "with its sources and its working or command lines, and a page on what limits the result."),
+)
+
+
+@dataclass(frozen=True)
+class GradePart:
+    """A part of the course's grade: its name, its share in percent, and how it is graded."""
+
+    name: str
+    percent: int
+    how: str
+
+
+#: the grading scheme: its shares add up to 100
+GRADING = (
+    GradePart("Homework", 30, "Each session's seeded sheet (`make homework SEED=N`), graded against its key "
+                              "with the rubric of each exercise's kind; the sheets count equally."),
+    GradePart("Quizzes", 15, "Each session's quiz, marked against the key that `make quiz` prints; the "
+                             "quizzes count equally."),
+    GradePart("Term project", sum(m.percent for m in MILESTONES),
+              "Its milestones, at the shares the table of milestones gives; the project rubric grades each."),
+    GradePart("Participation", 10, "Work shown in class: an in-class exercise presented to the room, and the "
+                                   "labs run."),
+)
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """Something due: in ``week`` (at the start of its session), set by session ``set_in`` (0: by
+    the course's first page, before session 1); its ``kind`` ("reading", "homework" or
+    "project"), and what it is: chapter stems for reading, a session's number for its homework,
+    a milestone for the project."""
+
+    week: int
+    set_in: int
+    kind: str
+    what: tuple[str, ...] | int | Milestone
+
+
+def deadlines(sessions: tuple[Session, ...] = SESSIONS,
+              milestones: tuple[Milestone, ...] = MILESTONES) -> list[Deadline]:
+    """Every deadline of the course, by week: each session's reading, set by the session before it;
+    each take-home chapter, due the week after the session that hands it out; each session's
+    homework, due a week later; and the term project's milestones."""
+    out = []
+    for k, s in enumerate(sessions, start=1):
+        out.append(Deadline(k, k - 1, "reading", s.chapters))
+        if s.take_home:
+            out.append(Deadline(k + 1, k, "reading", s.take_home))
+        out.append(Deadline(k + 1, k, "homework", k))
+    out += [Deadline(m.week, m.set_in, "project", m) for m in milestones]
+    return sorted(out, key=lambda d: (d.week, ("reading", "homework", "project").index(d.kind)))
+
+
+@dataclass(frozen=True)
+class Week:
+    """One week of the calendar: its session (None after the last), the reading due before it, the
+    session whose homework is due, the milestones due, and the chapters its quiz asks about."""
+
+    number: int
+    session: int | None
+    reading: tuple[str, ...]
+    homework: tuple[int, ...]
+    milestones: tuple[Milestone, ...]
+    quiz: tuple[str, ...]
+
+
+def calendar(sessions: tuple[Session, ...] = SESSIONS, milestones: tuple[Milestone, ...] = MILESTONES) -> list[Week]:
+    """The course week by week (``deadlines`` gathered by week), through the week after the last
+    session; a session's quiz asks about the chapters whose ``quiz_session`` it is."""
+    due = deadlines(sessions, milestones)
+    last = max([len(sessions)] + [d.week for d in due])
+    stems = [c for s in sessions for c in s.chapters + s.take_home]
+    weeks = []
+    for w in range(1, last + 1):
+        mine = [d for d in due if d.week == w]
+        weeks.append(Week(w, w if w <= len(sessions) else None,
+                          tuple(c for d in mine if d.kind == "reading" for c in d.what),
+                          tuple(d.what for d in mine if d.kind == "homework"),
+                          tuple(d.what for d in mine if d.kind == "project"),
+                          tuple(c for c in stems if quiz_session(c, sessions) == w)))
+    return weeks
+
+
+def projects_markdown(root: Path = ROOT) -> str:
+    """The term project's choices as a Markdown table: each project-sized exercise, by reference,
+    with its chapter's session and the first sentence of what it asks."""
+    rows = ["| Project | Chapter read in session | What it asks |", "|---|---|---|"]
+    for e in project_exercises(root):
+        first = re.split(r"(?<=[.?!])\s", " ".join(e.text.split()), maxsplit=1)[0]
+        rows.append(f"| {numref(e)} ({e.kind}) | {session_of(e.chapter)} | {first} |")
+    return "\n".join(rows)
+
+
+def _week_name(week: int, sessions: tuple[Session, ...] = SESSIONS) -> str:
+    return f"session {week}" if week <= len(sessions) else f"week {week}, after the last session"
+
+
+def milestones_markdown(milestones: tuple[Milestone, ...] = MILESTONES,
+                        sessions: tuple[Session, ...] = SESSIONS) -> str:
+    """The term project's milestones as a Markdown table: set in, due, what to hand in, share."""
+    rows = ["| Milestone | Set in | Due at | Hand in | Share of the grade |", "|---|---|---|---|---|"]
+    rows += [f"| {m.name} | session {m.set_in} | {_week_name(m.week, sessions)} | {m.hand_in} | {m.percent}% |"
+             for m in milestones]
+    return "\n".join(rows)
+
+
+def grading_markdown(grading: tuple[GradePart, ...] = GRADING) -> str:
+    """The grading scheme as a Markdown table, its total last."""
+    rows = ["| Part | Share | How it is graded |", "|---|---|---|"]
+    rows += [f"| {g.name} | {g.percent}% | {g.how} |" for g in grading]
+    rows.append(f"| All | {sum(g.percent for g in grading)}% | |")
+    return "\n".join(rows)
+
+
+def calendar_markdown(sessions: tuple[Session, ...] = SESSIONS, milestones: tuple[Milestone, ...] = MILESTONES,
+                      root: Path = ROOT) -> str:
+    """The calendar as a Markdown table: each week's session, the reading, homework and milestones
+    due at its start, and its quiz (how many questions, on which chapters)."""
+    questions = quiz_questions()
+    rows = ["| Week | Session | Reading due | Homework due | Term project due | Quiz |", "|---|---|---|---|---|---|"]
+    for w in calendar(sessions, milestones):
+        s = f"{w.session}. {sessions[w.session - 1].topic}" if w.session else "–"
+        home = ", ".join(f"session {k}'s (about {homework_minutes(sessions[k - 1], root)} minutes)"
+                         for k in w.homework) or "–"
+        n = sum(q.session == w.number for q in questions) if w.session else 0
+        quiz = f"{n} questions on {_docs(w.quiz)}" if n else "–"
+        rows.append(f"| {w.number} | {s} | {_docs(w.reading)} | {home} | "
+                    f"{', '.join(m.name for m in w.milestones) or '–'} | {quiz} |")
+    return "\n".join(rows)
 
 
 # ---- exercises and their grading ---------------------------------------------------------------
@@ -543,13 +806,16 @@ def rubrics_markdown(rubrics: dict[str, Rubric] = RUBRICS) -> str:
     return "\n".join(rows)
 
 
-# ---- the quiz bank ------------------------------------------------------------------------------
+# ---- the quiz -----------------------------------------------------------------------------------
 
-#: where the quiz bank is
+#: where the quiz's questions and keys are: a notebook checked as the chapters are, but published in
+#: neither edition (``inferlimits.book.UNPUBLISHED``); ``make quiz`` prints it (``inferlimits.book.quiz``)
 QUIZ_PATH = ROOT / "chapters" / "quiz.ipynb"
+#: the label of a question that no session's quiz asks: kept, checked, for a final test or review
+SPARE = "spare"
 #: a question's label line: its id (Q, the chapter's number or P for the primer, a dot, its place),
-#: its chapter, its session (a reference to the course plan) and its kind
-_QUESTION = re.compile(r"^\*\*(Q(?:P|\d+)\.\d+)\*\* · \{doc\}`([\w-]+)` · \{ref\}`session (\d+) <course-plan>` · "
+#: its chapter, the session whose quiz asks it (a reference to the course plan) or ``SPARE``, and its kind
+_QUESTION = re.compile(r"^\*\*(Q(?:P|\d+)\.\d+)\*\* · \{doc\}`([\w-]+)` · (?:\{ref\}`session (\d+) <course-plan>`|spare) · "
                        r"(numeric|multiple choice)\n\n(.*?)\n\n"
                        r"```\{admonition\} Key\n:class: dropdown\n(.*?)\n```", re.M | re.S)
 #: the line that states how close a numeric answer must come (the exercises' form)
@@ -562,7 +828,7 @@ class Question:
 
     id: str             # "Q2.1": the chapter's number (P for the primer) and its place
     chapter: str        # the notebook's stem
-    session: int        # the session its label names
+    session: int | None  # the session whose quiz asks it, as its label names it; None for a spare
     kind: str           # "numeric" or "multiple choice"
     text: str           # the question, its options and its tolerance
     key: str            # the key, as the page writes it
@@ -584,9 +850,14 @@ def quiz_questions(path: Path = QUIZ_PATH) -> list[Question]:
             continue
         for m in _QUESTION.finditer("".join(cell["source"])):
             after = cells[i + 1] if i + 1 < len(cells) and cells[i + 1]["cell_type"] == "code" else {"source": ""}
-            out.append(Question(m.group(1), m.group(2), int(m.group(3)), m.group(4), m.group(5).strip(),
-                                m.group(6).strip(), "".join(after["source"])))
+            out.append(Question(m.group(1), m.group(2), int(m.group(3)) if m.group(3) else None, m.group(4),
+                                m.group(5).strip(), m.group(6).strip(), "".join(after["source"])))
     return out
+
+
+def session_questions(number: int | None, path: Path = QUIZ_PATH) -> list[Question]:
+    """The questions of session ``number``'s quiz, in order (``None``: the spares)."""
+    return [q for q in quiz_questions(path) if q.session == number]
 
 
 def choice(question: str, computed: str, stated: str, values: dict[str, object] | None = None) -> None:

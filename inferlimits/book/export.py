@@ -160,6 +160,88 @@ WIDE_MANIFEST = WIDE_OUT / "exports.json"
 WIDE: dict[str, Slide] = {**SLIDES, "02_decode_roofline": Slide("02_decode", "fig-decode-roofline")}
 
 
+#: the 16:9 exports' fonts, for a projector: the least font size, in pixels of the 1600 x 900 PNG
+#: (``WIDE_PNG_WIDTH``), of every text the export draws (axis titles, tick labels, annotations,
+#: legend, trace text): the font scale of ``wide_font_size``
+WIDE_MIN_FONT_PX = 18
+#: the figures whose text cannot take ``WIDE_MIN_FONT_PX``, and the least size each takes instead
+#: (PNG px). The primer's diagram writes its labels inside boxes that ``inferlimits/figures/primer.py``
+#: draws for 12 px text: at 18 px the KV cache box's eight lines and the two-line boxes overflow
+#: (the box heights are the chapter's; a taller layout of the diagram would lift this).
+WIDE_MIN_FONT_PX_OF = {"primer_decoder": 16}
+#: plotly's own default font size, where a figure sets none
+PLOTLY_FONT_PX = 12
+#: layout changes that make room for those fonts in a 16:9 drawing (each key's dict updates the
+#: layout's): the primer's diagram has no axis or legend above it, so its top margin is only its
+#: title's; the index card's verdict and levers (seventeen lines of text under its two charts)
+#: move beside the charts, into the width that 16:9 adds, and the charts take the height
+WIDE_LAYOUT: dict[str, dict] = {
+    "primer_decoder": {"margin": {"t": 46}},
+    "11_index_card": {"xaxis": {"domain": [0.13, 0.46]}, "xaxis2": {"domain": [0.13, 0.46]},
+                      "xaxis3": {"domain": [0.5, 1.0]}, "yaxis": {"domain": [0.6, 1.0]},
+                      "yaxis2": {"domain": [0.0, 0.44]}, "yaxis3": {"domain": [0.0, 1.0]}},
+}
+
+
+def wide_font_size(size: float, width: float, least_px: float = WIDE_MIN_FONT_PX) -> float:
+    """A font of ``size`` layout px in a 16:9 export ``width`` layout px wide: at least the size
+    that is ``least_px`` pixels once the PNG is ``WIDE_PNG_WIDTH`` wide (rounded up to a hundredth
+    of a px); larger fonts keep their size."""
+    if not size > 0:
+        raise ValueError(f"size: a font size must be positive; got {size!r}")
+    if not width > 0:
+        raise ValueError(f"width: a figure's width must be positive; got {width!r}")
+    if not least_px > 0:
+        raise ValueError(f"least_px: the least font size must be positive; got {least_px!r}")
+    return max(float(size), math.ceil(least_px * width / WIDE_PNG_WIDTH * 100 - 1e-6) / 100)
+
+
+def font_sizes(spec) -> list[tuple[str, object]]:
+    """Every font size a figure spec (or part of one) sets: (where, size) for each ``size`` of a
+    ``font`` (``tickfont``, ``textfont``, ...) object, a size or a list of sizes."""
+    out = []
+
+    def walk(o, where):
+        if isinstance(o, dict):
+            for k, v in o.items():
+                if k.endswith("font") and isinstance(v, dict) and "size" in v:
+                    out.append((f"{where}.{k}", v["size"]))
+                walk(v, f"{where}.{k}")
+        elif isinstance(o, list):
+            for i, v in enumerate(o):
+                walk(v, f"{where}[{i}]")
+
+    walk(spec, "")
+    return out
+
+
+def _scale_fonts(o, width: float, least_px: float):
+    """``o`` (a spec or part of one) with each font size as ``wide_font_size`` makes it."""
+    if isinstance(o, dict):
+        out = {}
+        for k, v in o.items():
+            if k.endswith("font") and isinstance(v, dict) and "size" in v:
+                size = v["size"]
+                v = {**v, "size": [wide_font_size(x, width, least_px) for x in size] if isinstance(size, list)
+                     else wide_font_size(size, width, least_px)}
+            out[k] = _scale_fonts(v, width, least_px)
+        return out
+    if isinstance(o, list):
+        return [_scale_fonts(v, width, least_px) for v in o]
+    return o
+
+
+def wide_fonts(fig: dict, least_px: float = WIDE_MIN_FONT_PX) -> dict:
+    """``fig`` (data and a layout with its width) with fonts for a projector: its base font (the
+    one every text without its own size takes: ticks, legend, annotations; plotly draws titles
+    larger still) and every font size it sets, each as ``wide_font_size`` makes it."""
+    width = fig["layout"]["width"]
+    layout = _scale_fonts(fig["layout"], width, least_px)
+    base = (fig["layout"].get("font") or {}).get("size", PLOTLY_FONT_PX)
+    layout["font"] = {**(layout.get("font") or {}), "size": wide_font_size(base, width, least_px)}
+    return {"data": _scale_fonts(fig["data"], width, least_px), "layout": layout}
+
+
 #: where a chapter's figure had a slider under its plot: the bottom margin its 16:9 export starts
 #: from (plotly widens it to hold the legend) and where the legend then sits, in the plot's heights
 WIDE_BOTTOM = 60
@@ -179,7 +261,9 @@ def wide_figure(slide: Slide) -> dict:
     every export: it has sliders, and a bottom margin wider than ``2 * WIDE_BOTTOM`` to hold
     them), the room the slider took goes back to the plot: the figure is drawn at ``WIDE_SIZE``,
     the legend moves up under the x axis, and the bottom margin is what the legend needs. Any
-    other figure keeps all its height, so that nothing it draws is cut."""
+    other figure keeps all its height, so that nothing it draws is cut. Its fonts are set for a
+    projector (``wide_fonts``: ``WIDE_MIN_FONT_PX``, or the figure's own least size in
+    ``WIDE_MIN_FONT_PX_OF``), with the room ``WIDE_LAYOUT`` makes for them."""
     fig = slide.figure()
     layout = dict(fig["layout"])
     margin = layout.get("margin", {})
@@ -191,7 +275,11 @@ def wide_figure(slide: Slide) -> dict:
             layout["legend"] = {**legend, "y": WIDE_LEGEND_Y}
     else:
         width, height = wide_size(layout.get("height", 450))
-    return {"data": fig["data"], "layout": {**layout, "width": width, "height": height}}
+    name = next((n for n, s in WIDE.items() if s == slide), "")
+    for key, change in WIDE_LAYOUT.get(name, {}).items():
+        layout[key] = {**(layout.get(key) or {}), **change}
+    least = WIDE_MIN_FONT_PX_OF.get(name, WIDE_MIN_FONT_PX)
+    return wide_fonts({"data": fig["data"], "layout": {**layout, "width": width, "height": height}}, least)
 
 
 async def _calc(k: kaleido.Kaleido, fig: dict, ext: str, scale: float | None = SCALE) -> bytes:

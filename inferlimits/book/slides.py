@@ -14,12 +14,18 @@ own ``reveal`` template, with the few blocks that load scripts from CDNs replace
   session's notes for the instructor are its speaker notes (press S); then its timed agenda;
 - the figures its agenda reads together and each chapter's others, in their 16:9 exports
   (``export.WIDE``, committed in ``figures/16x9/``), and each chapter's key equations, copied
-  from the chapter (``CONTENTS`` names them);
+  from the chapter (``CONTENTS`` names them) without the punctuation its sentence ends them with;
 - one worked example, numbered steps whose numbers the package computes while the deck is built
   (``EXAMPLES``);
-- the session's in-class exercises (``course.in_class_exercises``), their text only, and the
-  list of its homework and of the exercises set with its take-home reading: no solution, no
-  answer.
+- the session's in-class exercises (``course.in_class_exercises``), in the order its agenda
+  takes them: each one's text on its slide, and its answer (the chapter's solution) in the slide's
+  speaker notes; then the list of its homework and of the exercises set with its take-home reading;
+- the session's questions of the quiz bank (``course.quiz_questions``), one a slide, each one's
+  key in the slide's speaker notes.
+
+The speaker notes (press S in the HTML deck) are the instructor's: the PDF prints the slides
+only, so it holds no answer and no key. The decks are instructor material, never published with
+the book: ``_build/slides/`` is in neither edition (the Pages workflow publishes ``_build/html``).
 
 Nothing is fetched from a network: reveal.js is the npm package ``make setup`` installs (copied
 next to the decks), every formula is drawn into SVG while the deck is built (MathJax, as
@@ -244,15 +250,50 @@ def _squeeze(s: str) -> str:
     return " ".join(s.split())
 
 
-def display_equations(stem: str, root: Path = ROOT) -> list[str]:
-    """The display equations (``$$ ... $$``) of a chapter's Markdown, in order."""
+#: what ends a display equation as a sentence of its chapter ends: a comma, a period or a semicolon
+#: (not a TeX space such as ``\,``), alone or as the last character of a closing ``\text{...}``
+_END_PUNCTUATION = re.compile(r"(?<!\\)[,.;]$")
+_END_TEXT_PUNCTUATION = re.compile(r"(\\text\{[^{}]*?)\s*[,.;]\}$")
+#: what may stand between an equation and that punctuation: TeX spaces
+_END_SPACE = re.compile(r"(?:\\[,;:! ]|\\q?quad|~)$")
+#: a closing environment (``\end{aligned}``), whose last line the punctuation ends
+_END_ENVIRONMENT = re.compile(r"\s*(\\end\{[A-Za-z*]+\})$")
+
+
+def bare_equation(tex: str) -> str:
+    r"""A display equation without the punctuation that ends it in its chapter's sentence (``, .
+    ;``, also inside a closing ``\text{...}`` or before a closing ``\end{...}``), and without the
+    TeX spaces left before it: a slide shows the equation, not the sentence."""
+    s = tex.strip()
+    env = _END_ENVIRONMENT.search(s)
+    if env:
+        return f"{bare_equation(s[:env.start()])}\n{env.group(1)}"
+    while True:
+        t = _END_PUNCTUATION.sub("", s).rstrip()
+        t = _END_TEXT_PUNCTUATION.sub(r"\1}", t).rstrip()
+        t = _END_SPACE.sub("", t).rstrip()
+        if t.endswith("\\") and (len(t) - len(t.rstrip("\\"))) % 2:   # "\ " (a space) cut to "\"
+            t = t[:-1].rstrip()
+        if t == s:
+            return s
+        s = t
+
+
+def _display_equations(stem: str, root: Path) -> list[str]:
+    """A chapter's display equations as it writes them."""
     return [m.group(1).strip() for m in _DISPLAY.finditer(course.markdown(course.chapter_path(stem, root)))]
 
 
+def display_equations(stem: str, root: Path = ROOT) -> list[str]:
+    """The display equations (``$$ ... $$``) of a chapter's Markdown, in order, each without the
+    punctuation its sentence ends it with (``bare_equation``)."""
+    return [bare_equation(e) for e in _display_equations(stem, root)]
+
+
 def equation(stem: str, find: str, root: Path = ROOT) -> str:
-    """The one display equation of chapter ``stem`` that holds ``find`` (spaces aside); a
-    ValueError when none or several do."""
-    found = [e for e in display_equations(stem, root) if _squeeze(find) in _squeeze(e)]
+    """The one display equation of chapter ``stem`` that holds ``find`` (spaces aside), as
+    ``display_equations`` gives it; a ValueError when none or several do."""
+    found = [bare_equation(e) for e in _display_equations(stem, root) if _squeeze(find) in _squeeze(e)]
     if len(found) != 1:
         raise ValueError(f"find: {len(found)} display equations of {stem} hold {find!r} (slides.CONTENTS); "
                          "name one equation")
@@ -561,6 +602,11 @@ def chapter_name(stem: str, root: Path = ROOT) -> str:
     return f"Chapter {int(stem[:2])}: {chapter_title(stem, root)}" if stem[:2].isdigit() else chapter_title(stem, root)
 
 
+def chapter_ref(stem: str, root: Path = ROOT) -> str:
+    """A chapter as a sentence names it: "Chapter 2" for a numbered chapter, its title otherwise."""
+    return f"Chapter {int(stem[:2])}" if stem[:2].isdigit() else chapter_title(stem, root)
+
+
 def exercise_names(root: Path = ROOT) -> dict[str, tuple[course.Exercise, str]]:
     """label -> (exercise, its name as the book numbers it: "Exercise 2.3" in a numbered chapter,
     "Exercise 1 of the primer" on an unnumbered page), for every chapter's exercises; read once for
@@ -588,7 +634,8 @@ _ROLE = re.compile(r"\{([\w:-]+)\}`([^`]*)`")
 
 def plain(text: str, root: Path = ROOT) -> str:
     """MyST Markdown as plain Markdown for a slide: each role ({numref}, {doc}, {ref}, {term},
-    {cite:p}, ...) as the words a reader sees; math and Markdown kept."""
+    {cite:p}, ...) as the words a reader sees (a chapter as "Chapter 2", ``chapter_ref``); math
+    and Markdown kept."""
     names = exercise_names(root)
 
     def role(m: re.Match) -> str:
@@ -598,14 +645,14 @@ def plain(text: str, root: Path = ROOT) -> str:
             return shown.group(1)
         target = shown.group(2) if shown else body
         if kind == "doc":
-            return chapter_name(Path(target).name, root)
+            return chapter_ref(Path(target).name, root)
         if kind in ("numref", "ref") and target in names:
             return names[target][1]
         if kind == "ref" and target.startswith("chapter-"):
             stems = [p.stem for p in (root / "chapters").glob("*.ipynb")
                      if f"({target})=" in course.markdown(p)]
             if stems:
-                return chapter_name(stems[0], root)
+                return chapter_ref(stems[0], root)
         if kind.startswith("cite"):
             return ""
         return target.replace("-", " ")
@@ -620,9 +667,11 @@ class Deck:
     figures: list[str]                          # names of 16:9 exports, in the deck's order
     equations: list[tuple[str, Equation]]       # (chapter, equation)
     example: Example
-    in_class: list[course.Exercise]
+    in_class: list[course.Exercise]             # in the order the agenda takes them, then the book's
     homework: list[course.Exercise]
-    take_home: list[course.Exercise]            # set with the session's take-home reading
+    take_home: list[course.Exercise]            # set with the session's take-home reading, not homework
+    answers: dict[str, str] = field(default_factory=dict)   # in-class exercise's label -> its solution
+    quiz: list[course.Question] = field(default_factory=list)  # the session's questions of the quiz bank
 
     @property
     def name(self) -> str:
@@ -637,13 +686,38 @@ def _unique(names) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def solution(ex: course.Exercise, root: Path = ROOT) -> str:
+    """The text of an exercise's solution, as its chapter writes it; a ValueError when the chapter
+    has none (a deck's speaker notes give every in-class exercise's answer)."""
+    found = course.solutions(course.chapter_path(ex.chapter, root)).get(ex.label)
+    if not found:
+        raise ValueError(f"ex: {ex.label} ({ex.chapter}) has no solution in its chapter; a deck's speaker notes "
+                         "give the answer of every exercise done in class")
+    return found.strip()
+
+
+def in_agenda_order(exercises: list[course.Exercise], session: course.Session) -> list[course.Exercise]:
+    """``exercises`` in the order the session's agenda takes them, those it does not name after
+    them in the book's order."""
+    order = {label: i for i, label in enumerate(_unique(course.agenda_labels(session)))}
+    return sorted(exercises, key=lambda e: order.get(e.label, len(order)))
+
+
+def session_quiz(number: int, root: Path = ROOT) -> list[course.Question]:
+    """Session ``number``'s questions of the quiz bank (``course.quiz_questions``), in order."""
+    path = course.QUIZ_PATH if root == ROOT else root / course.QUIZ_PATH.relative_to(ROOT)
+    return [q for q in course.quiz_questions(path) if q.session == number]
+
+
 def deck(number: int, session: course.Session, contents: dict[str, Contribution] | None = None,
          root: Path = ROOT) -> Deck:
     """Session ``number``'s deck. Its figures: those its agenda reads together
     (``course.agenda_figures``), then those its chapters bring (``CONTENTS``); its equations
     and its worked example (the first chapter's that names one): its chapters'; its exercises:
-    ``course.in_class_exercises`` for class, the rest for homework and with the take-home
-    reading. A ValueError when the session would have no figure, no equation or no example."""
+    ``course.in_class_exercises`` for class (in the agenda's order, each with its solution for
+    the speaker notes), the rest for homework and with the take-home reading; its quiz: the
+    session's questions of the quiz bank. A ValueError when the session would have no figure, no
+    equation or no example, or an in-class exercise no solution."""
     contents = contributions(root=root) if contents is None else contents
     brought = [contents.get(stem, Contribution(stem)) for stem in session.chapters]
     figures = _unique(course.agenda_figures(session) + [f for b in brought for f in b.figures])
@@ -657,9 +731,13 @@ def deck(number: int, session: course.Session, contents: dict[str, Contribution]
     if missing:
         raise ValueError(f"session {number} ({session.topic}): its chapters {', '.join(session.chapters)} bring no "
                          f"{', no '.join(missing)} in slides.CONTENTS")
-    return Deck(number, session, figures, equations, EXAMPLES[examples[0]](),
-                course.in_class_exercises(session, root), course.homework_exercises(session, root),
-                course.take_home_exercises(session, root))
+    in_class = in_agenda_order(course.in_class_exercises(session, root), session)
+    homework = course.homework_exercises(session, root)
+    listed = {e.label for e in in_class + homework}
+    take_home = [e for e in course.take_home_exercises(session, root) if e.label not in listed]
+    return Deck(number, session, figures, equations, EXAMPLES[examples[0]](), in_class, homework, take_home,
+                {e.label: solution(e, root) for e in in_class},
+                session_quiz(number, root))
 
 
 def decks(sessions: tuple[course.Session, ...] | None = None, root: Path = ROOT) -> list[Deck]:
@@ -680,24 +758,47 @@ def figure_title(name: str) -> str:
 _PARTS = re.compile(r"(?<=[.?!])\s\(([a-h])\)\s")
 
 
-def _exercise_text(ex: course.Exercise, root: Path) -> str:
-    """An exercise's text for a slide: roles as words, each lettered part that starts a sentence
+def _parts(text: str, root: Path) -> str:
+    """Text for a slide or its notes: roles as words, each lettered part that starts a sentence
     on its own line."""
-    return _PARTS.sub(lambda m: f"\n\n({m.group(1)}) ", plain(ex.text, root))
+    return _PARTS.sub(lambda m: f"\n\n({m.group(1)}) ", plain(text, root))
+
+
+def _exercise_text(ex: course.Exercise, root: Path) -> str:
+    """An exercise's text for a slide (``_parts``)."""
+    return _parts(ex.text, root)
+
+
+def answer_text(d: Deck, ex: course.Exercise, root: Path = ROOT) -> str:
+    """An in-class exercise's answer for the speaker notes: its chapter's solution, rendered as
+    the slide renders the exercise (``_parts``), its numbers as the solution states them."""
+    return _parts(d.answers[ex.label], root)
+
+
+def _exercise_source(ex: course.Exercise, root: Path) -> str:
+    """The line under an exercise's heading: its kind and level, and what it needs beyond the
+    slide: the book's figure with its controls (an explore exercise), a live kernel."""
+    needs = []
+    if ex.kind == "explore":
+        needs.append(f"with the book's figure and its controls ({chapter_ref(ex.chapter, root)})")
+    if course.needs_kernel(ex):
+        needs.append("part of it in a running notebook (Binder or JupyterLab)")
+    return " · ".join([ex.title] + needs)
 
 
 _AGENDA_FIGURE = re.compile(r"\[figure (\w+)\]")
 _AGENDA_REF = re.compile(r"\[([^\]\s]+)\]")
 
 
-def activity_text(activity: str, root: Path = ROOT) -> str:
+def activity_text(activity: str, root: Path = ROOT, quiz: int = 0) -> str:
     """An agenda activity in a slide's words: its exercises by their numbers, its figures by their
-    titles, the quiz as the quiz."""
+    titles, the quiz as the ``quiz`` questions that end the deck (where there are any)."""
     names = exercise_names(root)
 
     def ref(m: re.Match) -> str:
         if m.group(1) == "quiz":
-            return "the quiz"
+            return (f"the {quiz} question{'s' if quiz > 1 else ''} at the end of this deck" if quiz
+                    else "the quiz")
         return names[m.group(1)][1] if m.group(1) in names else m.group(1)
 
     text = _AGENDA_FIGURE.sub(lambda m: f"the figure “{figure_title(m.group(1))}”", activity)
@@ -723,7 +824,8 @@ def notebook(d: Deck, root: Path = ROOT):
     if s.notes:
         slide(plain(s.notes, root), "notes")
     if s.agenda:
-        rows = "\n".join(f"| {minutes} min | {activity_text(activity, root)} |" for minutes, activity in s.agenda)
+        rows = "\n".join(f"| {minutes} min | {activity_text(activity, root, len(d.quiz))} |"
+                         for minutes, activity in s.agenda)
         slide(f"## Today\n\n| | |\n|---|---|\n{rows}", css="deck-agenda")
     stems = _unique(list(d.chapters) + [export.WIDE[f].chapter for f in d.figures])
     for stem in stems:
@@ -743,14 +845,22 @@ def notebook(d: Deck, root: Path = ROOT):
           "<p class=\"deck-source\">Every number computed by the book's package when this deck was built.</p>",
           css="deck-example")
     for e in d.in_class:
-        slide(f"## In class: {exercise_name(e, root)}\n\n<p class=\"deck-source\">{html.escape(e.title)}</p>\n\n"
+        slide(f"## In class: {exercise_name(e, root)}\n\n"
+              f"<p class=\"deck-source\">{html.escape(_exercise_source(e, root))}</p>\n\n"
               f"{_exercise_text(e, root)}", css="deck-exercise")
-    items = [f"- {exercise_name(e, root)} ({e.title})" for e in d.homework]
+        slide(f"**Answer** (the solution in {chapter_ref(e.chapter, root)}):\n\n{answer_text(d, e, root)}", "notes")
+    if d.homework:
+        slide("## Homework\n\n" + "\n".join(f"- {exercise_name(e, root)} ({e.title})" for e in d.homework),
+              css="deck-homework")
     if d.take_home:
-        items.append("- With the take-home reading: "
-                     + ", ".join(f"{exercise_name(e, root)} ({e.title})" for e in d.take_home))
-    if items:
-        slide("## Homework\n\n" + "\n".join(items), css="deck-homework")
+        reading = ", ".join(chapter_ref(c, root) for c in s.take_home)
+        slide(f"## With the take-home reading ({reading})\n\n"
+              + "\n".join(f"- {exercise_name(e, root)} ({e.title})" for e in d.take_home), css="deck-homework")
+    for i, q in enumerate(d.quiz, start=1):
+        slide(f"## Quiz: question {i} of {len(d.quiz)}\n\n"
+              f"<p class=\"deck-source\">{html.escape(f'{q.id} · {chapter_ref(q.chapter, root)} · {q.kind}')}</p>\n\n"
+              f"{plain(q.text, root)}", css="deck-quiz")
+        slide(f"**Key** ({q.id}): {plain(q.key, root)}", "notes")
     nb = nbformat.v4.new_notebook(cells=cells)
     nb.metadata["title"] = f"Session {d.number}: {s.topic}"
     nb.metadata["inferlimits"] = {"deck": d.name, "made_by": "python -m inferlimits.book.slides"}
@@ -791,7 +901,7 @@ CSS = """
 .reveal .slides h2 { font-size: 1.35em; text-transform: none; margin: 0 0 0.4em 0; }
 .reveal .slides section > * { box-sizing: border-box; }
 .reveal .deck-title, .reveal .deck-agenda, .reveal .deck-equations, .reveal .deck-example,
-.reveal .deck-exercise, .reveal .deck-homework { padding: 36px 56px; }
+.reveal .deck-exercise, .reveal .deck-homework, .reveal .deck-quiz { padding: 36px 56px; }
 .reveal .deck-agenda table { font-size: 0.8em; border-collapse: collapse; margin: 0; }
 .reveal .deck-agenda td { padding: 0.15em 0.6em 0.15em 0; border: 0; vertical-align: top; text-align: left; }
 .reveal .deck-agenda td:first-child { white-space: nowrap; color: #666; }
@@ -805,6 +915,7 @@ CSS = """
 .reveal .deck-equations mjx-container[display="true"] { margin: 0.3em 0 0.8em 0; }
 .reveal .deck-example ol { margin-left: 1.2em; }
 .reveal .deck-example li { margin-bottom: 0.35em; }
+.reveal .deck-quiz ul { list-style: none; margin-left: 0.4em; }
 .reveal mjx-container { font-size: 100%% !important; }
 """
 
@@ -836,12 +947,21 @@ JS = """
     fit();
     return Reveal.initialize({
       controls: true, progress: true, history: true, slideNumber: "c/t", center: false,
-      width: W, height: H, margin: 0, pdfMaxPagesPerSlide: 1, transition: "none",
+      width: W, height: H, margin: 0, pdfMaxPagesPerSlide: 1, transition: "none", showNotes: false,
       plugins: [RevealNotes]
     });
   }).then(function () { window.inferlimitsDeckReady = true; });
 })();
 """
+
+
+#: the speaker view (reveal.js's notes plugin) shows a note's HTML in a window of its own, without
+#: the deck's styles: a note with math brings the one rule that keeps each formula's hidden MathML
+#: copy (for screen readers) from being drawn beside its SVG, as MathJax's own stylesheet does
+NOTES_MATH_CSS = ("<style>.speaker-controls-notes mjx-assistive-mml { position: absolute !important; top: 0; "
+                  "left: 0; clip: rect(1px, 1px, 1px, 1px); padding: 1px 0 0 0 !important; border: 0 !important; "
+                  "display: block !important; width: auto !important; overflow: hidden !important; "
+                  "user-select: none; }</style>\n")
 
 
 def exporter(tex):
@@ -870,7 +990,9 @@ def exporter(tex):
             cell = context.get("cell", {})
             renderer = SvgMathRenderer(escape=False, attachments=cell.get("attachments", {}), embed_images=False,
                                        anchor_link_text=self.anchor_link_text, exclude_anchor_links=True)
-            return MarkdownWithMath(renderer=renderer).render(source)
+            out = MarkdownWithMath(renderer=renderer).render(source)
+            notes = cell.get("metadata", {}).get("slideshow", {}).get("slide_type") == "notes"
+            return NOTES_MATH_CSS + out if notes and "mjx-assistive-mml" in out else out
 
     return DeckExporter(template_file="deck.html.j2", extra_loaders=[DictLoader({"deck.html.j2": TEMPLATE})],
                         reveal_url_prefix=REVEAL_DIR, reveal_theme="white", reveal_transition="none",
@@ -912,7 +1034,9 @@ def index_html(built: list[Deck], pdf: bool) -> str:
             "<style>body{font:18px/1.5 sans-serif;max-width:60em;margin:2em auto;padding:0 1em}"
             "span{color:#666;display:block;font-size:.85em}li{margin-bottom:.6em}</style></head><body>\n"
             "<h1>The course's decks</h1>\n<p>One deck a session, 16:9; press S in a deck for the speaker "
-            "notes, F for full screen.</p>\n<ul>\n" + rows + "\n</ul>\n</body></html>\n")
+            "notes (the session's notes, each in-class exercise's answer, each quiz question's key), F for "
+            "full screen. The PDFs print the slides only: no answer, no key. These are the instructor's: "
+            "do not publish them.</p>\n<ul>\n" + rows + "\n</ul>\n</body></html>\n")
 
 
 def build(out: Path = OUT, sessions: list[int] | None = None, pdf: bool = True, root: Path = ROOT) -> list[Path]:

@@ -50,7 +50,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from inferlimits.book import ROOT, firstpaint, icons, mathsvg, measures_this_machine, notebooks, purgecss, sitepages, student
+from inferlimits.book import ROOT, UNPUBLISHED, firstpaint, icons, mathsvg, measures_this_machine, notebooks, purgecss, sitepages, student
 
 PACKAGE = Path(__file__).resolve().parents[1]  # inferlimits/
 SITE = Path(__file__).resolve().parent / "site"
@@ -265,10 +265,12 @@ def _unlink_instructor_pages(app):
 
 
 def _drop_stale_instructor_pages(app, exception) -> None:
-    """The student site keeps no page for instructors only that an earlier build left (Sphinx
-    removes no page of a document that has left the project)."""
-    if exception is None and app.builder.format == "html" and edition() == "student":
-        for docname in student.INSTRUCTOR_ONLY:
+    """No site keeps a page that an earlier build left and its edition no longer publishes (Sphinx
+    removes no page of a document that has left the project): the student site, no page for
+    instructors only; neither site, an unpublished page (the quiz, whose keys a page would show)."""
+    if exception is None and app.builder.format == "html":
+        gone = UNPUBLISHED + (tuple(student.INSTRUCTOR_ONLY) if edition() == "student" else ())
+        for docname in gone:
             (Path(app.outdir) / f"{docname}.html").unlink(missing_ok=True)
 
 

@@ -14,11 +14,15 @@
   as the chapter does and runs top to bottom in JupyterLab, in Binder or under nbval.
 - **The student branch** (``write_branch``): the tree that the Pages workflow pushes to the
   ``STUDENT_BRANCH`` branch, which the lab sheet's Binder links open: the notebooks in
-  ``notebooks/``, the package (less ``BRANCH_LEAVES_OUT``), and what Binder and a local JupyterLab
-  need (``requirements.txt``, ``runtime.txt``, ``pyproject.toml``, a Makefile with ``make lab``).
+  ``notebooks/``, the package (less ``BRANCH_LEAVES_OUT``: the book's own building, which no
+  notebook imports), and what Binder and a local JupyterLab need (``runtime.txt``,
+  ``pyproject.toml``, a Makefile with ``make lab``, and as ``requirements.txt`` the runtime-only
+  ``BRANCH_REQUIREMENTS``: what the notebooks import, pinned as the book's ``requirements.txt``
+  pins it, with no tool that builds or tests the book, ``BUILD_TOOLS``).
 - **The lab sheet** (``LAB_SHEET``, ``labs_markdown``): how to open the notebooks, what each lab of
-  ``course.SESSIONS`` needs, and which exercises need a running notebook, written into the page when
-  the book is built, with Binder links to the student branch of the repository the book is built from.
+  ``course.SESSIONS`` needs, which exercises need a running notebook, and what each project needs
+  (``inferlimits.book.projects``), written into the page when the book is built, with Binder links
+  to the student branch of the repository the book is built from.
 """
 from __future__ import annotations
 
@@ -49,11 +53,24 @@ BRANCH = STUDENT / "branch"
 #: the folder of the student branch that holds the notebooks
 BRANCH_NOTEBOOKS = "notebooks"
 #: parts of the package (paths in ``inferlimits/``) the student branch leaves out, where they exist:
-#: the homework generator, which writes the key of every seed's sheet (nothing the branch ships
-#: imports it; a test holds that)
-BRANCH_LEAVES_OUT = ("book/homework", "homework")
+#: the book's own building (``book/``: the site, its PDF, the slides, this module), which needs
+#: Sphinx, Chromium and the rest of ``BUILD_TOOLS``, and within it the homework generator, which
+#: writes the key of every seed's sheet. Nothing the branch ships imports them; a test holds that.
+BRANCH_LEAVES_OUT = ("book", "book/homework", "homework")
 #: files of the repository the student branch carries as they are: what Binder installs and runs
-BRANCH_FILES = ("requirements.txt", "runtime.txt", "pyproject.toml")
+BRANCH_FILES = ("runtime.txt", "pyproject.toml")
+#: what the student notebooks need to run, in Binder and in JupyterLab: the repository's file, which
+#: the student branch carries as its ``requirements.txt`` (the name Binder reads)
+BRANCH_REQUIREMENTS = "student-requirements.txt"
+#: the name the student branch gives it
+BRANCH_REQUIREMENTS_AS = "requirements.txt"
+#: the distributions of the book's ``requirements.txt`` that build or test the book, and that
+#: ``BRANCH_REQUIREMENTS`` must not name: the site and its PDF, the figures' export, the executor,
+#: the tests. Every other line of ``requirements.txt`` is in ``BRANCH_REQUIREMENTS`` (a test holds it).
+BUILD_TOOLS = ("jupyter-book", "sphinx", "myst-parser", "sphinx-book-theme", "pydata-sphinx-theme",
+               "sphinx-thebe", "sphinx-exercise", "fonttools", "brotli", "jupyter-cache", "nbclient",
+               "kaleido", "choreographer", "nbval", "pytest", "pytest-xdist", "hypothesis", "playwright",
+               "pypdf", "pypdfium2")
 
 #: an opening fence of a directive (backticks or colons, as MyST's colon_fence allows) and its name
 _FENCE = re.compile(r"^(?P<fence>`{3,}|:{3,})\{(?P<name>[\w:-]+)\}")
@@ -280,13 +297,17 @@ edit it, since every run replaces it.
 - In Binder: open the links on the lab sheet of the student edition (nothing to install).
 - On your own machine, with Python and make: `make lab` (it installs what the notebooks need into
   `.venv` the first time).
+
+`requirements.txt` holds only what the notebooks need to run, and `inferlimits/` the book's package
+without the tools that build the book.
 """
 
 
 def write_branch(dest: Path = BRANCH, root: Path = ROOT, notebooks: Path | None = None) -> Path:
     """Write the tree of the student branch into ``dest`` (emptied first): the solution-free
     notebooks in ``notebooks/`` (copied from ``notebooks`` where given, else written afresh), the
-    package less ``BRANCH_LEAVES_OUT``, ``BRANCH_FILES``, a README and a Makefile with ``make lab``."""
+    package less ``BRANCH_LEAVES_OUT``, ``BRANCH_FILES``, ``BRANCH_REQUIREMENTS`` as
+    ``requirements.txt``, a README and a Makefile with ``make lab``."""
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
     if notebooks is None:
@@ -302,9 +323,60 @@ def write_branch(dest: Path = BRANCH, root: Path = ROOT, notebooks: Path | None 
     shutil.copytree(root / "inferlimits", dest / "inferlimits", ignore=ignore)
     for name in BRANCH_FILES:
         shutil.copyfile(root / name, dest / name)
+    shutil.copyfile(root / BRANCH_REQUIREMENTS, dest / BRANCH_REQUIREMENTS_AS)
     (dest / "Makefile").write_text(BRANCH_MAKEFILE, encoding="utf-8")
     (dest / "README.md").write_text(BRANCH_README, encoding="utf-8")
     return dest
+
+
+def requirement_lines(path: Path) -> dict[str, str]:
+    """A requirements file's entries: each distribution's name (lower case, "-" for "_" and ".")
+    -> its line, comments and blanks dropped; an option line (``-e .``) under its own text."""
+    out = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        line = line.split(" #", 1)[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        name = line if line.startswith("-") else re.split(r"[\s\[<>=!~;@]", line, maxsplit=1)[0]
+        out[name if line.startswith("-") else re.sub(r"[-_.]+", "-", name).lower()] = line
+    return out
+
+
+def imported_modules(paths: list[Path]) -> dict[str, set[str]]:
+    """The modules that the Python files and notebooks (their code cells) of ``paths`` import, by
+    their full dotted names (``from a.b import c`` counts ``a.b`` and ``a.b.c``; a relative import,
+    resolved against its file under ``inferlimits/``) -> the files that import them. Every import
+    statement counts, in a function too. IPython's magics and shell lines are skipped."""
+    import ast
+
+    out: dict[str, set[str]] = {}
+    for path in paths:
+        path = Path(path)
+        if path.suffix == ".ipynb":
+            cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+            sources = [_source(c) for c in cells if c["cell_type"] == "code"]
+            package: list[str] = []
+        else:
+            sources = [path.read_text(encoding="utf-8")]
+            parts = path.with_suffix("").parts
+            dotted = list(parts[parts.index("inferlimits"):]) if "inferlimits" in parts else []
+            package = dotted if path.name == "__init__.py" else dotted[:-1]
+            if path.name == "__init__.py":
+                package = package[:-1]  # the package's own name, not "__init__"
+        for src in sources:
+            code = "\n".join(ln for ln in src.splitlines() if not ln.lstrip().startswith(("%", "!")))
+            for node in ast.walk(ast.parse(code)):
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    base = package[:len(package) - node.level + 1] if node.level else []
+                    module = ".".join(base + ([node.module] if node.module else []))
+                    names = [module] + [f"{module}.{a.name}" for a in node.names if a.name != "*"]
+                else:
+                    continue
+                for name in names:
+                    out.setdefault(name, set()).add(path.name)
+    return out
 
 
 # ---- the lab sheet -------------------------------------------------------------------------------
@@ -347,8 +419,9 @@ def labs_markdown(repository: str | None, root: Path = ROOT) -> str:
     """The lab sheet's generated part, as MyST Markdown (links relative to ``chapters/``): where to
     open the notebooks (Binder links to the student branch of ``repository``; without one, a local
     copy of the book, only the way round it), each lab of ``course.SESSIONS`` with the notebooks it
-    opens and what it needs, and the exercises that need a running notebook."""
-    from inferlimits.book import course
+    opens and what it needs, the exercises that need a running notebook, and what each project
+    needs (``projects.projects_markdown``)."""
+    from inferlimits.book import course, projects
 
     lines = ["## Where to open the notebooks", ""]
     if repository:
@@ -395,7 +468,7 @@ def labs_markdown(repository: str | None, root: Path = ROOT) -> str:
               "pages' figures do not carry, or a measurement of your own machine. Open their notebooks as "
               "for the labs.", "",
               (_and(list(map(course.numref, live))) + ".") if live else "None at present.", ""]
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n" + projects.projects_markdown(root=root)
 
 
 # ---- command line --------------------------------------------------------------------------------

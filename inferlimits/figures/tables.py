@@ -394,7 +394,7 @@ def phase_comparison(model_name: str, accelerator_name: str, prompt_tokens: int,
                    "decode"], rows, "lrr")
 
 
-# ---- the worked example (chapter 8) -------------------------------------------------------------
+# ---- the worked example (chapter 12) ------------------------------------------------------------
 
 def worked_example_claims(shares: bool = False, points: bool = True, readings: bool = False) -> Markdown:
     """Every numeric claim of the worked example beside its recomputation and the verdict, generated
@@ -455,7 +455,7 @@ def worked_example_memory(what: bool = False) -> Markdown:
               "usable memory less the weights: what caches may fill"),
              (f"KV cache of one {shortest.context_tokens:,}-token sequence, BF16",
               kv_cache_bytes(s.k, 1, shortest.context_tokens), 3, shortest.id,
-              "the keys and values one conversation keeps"),
+              "the keys and values one sequence keeps"),
              ("read by one decode step: one sequence, no context", s.point().bytes, 1, "latency_bytes",
               "the weights a token multiplies, and its activations"),
              (f"read by one decode step: one sequence, {longest:,} tokens (the longest that fits at "

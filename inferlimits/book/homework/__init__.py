@@ -9,14 +9,22 @@ question, the key's working and the answers. Every answer is computed by the pac
 (``inferlimits.arithmetic``), and carries the tolerance the question states in its last line
 (``Tolerance: 2%.``, ``Tolerance: 2% on each number.``, ``Tolerance: 2% on each number; exact on
 counts.`` or ``Tolerance: exact.``, the chapters' forms): the tolerance the exercise it varies
-states (``stated_tolerance``). Project-sized exercises are left to the book.
+states (``stated_tolerance``). Project-sized exercises are left to the book. A key's working puts
+the numbers into each formula: its ``calc`` lines write the formula, the numbers put in (each with
+its unit) and the result, every intermediate value on the way to the answers, so that a grader can
+follow the derivation and a test can evaluate each line again from the numbers it writes.
+
+The sheets follow the course plan (``inferlimits.book.course``): one per session, with the
+variants of the homework the plan assigns it (``render``); a class roster gives each student a
+seed of their own, from their id and a salt (``roster``).
 
 A variant is fixed by the seed and the template's id: ``rng_for(seed, id)`` seeds numpy's
 ``Generator`` with both, so a seed gives the same sheet on every run and machine, and two seeds
 give different numbers. A draw is taken again (from the same generator, so still determined by
 the seed) while its conditions fail, or while one of its answers would appear in its question.
 
-    python -m inferlimits.book.homework --seed 3       # _build/homework/seed-3: sheets, keys, index
+    python -m inferlimits.book.homework --seed 3       # _build/homework/seed-3: each session's sheet and key, index
+    python -m inferlimits.book.homework --roster roster.csv --salt WORD   # each student's sheets, one keys CSV
 """
 from __future__ import annotations
 
@@ -64,23 +72,80 @@ class Answer:
         return abs(float(x) - self.value) <= self.tolerance * abs(self.value) + 1e-12
 
     @property
+    def bounds(self) -> tuple[float, float]:
+        """The lowest and the highest number a grader accepts, in base units (the value twice where
+        the answer is exact)."""
+        if not self.numeric:
+            raise ValueError(f"{self.name}: a choice has no bounds")
+        lo, hi = self.value * (1 - self.tolerance), self.value * (1 + self.tolerance)
+        return min(lo, hi), max(lo, hi)
+
+    @property
+    def unit(self) -> tuple[float, str]:
+        """The unit the answer is shown in, as (its scale in base units, its text): (1e9, "GB") for
+        "11.4 GB", (0.01, "%") for "15.4%", (1.0, "tokens/s") for "208 tokens/s", (1.0, "") for a
+        plain number. The text is what ``shown`` writes around its number; the scale is the known
+        unit's (``inferlimits.checks.UNITS``), else 1."""
+        if not self.numeric:
+            return 1.0, ""
+        try:
+            scale = parse_stated(self.shown).scale
+        except ValueError:
+            scale = 1.0
+        return scale, " ".join(NUMERAL.sub(" ", self.shown).split())
+
+    @property
     def range_shown(self) -> str:
         """What a grader accepts, in words."""
         if not self.numeric or self.tolerance == 0:
             return "exact"
-        lo, hi = self.value * (1 - self.tolerance), self.value * (1 + self.tolerance)
+        lo, hi = self.bounds
         try:   # in the unit the answer is shown in ("11.4 GB": GB), where it shows one number
             shown = parse_stated(self.shown)
             scale, unit = shown.scale, f" {shown.unit}" if shown.unit not in ("", "%", "×", "x") else shown.unit
         except ValueError:
             scale, unit = 1.0, ""
-        return f"±{self.tolerance:.0%}: {sig(min(lo, hi) / scale, 4)} to {sig(max(lo, hi) / scale, 4)}{unit}"
+        return f"±{_percent(self.tolerance)}: {sig(lo / scale, 4)} to {sig(hi / scale, 4)}{unit}"
+
+
+class Calc(str):
+    """One line of a key's working that computes a number: what it is, its formula, the numbers put
+    in, and the result, each written out ("B_s = (BW/s - W)/(KL + A) = (864.0 GB/s / 60 - 2.472 GB)
+    / 0.2718 GB = 43.88."). It is the line as text (a ``str``), and keeps its parts, so that a test
+    can evaluate ``put_in`` again and compare it with ``result``: every number in ``put_in`` is
+    written with its unit, and the operators are ``+``, ``-``, `` × ``, ``/``, ``^`` and the
+    functions ``max``, ``min``, ``floor`` and ``sqrt``."""
+
+    name: str
+    formula: str
+    put_in: str
+    result: str
+    part: str
+
+    def __new__(cls, name: str, formula: str, put_in: str, result: str, part: str = "") -> "Calc":
+        if not name or not put_in or not result:
+            raise ValueError(f"calc: a line names what it computes, the numbers put in and the result; got "
+                             f"{(name, put_in, result)!r}")
+        text = " = ".join(x for x in (name, formula, put_in, result) if x)
+        line = super().__new__(cls, f"{part} {text}.".strip())
+        line.name, line.formula, line.put_in, line.result, line.part = name, formula, put_in, result, part
+        return line
+
+    def __reduce__(self):
+        return (Calc, (self.name, self.formula, self.put_in, self.result, self.part))
+
+
+def calc(name: str, formula: str, put_in: str, result: str, part: str = "") -> Calc:
+    """A line of working (``Calc``): ``name = formula = put_in = result.``, after ``part`` ("(c)")
+    where given; ``formula`` may be empty where ``name`` is the formula itself ("KL + A")."""
+    return Calc(name, formula, put_in, result, part)
 
 
 @dataclass(frozen=True)
 class Key:
     """What a template writes for one draw: the question (paragraphs, without its tolerance line),
-    the key's working (a few lines: inputs, formula, result) and the answers."""
+    the key's working (lines: the reasoning, and ``calc`` lines that put the numbers into each
+    formula and give every intermediate value) and the answers."""
 
     question: tuple[str, ...]
     working: tuple[str, ...]
@@ -165,6 +230,15 @@ def sig(x: float, digits: int = 3) -> str:
     if rounded != 0 and math.floor(math.log10(abs(rounded))) > exponent:   # 9.996 -> 10.0: one figure less
         decimals -= 1
     return f"{rounded:,.{max(0, decimals)}f}"
+
+
+def figures_for(a: float, b: float, digits: int = 4) -> int:
+    """The significant figures to write ``a`` and ``b`` with so that their difference, worked from
+    the written numbers, keeps ``digits`` figures of its own: 135.67 - 134.84 = 0.83 needs seven."""
+    diff = abs(a - b)
+    if diff == 0 or not math.isfinite(diff):
+        return digits
+    return digits + max(0, math.ceil(math.log10(max(abs(a), abs(b)) / diff)))
 
 
 def whole(x: float) -> str:
@@ -354,10 +428,22 @@ def exercise_ref(t: Template, root: Path = ROOT) -> tuple[str, str]:
     exercise's place among the chapter's exercises, as sphinx-exercise numbers them) and its title
     as the chapter writes it; ("", the template's id) where the chapter no longer has it."""
     path = root / "chapters" / f"{t.chapter}.ipynb"
-    for i, e in enumerate(_exercises(path, path.stat().st_mtime_ns) if path.exists() else (), start=1):
+    for e in _exercises(path, path.stat().st_mtime_ns) if path.exists() else ():
         if e.label == t.label:
-            return f"{int(t.chapter[:2])}.{i}", e.title
+            return exercise_number(e, root), e.title
     return "", t.label
+
+
+def exercise_number(e, root: Path = ROOT) -> str:
+    """The number the book gives exercise ``e`` (a ``course.Exercise``): "2.6" in a numbered chapter
+    (its number, then the exercise's place among the chapter's exercises), "Primer 2" on an
+    unnumbered page, whose exercises Sphinx numbers 1, 2, ... without a chapter; "" where the
+    chapter no longer has it."""
+    path = root / "chapters" / f"{e.chapter}.ipynb"
+    for i, x in enumerate(_exercises(path, path.stat().st_mtime_ns) if path.exists() else (), start=1):
+        if x.label == e.label:
+            return f"{int(e.chapter[:2])}.{i}" if e.chapter[:2].isdigit() else f"{e.chapter.capitalize()} {i}"
+    return ""
 
 
 @lru_cache(maxsize=64)

@@ -5,8 +5,8 @@ from inferlimits.arithmetic.roofline import (COMPUTE_BOUND, MEMORY_BOUND, arithm
                                              attainable_flop_per_s, balance_point_flop_per_byte, bound,
                                              matmul_bytes, matmul_flops, step_time_no_overlap_s, step_time_s)
 from inferlimits.data.units import bytes_per_element
-from inferlimits.book.homework import Key, Template, pick, pick_distinct, register, sig
-from inferlimits.book.homework.common import an, card, cards, flop_per_byte, gbps, pct, tflops, times
+from inferlimits.book.homework import Key, Template, calc, pick, pick_distinct, register, sig
+from inferlimits.book.homework.common import an, card, cards, flop_per_byte, gbps, mb, pct, tflops, times, us
 
 INTENSITIES = (10, 20, 25, 30, 40, 50, 60, 75, 80, 100, 120, 150, 200, 250, 300, 400)
 
@@ -76,9 +76,21 @@ class HigherPeakLoses(Template):
              f"{gbps(x.bandwidth_bytes_per_s)}; the {y.name} does {tflops(y.dense_bf16_flops_per_s)} and moves "
              f"{gbps(y.bandwidth_bytes_per_s)}. The {x.name} has the higher peak math rate. Which card runs this "
              f"workload faster, and by what factor?",),
-            (f"{x.name}: R = {flop_per_byte(Rx)}, above I, so memory-bound: I × BW = {tflops(rx)}.",
-             f"{y.name}: R = {flop_per_byte(Ry)}, at or below I, so compute-bound: the full {tflops(ry)}.",
-             f"Factor: {tflops(ry)} / {tflops(rx)} = {times(ry / rx)}."),
+            (calc(f"R of the {x.name}", "P / BW", f"{tflops(x.dense_bf16_flops_per_s)} / {gbps(x.bandwidth_bytes_per_s)}",
+                  flop_per_byte(Rx, 4)),
+             f"I = {I} FLOP per byte is below it: on the {x.name} the workload is memory-bound.",
+             calc(f"rate on the {x.name}", "min(P, I × BW)",
+                  f"min({tflops(x.dense_bf16_flops_per_s)}, {I} FLOP per byte × {gbps(x.bandwidth_bytes_per_s)})",
+                  tflops(rx)),
+             calc(f"R of the {y.name}", "P / BW", f"{tflops(y.dense_bf16_flops_per_s)} / {gbps(y.bandwidth_bytes_per_s)}",
+                  flop_per_byte(Ry, 4)),
+             f"I is at or above it: on the {y.name} the workload is compute-bound, at the full peak.",
+             calc(f"rate on the {y.name}", "min(P, I × BW)",
+                  f"min({tflops(y.dense_bf16_flops_per_s)}, {I} FLOP per byte × {gbps(y.bandwidth_bytes_per_s)})",
+                  tflops(ry)),
+             calc("factor", f"rate on the {y.name} / rate on the {x.name}", f"{tflops(ry)} / {tflops(rx)}",
+                  times(ry / rx, 4)),
+             f"The {y.name} is faster, though its peak is lower."),
             (self.choice("the faster card", y.name),
              self.number("by what factor", ry / rx, times(ry / rx))))
 
@@ -117,11 +129,18 @@ class WithoutOverlap(Template):
 
         counts = [tokens(m) for m, _, _ in parts]
         largest = counts[max(range(3), key=lambda i: parts[i][2])]
-        lines = []
+        P, BW = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
+        lines = [calc("R", "P / BW", f"{tflops(P)} / {gbps(BW)}", flop_per_byte(R, 4))]
         for (m, i, c), t in zip(parts, counts):
-            side = "below" if i < R else "above"
-            ratio = f"R/I = {sig(R / i)}" if i < R else f"I/R = {sig(i / R)}"
-            lines.append(f"{t}: I = {flop_per_byte(i, 4)}, {side} R; {ratio}; cost {pct(c)}.")
+            lines.append(calc(f"I with {t}", "2 m d² / ((m d + d² + m d) × 2 bytes)",
+                              f"2 × {m:,} × {d:,} × {d:,} / (({m:,} × {d:,} + {d:,} × {d:,} + {m:,} × {d:,}) × 2)",
+                              flop_per_byte(i, 4)))
+            if i < R:
+                lines.append(calc(f"cost with {t}", "I / R (below the ridge)", f"{flop_per_byte(i, 4)} / {flop_per_byte(R, 4)}",
+                                  pct(c, 4)))
+            else:
+                lines.append(calc(f"cost with {t}", "R / I (above the ridge)", f"{flop_per_byte(R, 4)} / {flop_per_byte(i, 4)}",
+                                  pct(c, 4)))
         answers = []
         for (m, i, c), t in zip(parts, counts):
             answers += [self.number(f"intensity with {t}", i, flop_per_byte(i)),
@@ -145,8 +164,8 @@ class WithoutOverlap(Template):
              "term is at most the larger, so the sum is at most twice it.",
              "(b) (P/F)/(BW/M) = R/I; at its memory ceiling the work does I × BW operations a second, I/R of P.",
              "(c) Without overlap a step takes the larger time plus the smaller: 1 + min(I/R, R/I), largest (2) at "
-             "I = R, where fetching and computing take equally long.",
-             f"R = {flop_per_byte(R, 4)}; I = 2md²/((md + d² + md) × 2).")
+             "I = R, where fetching and computing take equally long. A product of m tokens by a d × d matrix does "
+             "2 m d² operations and moves (m d + d² + m d) numbers of two bytes.")
             + tuple(lines) + (f"Largest with {largest}: its intensity is nearest the ridge.",),
             tuple(answers) + (self.choice("where the cost is largest", largest),))
 
@@ -180,6 +199,8 @@ class TwoKernels(Template):
         d, few, many = p["side"], p["few"], p["many"]
         I = arithmetic_intensity_flop_per_byte(F, M)
         short = 1 - one / two
+        P, BW = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
+        (f1, m1), (f2, m2) = kernels
         tokens = "one token" if few == 1 else f"{few} tokens"
         return Key(
             ("A step runs two kernels, one after the other: kernel 1 does F₁ operations on M₁ bytes, kernel 2 does F₂ "
@@ -196,11 +217,25 @@ class TwoKernels(Template):
              f"shape (each kernel reads its matrix and its tokens' vectors, and writes its results, two bytes a "
              f"number). What is the intensity of the step taken as one workload, what are T₁ and T₂, and by what "
              f"share of T₂ does the single roofline understate the step's time?"),
-            ("(a) Each kernel takes at least its own max; the sum of maxima is at least the max of the sums. "
-             "(b) On one side of the ridge both maxima pick the same term, and the sums agree; each max is at most "
-             "T₁, so T₂ ≤ 2T₁, near twice when the kernels are equally long on opposite sides.",
-             f"(c) F = {sig(F / 1e9, 4)} GFLOP, M = {sig(M / 1e6, 4)} MB: I = {flop_per_byte(I, 4)}; "
-             f"T₁ = {sig(one * 1e6, 4)} µs, T₂ = {sig(two * 1e6, 4)} µs; understated by 1 - T₁/T₂ = {pct(short)}."),
+            ("(a) Each kernel takes at least its own max, and they run one after the other: T₂ is the sum. Each max "
+             "is at least its own F_i/P and M_i/BW, so the sum is at least F/P and at least M/BW: T₂ ≥ T₁.",
+             "(b) On one side of the ridge both maxima pick the same term (both F_i/P, or both M_i/BW), and the sum "
+             "is F/P or M/BW, which is T₁. Each max is at most T₁, so T₂ ≤ 2T₁; near twice when the kernels take "
+             "equally long on opposite sides of the ridge.",
+             f"(c) A product of m tokens by a d × d matrix does 2 m d² operations and moves (2 m d + d²) × 2 bytes; "
+             f"P = {tflops(P)}, BW = {gbps(BW)}.",
+             calc("F₁", "2 m₁ d²", f"2 × {few:,} × {d:,} × {d:,}", f"{sig(f1 / 1e9, 4)} GFLOP"),
+             calc("M₁", "(2 m₁ d + d²) × 2 bytes", f"(2 × {few:,} × {d:,} + {d:,} × {d:,}) × 2", mb(m1, 4)),
+             calc("F₂", "2 m₂ d²", f"2 × {many:,} × {d:,} × {d:,}", f"{sig(f2 / 1e9, 4)} GFLOP"),
+             calc("M₂", "(2 m₂ d + d²) × 2 bytes", f"(2 × {many:,} × {d:,} + {d:,} × {d:,}) × 2", mb(m2, 4)),
+             calc("I", "(F₁ + F₂) / (M₁ + M₂)", f"({sig(f1 / 1e9, 4)} GFLOP + {sig(f2 / 1e9, 4)} GFLOP) / "
+                  f"({mb(m1, 4)} + {mb(m2, 4)})", flop_per_byte(I, 4)),
+             calc("T₁", "max(F/P, M/BW)", f"max({sig(F / 1e9, 4)} GFLOP / {tflops(P)}, {mb(M, 4)} / {gbps(BW)})",
+                  us(one, 4)),
+             calc("T₂", "max(F₁/P, M₁/BW) + max(F₂/P, M₂/BW)",
+                  f"max({sig(f1 / 1e9, 4)} GFLOP / {tflops(P)}, {mb(m1, 4)} / {gbps(BW)}) + "
+                  f"max({sig(f2 / 1e9, 4)} GFLOP / {tflops(P)}, {mb(m2, 4)} / {gbps(BW)})", us(two, 4)),
+             calc("understated share", "1 - T₁/T₂", f"1 - {us(one, 4)} / {us(two, 4)}", pct(short, 4))),
             (self.number("intensity of the whole step", I, flop_per_byte(I)),
              self.number("T₁", one, f"{sig(one * 1e6)} µs"),
              self.number("T₂", two, f"{sig(two * 1e6)} µs"),

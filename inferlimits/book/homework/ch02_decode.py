@@ -8,9 +8,9 @@ from inferlimits.arithmetic.roofline import balance_point_flop_per_byte
 from inferlimits.data.units import bytes_per_element
 from inferlimits.data.models import (embedding_params, kv_bytes_per_token, multiplied_params_per_token, param_count,
                                      weight_bytes)
-from inferlimits.book.homework import Key, Template, pick, pick_distinct, register, sig
+from inferlimits.book.homework import Key, Template, calc, figures_for, pick, pick_distinct, register, sig
 from inferlimits.book.homework.common import (multiplied_note, an, billions, card, cards, cfg, datasheet, dense_models, flop_per_byte, gb, gbps,
-                                         kib, mb, mdl, ms, pct, rate, times, yes_no)
+                                         kib, mb, mdl, mib, ms, pct, rate, tflops, times, yes_no)
 
 #: the weight formats a decode question stores a dense model in (FP8 and INT8 keep the vocabulary
 #: tables in BF16, as the chapter's checkpoints do)
@@ -95,15 +95,45 @@ class WhichSetup(Template):
         best = max(fitting, key=fitting.get)
         u = usable_memory_fraction()
         K = kv_bytes_per_token(c)
-        lines, answers = [f"The conversation's cache: {L:,} × {kib(K)} = {gb(K * L, 4)}."], []
+        N, E, M = param_count(c), embedding_params(c), multiplied_params_per_token(c)
+        tables = 1 if c.tie_word_embeddings else 2
+        A = activation_bytes_per_token(c)
+        lines = [calc("the conversation's cache", "L × K", f"{L:,} × {kib(K)}", gb(K * L, 4)),
+                 f"Each set-up stores every weight, reads the {billions(M)} a token multiplies, its cache and its "
+                 f"{mb(A, 4)} of activations. In BF16 a weight takes 2 bytes; in a one-byte format, 1 byte, but the "
+                 f"vocabulary tables stay at 2."]
+        answers = []
         for s, (f, v) in got.items():
+            a = card(s[0])
             stored = weight_bytes(c, s[1])
-            usable = u * card(s[0]).capacity_bytes
-            room = memory_left_for_cache_bytes(card(s[0]).capacity_bytes, stored)
-            d = _step(c, card(s[0]), s[1], L)
-            lines.append(f"{labels[s]}: {gb(stored, 4)} stored against {gb(usable, 4)} usable: "
-                         + (f"fits, leaving {gb(room, 4)} for the cache; a token reads {gb(d.bytes, 4)}, ceiling "
-                            f"{rate(v, 4)}." if f else "the weights and the cache do not fit."))
+            usable = u * a.capacity_bytes
+            room = memory_left_for_cache_bytes(a.capacity_bytes, stored)
+            d = _step(c, a, s[1], L)
+            if s[1] == "BF16":
+                lines.append(calc(f"stored, {labels[s]}", "2 bytes × N", f"2 × {billions(N)}", gb(stored, 4)))
+            else:
+                lines.append(calc(f"stored, {labels[s]}", f"1 byte × (N - {tables}E) + 2 bytes × {tables}E",
+                                  f"1 × ({billions(N)} - {tables} × {billions(E)}) + 2 × {tables} × {billions(E)}",
+                                  gb(stored, 4)))
+            lines.append(calc(f"usable on {an(a.name)}", "u × C", f"{pct(u, 2)} × {mib(a.capacity_bytes)}", gb(usable, 4)))
+            if stored >= usable:
+                lines.append(f"Does {labels[s]} fit? No: the weights alone exceed the usable memory.")
+            else:
+                n = figures_for(usable, stored)
+                lines.append(calc(f"room for the cache, {labels[s]}", "u C - stored", f"{gb(usable, n)} - {gb(stored, n)}",
+                                  gb(room, 4)))
+                lines.append(f"Does {labels[s]} fit? {'Yes' if f else 'No'}: the room "
+                             f"{'holds' if f else 'is less than'} the conversation's {gb(K * L, 4)}.")
+            if f:
+                if s[1] == "BF16":
+                    lines.append(calc(f"weights read, {labels[s]}", "2 bytes × M", f"2 × {billions(M)}",
+                                      gb(d.weight_bytes, 4)))
+                else:
+                    lines.append(calc(f"weights read, {labels[s]}", "1 byte × (M - E) + 2 bytes × E",
+                                      f"1 × ({billions(M)} - {billions(E)}) + 2 × {billions(E)}", gb(d.weight_bytes, 4)))
+                lines.append(calc(f"memory ceiling, {labels[s]}", "BW / (W + L K + A)",
+                                  f"{gbps(a.bandwidth_bytes_per_s)} / ({gb(d.weight_bytes, 4)} + {gb(K * L, 4)} + {mb(A, 4)})",
+                                  rate(v, 4)))
             answers.append(self.choice(f"does {labels[s]} fit", yes_no(f)))
             if f:
                 answers += [self.number(f"room for the cache, {labels[s]}", room, gb(room)),
@@ -119,7 +149,7 @@ class WhichSetup(Template):
              f"of the weights ({multiplied_note(c)}) and moves {mb(activation_bytes_per_token(c))} of "
              f"activations; its KV cache takes {kib(K)} per token, in BF16. "
              + " ".join(datasheet(card(n), math=False) for n in cards_used)),
-            tuple(lines) + (f"Fastest: {labels[best]}.",),
+            tuple(lines) + (f"Fastest: {labels[best]}, the highest ceiling of those that fit.",),
             tuple(answers) + (self.choice("the fastest set-up", labels[best]),))
 
 
@@ -146,6 +176,8 @@ class IntensityOfDecode(Template):
         F, A = decode_flops_per_token(c), activation_bytes_per_token(c)
         limit = F / A
         R = balance_point_flop_per_byte(a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s)
+        N1, N2, A2 = multiplied_params_per_token(c), multiplied_params_per_token(o), activation_bytes_per_token(o)
+        W1, W2 = d.weight_bytes, e.weight_bytes
         return Key(
             ("A dense model multiplies N weights for each token, each stored in b bytes, on a chip with bandwidth BW "
              "and math rate P. Leave the KV cache out (a conversation that has just begun).",
@@ -161,10 +193,26 @@ class IntensityOfDecode(Template):
              f"batch takes it past 2N/A. What is that limit for {p['model']}, and do the activations alone keep a "
              f"large batch from reaching the ridge of {an(a.name)}, which does {sig(a.dense_bf16_flops_per_s / 1e12, 4)} "
              f"TFLOP/s of dense BF16 math on {sig(a.bandwidth_bytes_per_s / 1e9, 4)} GB/s?"),
-            (f"(b) share = A/(Nb + A): {pct(share)} for {p['model']}, {pct(share_o)} for {p['other']}; the intensity "
-             f"2N/(Nb + A) = {sig(d.intensity, 4)} FLOP per byte.",
-             f"(c) 2N/A = {sig(F / 1e9, 4)} GFLOP / {mb(A, 4)} = {flop_per_byte(limit, 4)}, against a ridge of "
-             f"{flop_per_byte(R, 4)}: {'above' if limit > R else 'below'} it."),
+            ("(a) A token reads the N b bytes of its weights once, so memory allows at most BW/(N b) tokens a "
+             "second. It does 2N operations (a multiply and an add per weight) on those bytes: 2N/(N b) = 2/b FLOP "
+             "per byte, whatever N.",
+             "(b) With the activations a token moves N b + A bytes: 2N/(N b + A) = (2/b) × (1 - A/(N b + A)). The "
+             "intensity falls short of 2/b by the share A/(N b + A). A grows about with the width, N b with its "
+             "square times the depth, so the share is larger, and hurts more, in small models.",
+             calc(f"N b, {p['model']}", "2 bytes × N", f"2 × {billions(N1)}", gb(W1, 4)),
+             calc(f"share, {p['model']}", "A / (N b + A)", f"{mb(A, 4)} / ({gb(W1, 4)} + {mb(A, 4)})", pct(share, 4)),
+             calc(f"N b, {p['other']}", "2 bytes × N", f"2 × {billions(N2)}", gb(W2, 4)),
+             calc(f"share, {p['other']}", "A / (N b + A)", f"{mb(A2, 4)} / ({gb(W2, 4)} + {mb(A2, 4)})",
+                  pct(share_o, 4)),
+             calc(f"intensity, {p['model']}", "2N / (N b + A)", f"2 × {billions(N1)} / ({gb(W1, 4)} + {mb(A, 4)})",
+                  flop_per_byte(d.intensity, 4)),
+             "(c) B tokens share the weights: 2NB operations on N b + B A bytes, 2NB/(N b + BA), which rises with B "
+             "toward 2N/A and never passes it.",
+             calc("2N/A", "", f"2 × {billions(N1)} / {mb(A, 4)}", flop_per_byte(limit, 4)),
+             calc(f"the ridge of {an(a.name)}", "P / BW", f"{tflops(a.dense_bf16_flops_per_s)} / "
+                  f"{gbps(a.bandwidth_bytes_per_s)}", flop_per_byte(R, 4)),
+             f"Do the activations alone keep a large batch below the ridge? {yes_no(limit <= R).capitalize()}: 2N/A is "
+             f"{'above' if limit > R else 'below'} the ridge."),
             (self.number(f"activations' share, {p['model']}", share, pct(share)),
              self.number(f"activations' share, {p['other']}", share_o, pct(share_o)),
              self.number(f"intensity with the activations, {p['model']}", d.intensity, flop_per_byte(d.intensity, 4)),
@@ -224,6 +272,8 @@ class FourBitGain(Template):
         best = max(gains, key=gains.get)
         first = cfg(names[0])
         ratio = _step(first, a, "INT4").memory_ceiling / _step(first, a).memory_ceiling
+        w16, w4 = weight_bytes_read_per_step(first, "BF16"), weight_bytes_read_per_step(first, "INT4")
+        A = activation_bytes_per_token(first)
         return Key(
             (f"A dense model multiplies N weights per token. H of them are its output head, which a 4-bit checkpoint "
              f"keeps in BF16; it stores the other matrices at b₄ bytes a weight, group scales included "
@@ -237,11 +287,18 @@ class FourBitGain(Template):
              f"for {names[0]}), what is the ratio of {names[0]}'s memory ceilings with INT4 and with BF16 weights? A "
              f"step reads {gb(weight_bytes_read_per_step(first, 'BF16'), 4)} of BF16 weights or "
              f"{gb(weight_bytes_read_per_step(first, 'INT4'), 4)} of INT4 ones."),
-            ("(a) BF16 reads b₁₆ N bytes; the 4-bit checkpoint b₄ (N - H) + b₁₆ H = N (b₄ + (b₁₆ - b₄) h). The ratio "
-             "falls as h grows, to b₁₆/b₄ at h = 0.",)
-            + tuple(f"{n}: {times(gains[n], 4)}" for n in names)
-            + (f"The cap b₁₆/b₄ = {sig(b16 / b4, 4)}; {best} gains most: its head is the smallest share.",
-               f"(c) With the activations: {times(ratio, 4)}."),
+            ("(a) BF16 reads b₁₆ N bytes; the 4-bit checkpoint b₄ (N - H) + b₁₆ H = N (b₄ + (b₁₆ - b₄) h). The ceiling "
+             "is BW over the bytes, so the factor is b₁₆ / (b₄ + (b₁₆ - b₄) h). It falls as h grows, and is largest, "
+             "b₁₆/b₄, at h = 0.",)
+            + tuple(calc(f"factor, {n}", "b₁₆ / (b₄ + (b₁₆ - b₄) h)",
+                         f"2 / ({sig(b4, 4)} + (2 - {sig(b4, 4)}) × {pct(shares[n], 4)})", times(gains[n], 4),
+                         "(b)" if i == 0 else "") for i, n in enumerate(names))
+            + (calc("the most any model gets", "b₁₆ / b₄", f"2 / {sig(b4, 4)}", times(b16 / b4, 4)),
+               f"{best} gains most: its head is the smallest share of its weights (h = {pct(shares[best], 4)}).",
+               calc(f"ratio of the ceilings, {names[0]}", "(W₁₆ + A) / (W₄ + A)",
+                    f"({gb(w16, 4)} + {mb(A, 4)}) / ({gb(w4, 4)} + {mb(A, 4)})", times(ratio, 4), "(c)"),
+               "The activations' bytes do not shrink with the weights, so the ratio falls a little short of the "
+               "factor."),
             tuple(self.number(f"the factor, {n}", gains[n], times(gains[n])) for n in names)
             + (self.number("the most any model gets", b16 / b4, times(b16 / b4)),
                self.choice("gains most", best),

@@ -13,7 +13,7 @@ from inferlimits.arithmetic.generation import (decode_point, new_tokens_where_pr
 from inferlimits.arithmetic.kvcache import fit
 from inferlimits.arithmetic.roofline import COMPUTE_BOUND, MEMORY_BOUND, balance_point_flop_per_byte
 from inferlimits.data.models import embedding_params, kv_bytes_per_token, multiplied_params_per_token, weight_bytes
-from inferlimits.book.homework import Key, Template, pick, pick_distinct, register, sig, whole
+from inferlimits.book.homework import Key, Template, calc, pick, pick_distinct, register, sig, whole
 from inferlimits.book.homework.common import (An, an, billions, card, cards, cfg, dense_models, flop_per_byte, gb, gbps,
                                          kib, mb, millions, ms, pct, tflops, times, tokens)
 
@@ -142,17 +142,43 @@ class FasterFirstToken(Template):
              f"The data you need (dense BF16 math and bandwidth): {specs}. " + _model_data(name, c)
              + f" A decode step moves {mb(activation_bytes_per_token(c), 4)} of activations and does "
                f"{sig(pts[now][1].flops_per_token / 1e9, 4)} GFLOP."),
-            tuple(f"{n}: prefill {ms(pt.time_s, 4)} (compute-bound: FLOPs / P); decode step {ms(1 / d.ceiling, 4)} "
-                  f"((W + K S + A) / BW = {gb(d.bytes, 4)} / {gbps(card(n).bandwidth_bytes_per_s)})"
-                  for n, (pt, d) in pts.items())
-            + (f"Shortest first token: {first}, {times(pts[now][0].time_s / pts[first][0].time_s)} shorter than the "
-               f"{now}; fastest decode: {stream}.",),
+            self._working(p, pts, now, first, stream),
             tuple(self.number(f"time to first token on the {n}", pts[n][0].time_s, ms(pts[n][0].time_s)) for n in pts)
             + tuple(self.number(f"decode step on the {n}", 1 / pts[n][1].ceiling, ms(1 / pts[n][1].ceiling)) for n in pts)
             + (self.choice("the move that shortens the first token more", first),
                self.number("by what factor", pts[now][0].time_s / pts[first][0].time_s,
                            times(pts[now][0].time_s / pts[first][0].time_s)),
                self.choice("the card with the fastest decode step", stream)))
+
+
+    @staticmethod
+    def _working(p, pts, now, first, stream):
+        c, S = cfg(p["model"]), p["prompt"]
+        pt0, d0 = pts[now]
+        NH, H, a_, K = _n_minus_h(c), embedding_params(c), round(_a(c)), kv_bytes_per_token(c)
+        A, Ad = activation_bytes_per_token(c, "prefill"), activation_bytes_per_token(c)
+        F, M = pt0.flops, pt0.bytes
+        lines = [calc("the prompt's operations F", "2(N - H)S + 2H + aS(S + 1)",
+                      f"2 × {billions(NH)} × {S:,} + 2 × {billions(H)} + {a_:,} × {S:,} × ({S:,} + 1)",
+                      f"{sig(F / 1e12, 4)} TFLOP"),
+                 calc("the prompt's bytes M", "W + S(K + A)",
+                      f"{gb(pt0.weight_bytes, 4)} + {S:,} × ({kib(K)} + {mb(A, 4)})", gb(M, 4)),
+                 calc("a decode step's bytes", "W + K S + A",
+                      f"{gb(d0.weight_bytes, 4)} + {kib(K)} × {S:,} + {mb(Ad, 4)}", gb(d0.bytes, 4)),
+                 "The time to first token is the longer of the math, F/P, and the memory, M/BW; the decode step, "
+                 "memory-bound, its bytes over BW."]
+        for n, (pt, d) in pts.items():
+            P, BW = card(n).dense_bf16_flops_per_s, card(n).bandwidth_bytes_per_s
+            lines.append(calc(f"time to first token on the {n}", "max(F/P, M/BW)",
+                              f"max({sig(F / 1e12, 4)} TFLOP / {tflops(P)}, {gb(M, 4)} / {gbps(BW)})", ms(pt.time_s, 4)))
+            lines.append(calc(f"decode step on the {n}", "bytes / BW", f"{gb(d.bytes, 4)} / {gbps(BW)}",
+                              ms(1 / d.ceiling, 4)))
+        lines += [calc("factor", f"on the {now} / on the {first}",
+                       f"{ms(pt0.time_s, 4)} / {ms(pts[first][0].time_s, 4)}",
+                       times(pt0.time_s / pts[first][0].time_s, 4)),
+                  f"Shortest first token: {first} (most math per second; the prompt is compute-bound). Fastest decode "
+                  f"step: {stream} (most bandwidth; decode is memory-bound)."]
+        return tuple(lines)
 
 
 #: dense models whose query heads together span the hidden size, with d_qk = d_v (the derivation's case)
@@ -187,11 +213,17 @@ class AttentionCatchesUp(Template):
              f"{millions(per[0])} weights per layer; {n2} has {c2.num_hidden_layers} layers of width "
              f"{c2.hidden_size:,} and {millions(per[1])}. Evaluate S_eq for both, and the ratios of S_eq and of the "
              f"weights per layer from the first model to the second."),
-            ("(a) aS(S + 1) = 2(N - H)S gives S + 1 = 2(N - H)/a. (b) a = n_layers n_q (d_qk + d_v) = 2 n_layers h.",
-             f"(c) {n1}: {millions(per[0])} / {c1.hidden_size:,} - 1 = {tokens(s[0])}; {n2}: {millions(per[1])} / "
-             f"{c2.hidden_size:,} - 1 = {tokens(s[1])}.",
-             f"Ratios: S_eq {times(s[1] / s[0])}, weights per layer {times(per[1] / per[0])}: the weights grow nearly "
-             f"with the square of the width, S_eq nearly in proportion to it."),
+            ("(a) Set aS(S + 1) = 2(N - H)S and divide by aS: S + 1 = 2(N - H)/a, so S_eq = 2(N - H)/a - 1.",
+             "(b) Each layer's n_q query heads do d_qk + d_v operations per pair, a multiply and an add each, so "
+             "a = n_layers n_q (d_qk + d_v) = 2 n_layers n_q d_qk = 2 n_layers h. Then 2(N - H)/a = ((N - H)/n_layers)/h: "
+             "one layer's weights over h.",
+             calc(f"S_eq, {n1}", "(N - H)/n_layers / h - 1", f"{millions(per[0])} / {c1.hidden_size:,} - 1", tokens(s[0]),
+                  "(c)"),
+             calc(f"S_eq, {n2}", "(N - H)/n_layers / h - 1", f"{millions(per[1])} / {c2.hidden_size:,} - 1", tokens(s[1])),
+             calc("ratio of S_eq", "", f"{tokens(s[1])} / {tokens(s[0])}", times(s[1] / s[0], 4)),
+             calc("ratio of the weights per layer", "", f"{millions(per[1])} / {millions(per[0])}",
+                  times(per[1] / per[0], 4)),
+             "The weights per layer grow nearly with the square of the width, S_eq nearly in proportion to it."),
             (self.number(f"S_eq, {n1}", s[0], tokens(s[0])),
              self.number(f"S_eq, {n2}", s[1], tokens(s[1])),
              self.number("ratio of S_eq", s[1] / s[0], times(s[1] / s[0])),
@@ -266,6 +298,7 @@ class CachedDocument(Template):
         bound = new_tokens_where_prefix_pays(R, K, _a(c))
         cached, full, alone = self._points(p)
         shorter, longer = full.time_s / cached.time_s, cached.time_s / alone.time_s
+        NH, H = _n_minus_h(c), embedding_params(c)
         return Key(
             ("A chat server keeps the cache of a long document that many requests share. A request whose prompt starts "
              "with that document then prefills only its own C new tokens, after the P tokens already cached. Each new "
@@ -281,14 +314,29 @@ class CachedDocument(Template):
              f"before it?",
              "The data you need: " + _model_data(name, c)
              + f" The {a.name} does {tflops(P)} of dense BF16 math and moves {gbps(BW)}."),
-            ("(a) The j-th new token attends to P + j tokens: PC + C(C + 1)/2 pairs at 2a operations each. The pass "
-             "reads W and the P cached tokens and writes C tokens of cache. Compute-bound when operations ≥ R × bytes: "
-             "an ordinary prompt's condition plus P(2aC - RK) ≥ 0.",
-             f"(b) R K / (2a) = {flop_per_byte(R, 4)} × {whole(K)} bytes / (2 × {round(_a(c)):,}) = {sig(bound, 4)} tokens.",
-             f"(c) Cached: {sig(cached.flops / 1e12, 4)} trillion operations, {ms(cached.time_s, 4)} (compute-bound); "
-             f"one pass over {D + C:,} tokens: {ms(full.time_s, 4)}, {times(shorter, 4)} as long; the question alone: "
-             f"{ms(alone.time_s, 4)}, so the cached pass takes {times(longer, 4)} as long: its tokens attend to the "
-             f"whole document."),
+            ("(a) The j-th new token attends to P + j tokens: PC + C(C + 1)/2 pairs at 2a operations each, "
+             "a(2PC + C² + C). With the weight products 2(N - H)C (and the head's 2H) that is about "
+             "2(N - H)C + a(2PC + C²). The pass reads W and the P cached tokens' K P bytes, and writes C tokens of "
+             "cache and moves their activations, C(K + A). It is compute-bound when operations ≥ R × bytes: an "
+             "ordinary prompt's condition, 2(N - H)C + aC² ≥ R(W + C(K + A)), plus P(2aC - RK) ≥ 0, which holds for "
+             "every P once C ≥ RK/(2a).",
+             calc("R K / (2a)", "", f"{flop_per_byte(R, 4)} × {whole(K)} bytes / (2 × {round(_a(c)):,})",
+                  f"{sig(bound, 4)} tokens", "(b)"),
+             calc("operations, document cached", "2(N - H)C + 2H + a(2PC + C² + C)",
+                  f"2 × {billions(NH)} × {C:,} + 2 × {billions(H)} + {round(_a(c)):,} × (2 × {D:,} × {C:,} + "
+                  f"{C:,} × {C:,} + {C:,})", f"{sig(cached.flops / 1e12, 4)} TFLOP", "(c)"),
+             calc("time to first token, document cached", "F / P (compute-bound)",
+                  f"{sig(cached.flops / 1e12, 4)} TFLOP / {tflops(P)}", ms(cached.time_s, 4)),
+             calc(f"one pass over {D + C:,} tokens", "(2(N - H)S + 2H + aS(S + 1)) / P",
+                  f"(2 × {billions(NH)} × {D + C:,} + 2 × {billions(H)} + {round(_a(c)):,} × {D + C:,} × {D + C + 1:,}) "
+                  f"/ {tflops(P)}", ms(full.time_s, 4)),
+             calc(f"the question alone, {C:,} tokens", "(2(N - H)C + 2H + aC(C + 1)) / P",
+                  f"(2 × {billions(NH)} × {C:,} + 2 × {billions(H)} + {round(_a(c)):,} × {C:,} × {C + 1:,}) / {tflops(P)}",
+                  ms(alone.time_s, 4)),
+             calc("times shorter than one pass", "", f"{ms(full.time_s, 4)} / {ms(cached.time_s, 4)}", times(shorter, 4)),
+             calc("times longer than the question alone", "", f"{ms(cached.time_s, 4)} / {ms(alone.time_s, 4)}",
+                  times(longer, 4)),
+             "The cached pass still takes longer than the question alone: its tokens attend to the whole document."),
             (self.number("R K / (2a)", bound, f"{sig(bound)} tokens"),
              self.number("time to first token, document cached", cached.time_s, ms(cached.time_s)),
              self.number("times shorter than one pass over everything", shorter, times(shorter)),

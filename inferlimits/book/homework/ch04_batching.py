@@ -11,9 +11,9 @@ from inferlimits.arithmetic.kvcache import (fit, longest_context_where_math_bind
                                             memory_left_for_cache_bytes, usable_memory_fraction)
 from inferlimits.arithmetic.roofline import balance_point_flop_per_byte
 from inferlimits.data.models import kv_bytes_per_token, weight_bytes
-from inferlimits.book.homework import Key, Template, pick, pick_distinct, register, sig
-from inferlimits.book.homework.common import (an, card, cards, cfg, datasheet, dense_models, flop_per_byte, gb, kib,
-                                         mb, pct, rate, tokens, usd, yes_no)
+from inferlimits.book.homework import Key, Template, calc, pick, pick_distinct, register, sig
+from inferlimits.book.homework.common import (an, card, cards, cfg, datasheet, dense_models, flop_per_byte, gb, gbps,
+                                              kib, mb, mib, pct, rate, tflops, tokens, usd, yes_no)
 
 
 def _point(c, a, batch=1, context=0):
@@ -122,15 +122,35 @@ class CheaperChip(Template):
         costs, points = self._costs(p), self._points(p)
         K, W = kv_bytes_per_token(c), weight_bytes(c)
         need = fit(1e12, W, K, B, L).needed_bytes
-        working = [f"Fit: at {L:,} tokens {B} conversations need {gb(need, 4)} with the weights; "
-                   + "; ".join(f"the {n} can use {gb(usable_memory_fraction() * card(n).capacity_bytes, 4)}"
-                               + ("" if self._batch(p, n, B, L) == B else f", which holds {self._batch(p, n, B, L)}")
-                               for n in (x, y)) + "."]
+        u = usable_memory_fraction()
+        Wr, A, F0 = weight_bytes_read_per_step(c), activation_bytes_per_token(c), decode_flops_per_token(c)
+        two_a = attention_flops_per_token(c, 1)
+        working = [calc(f"(c) what {B} conversations need", "W + B K L", f"{gb(W, 4)} + {B} × {kib(K)} × {L:,}",
+                        gb(need, 4))]
+        for n in (x, y):
+            C = card(n).capacity_bytes
+            working.append(calc(f"usable on the {n}", "u × C", f"{pct(u, 2)} × {mib(C)}", gb(u * C, 4)))
+            held = self._batch(p, n, B, L)
+            if held < B:
+                working.append(calc(f"the batch the {n} holds", "floor((u C - W) / (K L))",
+                                    f"floor(({gb(u * C, 4)} - {gb(W, 4)}) / ({kib(K)} × {L:,}))", str(held)))
+        working.append("Each step's rate is the lower ceiling, min(B × BW / (W + B(K L + A)), P / F), with F = F₀ + 2aL "
+                       f"(2a = {round(two_a):,} FLOPs per cached token); a million tokens cost the price per hour over "
+                       "3,600 s times that rate.")
         for case, pts in points.items():
-            working.append(f"{case} context {pts[0].context_tokens:,.0f}: " + "; ".join(
-                f"{n} at {pt.batch:,.0f}, {rate(pt.ceiling, 4)} ({pt.wall}), {usd(costs[case][i], 4)} per million"
-                for i, (n, pt) in enumerate(zip((x, y), pts))) + ".")
+            for i, (n, pt) in enumerate(zip((x, y), pts)):
+                a = card(n)
+                b, ctx = round(pt.batch), round(pt.context_tokens)
+                put_in = (f"min({b} × {gbps(a.bandwidth_bytes_per_s)} / ({gb(Wr, 4)} + {b} × ({kib(K)} × {ctx:,} + "
+                          f"{mb(A, 4)})), {tflops(a.dense_bf16_flops_per_s)} / ({sig(F0 / 1e9, 4)} GFLOP + "
+                          f"{round(two_a):,} FLOP × {ctx:,}))" if ctx else
+                          f"min({b} × {gbps(a.bandwidth_bytes_per_s)} / ({gb(Wr, 4)} + {b} × {mb(A, 4)}), "
+                          f"{tflops(a.dense_bf16_flops_per_s)} / {sig(F0 / 1e9, 4)} GFLOP)")
+                working.append(calc(f"{case} rate on the {n}", "", put_in, rate(pt.ceiling, 4)))
+                working.append(calc(f"{case} cost on the {n}", "", f"{usd(prices[n].usd_per_gpu_hour, 4)} × 1,000,000 / "
+                                    f"(3,600 × {rate(pt.ceiling, 4)})", usd(costs[case][i], 4)))
         cheaper = {case: (x if cx < cy else y) for case, (cx, cy) in costs.items()}
+        working += [f"{case} cheaper: {cheaper[case]}." for case in costs]
         short_of = [n for n in (x, y) if self._batch(p, n, B, L) < B]
         return Key(
             (f"At assumed prices of {usd(prices[x].usd_per_gpu_hour, 3)} per hour for {an(x)} and "
@@ -183,6 +203,7 @@ class KneeWithContext(Template):
         knee0 = decode_knee_batch(c, P, BW)
         knee = decode_knee_batch(c, P, BW, L)
         held = fit(a.capacity_bytes, weight_bytes(c), K, knee, L)
+        Wr = weight_bytes_read_per_step(c)
         return Key(
             ("Bring the KV cache into the knee. Each of the B conversations now holds L tokens of context; every step "
              "reads its cache, K bytes per cached token, and its attention does 2a FLOPs per cached token on top of F. "
@@ -193,12 +214,28 @@ class KneeWithContext(Template):
              f"and the knee at {L} tokens of context. Does that batch fit in memory? The data you need: "
              + _model_data(name, c) + f" Attention does 2a = {round(two_a):,} FLOPs per cached token. "
              + datasheet(a)),
-            ("(a) B (F + 2aL) = R W + R B (A + K L) gives B*(L) = R W / (F + 2aL - R (A + K L)).",
-             "(b) The knee exists while L (R K - 2a) < F - R A, i.e. L < L_max = (F - R A) / (R K - 2a): one "
+            ("(a) A step of B conversations does B (F + 2aL) operations and moves W + B (A + K L) bytes. It turns "
+             "compute-bound where the math time meets the memory time, B (F + 2aL)/P = (W + B (A + K L))/BW, that is "
+             "B (F + 2aL) = R W + R B (A + K L), which gives B*(L) = R W / (F + 2aL - R (A + K L)). At L = 0 it is "
+             "R W / (F - R A).",
+             "(b) B*(L) is finite and positive only while F + 2aL > R (A + K L), that is L (R K - 2a) < F - R A: "
+             "L < L_max = (F - R A) / (R K - 2a) when the cache's own intensity 2a/K is below R. In time: one "
              "conversation's math, (F + 2aL)/P, must outlast the memory traffic it brings, (A + K L)/BW.",
-             f"(c) R = {flop_per_byte(R, 4)}, 2a/K = {flop_per_byte(two_a / K, 4)}, L_max = {tokens(L_max)}; knee "
-             f"{sig(knee0, 4)} with no context, {sig(knee, 4)} at {L} tokens; caches {gb(held.cache_bytes, 4)} beside "
-             f"{gb(held.weight_bytes, 4)} of weights against {gb(held.usable_bytes, 4)} usable."),
+             calc("R", "P / BW", f"{tflops(P)} / {gbps(BW)}", flop_per_byte(R, 4), "(c)"),
+             calc("the cache's own intensity", "2a / K", f"{round(two_a):,} FLOP / {kib(K)}", flop_per_byte(two_a / K, 4)),
+             calc("L_max", "(F - R A) / (R K - 2a)", f"({sig(F / 1e9, 4)} GFLOP - {flop_per_byte(R, 4)} × {mb(A, 4)}) / "
+                  f"({flop_per_byte(R, 4)} × {kib(K)} - {round(two_a):,} FLOP)", f"{sig(L_max, 4)} tokens"),
+             calc("the knee with no context", "R W / (F - R A)", f"{flop_per_byte(R, 4)} × {gb(Wr, 4)} / "
+                  f"({sig(F / 1e9, 4)} GFLOP - {flop_per_byte(R, 4)} × {mb(A, 4)})", f"{sig(knee0, 4)} conversations"),
+             calc(f"the knee at {L} tokens", "R W / (F + 2aL - R (A + K L))",
+                  f"{flop_per_byte(R, 4)} × {gb(Wr, 4)} / ({sig(F / 1e9, 4)} GFLOP + {round(two_a):,} FLOP × {L} - "
+                  f"{flop_per_byte(R, 4)} × ({mb(A, 4)} + {kib(K)} × {L}))", f"{sig(knee, 4)} conversations"),
+             calc("memory that batch needs", "W + B K L", f"{gb(held.weight_bytes, 4)} + {sig(knee, 4)} × {kib(K)} × {L}",
+                  gb(held.needed_bytes, 4)),
+             calc("usable", "u × C", f"{pct(usable_memory_fraction(), 2)} × {mib(a.capacity_bytes)}",
+                  gb(held.usable_bytes, 4)),
+             f"Does that batch fit? {yes_no(held.fits).capitalize()}: it needs {'less' if held.fits else 'more'} than "
+             f"the usable memory."),
             (self.number("the cache's own intensity 2a/K", two_a / K, flop_per_byte(two_a / K)),
              self.number("L_max", L_max, tokens(L_max)),
              self.number("the knee with no context", knee0, f"{sig(knee0)} conversations"),

@@ -10,7 +10,7 @@ from inferlimits.arithmetic.kvcache import (batch_at_user_rate, batch_where_cach
                                             sequence_bytes_per_step, usable_memory_fraction)
 from inferlimits.data.models import kv_bytes_per_token, weight_bytes
 from inferlimits.data.units import bytes_per_element
-from inferlimits.book.homework import Key, Template, pick, register, sig, whole
+from inferlimits.book.homework import Key, Template, calc, pick, register, sig, whole
 from inferlimits.book.homework.common import (an, card, cards, cfg, datasheet, dense_models, gb, gbps, gib, kib, mb, mdl,
                                               mib, pct, rate, tokens, yes_no)
 
@@ -125,12 +125,30 @@ class ShrinkWhich(Template):
              f"{gb(weight_bytes(c, 'FP8'), 4)} in FP8; the cache takes {kib(kv_bytes_per_token(c))} per token in BF16; "
              f"a token moves {sig(s['BF16'][0].activation_bytes / B / 1e6, 4)} MB of activations. "
              + datasheet(a, math=False) + f" Weights and caches may use {pct(usable_memory_fraction(), 2)} of it."),
-            tuple(f"{k}: a step reads {gb(d.weight_bytes, 4)} of weights + {gb(d.cache_bytes, 4)} of caches + "
-                  f"{gb(d.activation_bytes, 4)} of activations = {gb(d.bytes, 4)}; ceiling {rate(d.ceiling, 4)}; "
-                  f"{m} conversations fit." for k, (d, m) in s.items()),
+            self._working(p, s, best, roomiest),
             tuple(self.number(f"ceiling, {k}", d.ceiling, rate(d.ceiling)) for k, (d, _) in s.items())
             + tuple(self.count(f"conversations that fit, {k}", m, whole(m)) for k, (_, m) in s.items())
             + (self.choice("raises the ceiling more", best), self.choice("fits more conversations", roomiest)))
+
+
+    @staticmethod
+    def _working(p, s, best, roomiest):
+        c, a, B, L = cfg(p["model"]), card(p["card"]), p["batch"], p["context"]
+        u, BW = usable_memory_fraction(), a.bandwidth_bytes_per_s
+        lines = [calc("usable", "u × C", f"{pct(u, 2)} × {mib(a.capacity_bytes)}", gb(u * a.capacity_bytes, 4)),
+                 "A memory-bound step of B conversations reads W + B(K L + A) bytes and makes B tokens: the ceiling is "
+                 "B × BW over those bytes. Whole conversations that fit: floor((u C - W_s) / (K L)), with W_s the "
+                 "stored weights."]
+        for (k, (d, m)), (wp, kp) in zip(s.items(), (("BF16", "BF16"), ("FP8", "BF16"), ("BF16", "FP8"))):
+            K, A, Ws = kv_bytes_per_token(c, kp), d.activation_bytes / B, weight_bytes(c, wp)
+            lines += [calc(f"step bytes, {k}", "W + B(K L + A)", f"{gb(d.weight_bytes, 4)} + {B} × ({kib(K)} × {L:,} + "
+                           f"{mb(A, 4)})", gb(d.bytes, 4)),
+                      calc(f"ceiling, {k}", "B × BW / bytes", f"{B} × {gbps(BW)} / {gb(d.bytes, 4)}", rate(d.ceiling, 4)),
+                      calc(f"conversations that fit, {k}", "floor((u C - W_s) / (K L))",
+                           f"floor(({gb(u * a.capacity_bytes, 4)} - {gb(Ws, 4)}) / ({kib(K)} × {L:,}))", whole(m))]
+        lines += [f"Raises the ceiling more: {best}, which removes more bytes from each step.",
+                  f"Fits more conversations: {roomiest}, which leaves more room per conversation."]
+        return tuple(lines)
 
 
 @register
@@ -173,6 +191,7 @@ class CacheFromConfig(Template):
         estimate = a.bandwidth_bytes_per_s / usable
         full = self._full(p)
         (B16, d16), (B8, d8) = full["BF16"], full["FP8"]
+        A = activation_bytes_per_token(c)
         return Key(
             (f"(a) From the config alone, derive the cache bytes per token K of a model with standard or grouped-query "
              f"attention, and evaluate it for {name}: {c.num_hidden_layers} layers, {c.num_key_value_heads} KV heads "
@@ -190,15 +209,35 @@ class CacheFromConfig(Template):
              f"The {a.name} moves {gbps(a.bandwidth_bytes_per_s)} and has {gb(usable, 4)} of usable memory; {name} "
              f"stores {gb(weight_bytes(c), 4)} of weights, and each conversation moves "
              f"{mb(activation_bytes_per_token(c), 3)} of activations in a step."),
-            (f"(a) K = 2 n_layers n_kv d_head b = 2 × {c.num_hidden_layers} × {c.num_key_value_heads} × "
-             f"{c.head_dim_qk} × 2 bytes = {whole(K)} bytes ({kib(K)}) in BF16, half as much, {whole(K8)} bytes, in FP8.",
+            ("(a) Each layer keeps a key and a value (2) for each of its n_kv KV heads, d_head numbers each, at b bytes "
+             "a number: K = 2 n_layers n_kv d_head b.",
+             calc("K in BF16", "2 n_layers n_kv d_head b", f"2 × {c.num_hidden_layers} × {c.num_key_value_heads} × "
+                  f"{c.head_dim_qk} × 2", f"{whole(K)} bytes"),
+             calc("K in FP8", "2 n_layers n_kv d_head b", f"2 × {c.num_hidden_layers} × {c.num_key_value_heads} × "
+                  f"{c.head_dim_qk} × 1", f"{whole(K8)} bytes"),
              "(b) The step reads W + K L + A; the cache's part equals W at L = W / K, or W / (B K) with B caches. "
              "There the step reads 2W + A instead of W + A: about half the ceiling.",
-             f"(c) L_= = {gb(W, 4)} / {whole(K)} bytes = {tokens(L_eq)}, {'beyond' if beyond else 'within'} the "
-             f"{m.context_length:,} supported; full-length caches equal the weights at a batch of {sig(full_len, 4)}.",
-             f"(d) B_m K L ≈ C - W_s, so a step reads about C: BW / C = {rate(estimate, 4)}. BF16 cache: {B16} fit, "
-             f"each at {rate(d16.per_user, 4)}; FP8: {B8} fit, each at {rate(d8.per_user, 4)} (more activations move): "
-             f"halving K doubles the aggregate, not any user's speed. The estimate fails when few conversations fit."),
+             calc("L_=", "W / K", f"{gb(W, 4)} / {whole(K)} bytes", f"{sig(L_eq, 4)} tokens", "(c)"),
+             f"Is L_= beyond the supported context? {yes_no(beyond).capitalize()}: it is "
+             f"{'more' if beyond else 'less'} than {m.context_length:,} tokens.",
+             calc("the batch where full-length caches equal the weights", "W / (K L_max)",
+                  f"{gb(W, 4)} / ({whole(K)} bytes × {m.context_length:,})", sig(full_len, 4)),
+             "(d) B_m K L ≈ C - W_s, so a full step reads about C bytes, W_s + B_m K L, and each user gets about "
+             "BW / C.",
+             calc("BW / C", "", f"{gbps(a.bandwidth_bytes_per_s)} / {gb(usable, 4)}", rate(estimate, 4)),
+             calc("B_m, BF16 cache", "floor((C - W_s) / (K L))", f"floor(({gb(usable, 4)} - {gb(weight_bytes(c), 4)}) / "
+                  f"({whole(K)} bytes × {L:,}))", whole(B16)),
+             calc("each user's ceiling, BF16 cache", "BW / (W + B_m (K L + A))",
+                  f"{gbps(a.bandwidth_bytes_per_s)} / ({gb(W, 4)} + {B16} × ({whole(K)} bytes × {L:,} + {mb(A, 4)}))",
+                  rate(d16.per_user, 4)),
+             calc("B_m, FP8 cache", "floor((C - W_s) / (K L))", f"floor(({gb(usable, 4)} - {gb(weight_bytes(c), 4)}) / "
+                  f"({whole(K8)} bytes × {L:,}))", whole(B8)),
+             calc("each user's ceiling, FP8 cache", "BW / (W + B_m (K L + A))",
+                  f"{gbps(a.bandwidth_bytes_per_s)} / ({gb(W, 4)} + {B8} × ({whole(K8)} bytes × {L:,} + {mb(A, 4)}))",
+                  rate(d8.per_user, 4)),
+             "Halving K doubles the conversations, so the aggregate, not any user's speed (a little less: more "
+             "activations move). The estimate fails when few conversations fit, where the slack left over and the "
+             "activations are no longer small."),
             (self.number("cache bytes per token, BF16", K, f"{whole(K)} bytes"),
              self.number("cache bytes per token, FP8", K8, f"{whole(K8)} bytes"),
              self.number("L_= for one conversation", L_eq, tokens(L_eq)),
@@ -297,10 +336,16 @@ class SpeedPromise(Template):
              "batch makes B tokens a step, s B_s per second.",
              "(b) Speed falls as the batch grows, so memory binds first when B_m < B_s, that is when s < "
              "BW/(W + B_m(KL + A)), the speed with memory full.",
-             f"(c) KL + A = {gb(own, 4)}; B_s = ({gbps(a.bandwidth_bytes_per_s)} / {s} - {gb(W, 4)}) / {gb(own, 4)} = "
-             f"{sig(B_s, 4)}, so {B} conversations making {rate(at_B.ceiling, 4)}.",
-             f"With memory full, {most} conversations, each user gets {rate(meet, 4)}: the limits meet at that promise; "
-             f"at {s} {binds} binds."),
+             calc("KL + A", "", f"{L:,} × {kib(K)} + {mb(A, 4)}", gb(own, 4), "(c)"),
+             calc("B_s", "(BW/s - W)/(KL + A)", f"({gbps(a.bandwidth_bytes_per_s)} / {s} - {gb(W, 4)}) / {gb(own, 4)}",
+                  sig(B_s, 4)),
+             f"The whole batch below it: B = {B} conversations.",
+             calc("the aggregate there", "B × BW / (W + B(KL + A))",
+                  f"{B} × {gbps(a.bandwidth_bytes_per_s)} / ({gb(W, 4)} + {B} × {gb(own, 4)})", rate(at_B.ceiling, 4)),
+             calc("the promise at which the limits meet", "BW/(W + B_m(KL + A))",
+                  f"{gbps(a.bandwidth_bytes_per_s)} / ({gb(W, 4)} + {most} × {gb(own, 4)})", rate(meet, 4)),
+             f"Which limit binds? {binds.capitalize()}: s = {s} tokens per second is "
+             f"{'above' if s > meet else 'below'} that promise."),
             (self.number("B_s", B_s, sig(B_s)),
              self.number("the aggregate at the whole batch", at_B.ceiling, rate(at_B.ceiling)),
              self.number("the promise at which the limits meet", meet, rate(meet)),

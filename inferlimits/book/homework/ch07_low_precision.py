@@ -8,12 +8,14 @@ from inferlimits.arithmetic.activations import activation_bytes_per_token
 from inferlimits.arithmetic.generation import decode_flops_per_token, weight_bytes_read_per_step
 from inferlimits.arithmetic.kvcache import (fit, largest_batch_at_user_rate, max_sequences, sequence_bytes_per_step,
                                             usable_memory_fraction)
-from inferlimits.arithmetic.precision import decode_math_rate, decode_on, knee_on, knee_weights_only_on
+from inferlimits.arithmetic.generation import attention_flops_per_token
+from inferlimits.arithmetic.precision import (decode_math_rate, decode_on, knee_on, knee_weights_only_on,
+                                              product_flops_by_precision)
 from inferlimits.data.models import embedding_params, kv_bytes_per_token, stored_weights, weight_bytes
 from inferlimits.data.units import Format, formats
-from inferlimits.book.homework import Key, Template, pick, register, sig
+from inferlimits.book.homework import Key, Template, calc, pick, register, sig
 from inferlimits.book.homework.common import (mdl, An, an, billions, card, cards_with, cfg, dense_models, gb, gbps,
-                                         gib, kib, mb, moe_models, rate, tflops, times)
+                                         gib, kib, mb, mib, moe_models, pct, rate, tflops, times)
 
 RECIPE = "MXFP4 experts"
 
@@ -21,6 +23,27 @@ RECIPE = "MXFP4 experts"
 def _block_format(bits: int, block: int, scale: int) -> Format:
     return Format(f"{bits}-bit, {block} per {scale}-bit scale", float(bits), block, float(scale), "none", False,
                   "a block format of the homework")
+
+
+def _gflop(x: float) -> str:
+    return f"{sig(x / 1e9, 4)} GFLOP"
+
+
+def _fp8_rate(a, c, L: float = 0.0):
+    """A line of working: the effective rate of a decode step with FP8 weights and math, whose output
+    head (and attention, over L tokens) runs in BF16: F over the summed times of its parts."""
+    parts = product_flops_by_precision(c, "FP8", "FP8")
+    wide, narrow = parts.get("BF16", 0.0), parts.get("FP8", 0.0)
+    attention = attention_flops_per_token(c, L)
+    rate_ = decode_math_rate(a, c, "FP8", "FP8", L)
+    P16, P8 = a.dense_bf16_flops_per_s, a.math_flops_per_s("FP8")
+    if attention:
+        return calc("the effective FP8 rate", "F / ((2H + attention) / P₁₆ + 2(N - H) / P₈)",
+                    f"{_gflop(wide + narrow + attention)} / (({_gflop(wide)} + {_gflop(attention)}) / {tflops(P16)} + "
+                    f"{_gflop(narrow)} / {tflops(P8)})", tflops(rate_)), rate_
+    return calc("the effective FP8 rate", "F / (2H / P₁₆ + 2(N - H) / P₈)",
+                f"{_gflop(wide + narrow)} / ({_gflop(wide)} / {tflops(P16)} + {_gflop(narrow)} / {tflops(P8)})",
+                tflops(rate_)), rate_
 
 
 @register
@@ -94,6 +117,9 @@ class KneeUnchanged(Template):
         name, c, a = p["model"], cfg(p["model"]), card(p["card"])
         w16, w8, k16, k8, gain = self._knees(p)
         eta = embedding_params(c) / (weight_bytes_read_per_step(c) / 2)
+        rate_line, P8 = _fp8_rate(a, c)
+        P16, BW, F, A = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s, decode_flops_per_token(c), activation_bytes_per_token(c)
+        W16, W8 = weight_bytes_read_per_step(c), weight_bytes_read_per_step(c, "FP8")
         return Key(
             ("Start from B*_W = (P / BW) · (W / F), the knee counting the weights alone. (a) Show that storing the "
              "weights in FP8 and multiplying in FP8, on a part whose FP8 rate is twice its BF16 rate, leaves this knee "
@@ -108,11 +134,23 @@ class KneeUnchanged(Template):
              f"token does {sig(decode_flops_per_token(c) / 1e9, 4)} GFLOP and moves "
              f"{mb(activation_bytes_per_token(c), 4)} of BF16 activations. Give the weights-only knee in both cases, "
              f"the effective FP8 rate over the BF16 rate, and the full knee in both cases."),
-            ("(a) P → 2P and W → W/2 leave P·W, and so B*_W, unchanged.",
-             "(b) Bytes (1 + η) N against 2N, math time (1 + η) N / P against 2N / P: the ratio, and the knee, stay P / BW.",
-             f"Weights-only knee: {sig(w16, 4)} in BF16, {sig(w8, 4)} in FP8.",
-             f"(c) P (K L + A) grows with the effective rate, {times(gain, 4)} here, so the denominator shrinks and the "
-             f"knee rises: {sig(k16, 4)} to {sig(k8, 4)}."),
+            ("(a) B*_W = (P / BW) · (W / F): P → 2P and W → W/2 leave P·W, and so B*_W, unchanged; F, two operations "
+             "per weight, does not depend on the format.",
+             "(b) With the head in BF16 the bytes per token are (1 - η) N + 2η N = (1 + η) N against 2N in BF16, and "
+             "the math time (1 - η) 2N / 2P + η 2N / P = (1 + η) N / P against 2N / P. Both grow by the same factor, "
+             "(1 + η)/2, so the knee, where math time meets memory time, stays where it was.",
+             calc("weights-only knee, BF16", "(P / BW) · (W / F)", f"({tflops(P16)} / {gbps(BW)}) × ({gb(W16, 4)} / "
+                  f"{_gflop(F)})", sig(w16, 4)),
+             rate_line,
+             calc("effective FP8 rate over BF16", "", f"{tflops(P8)} / {tflops(P16)}", times(gain, 4)),
+             calc("weights-only knee, FP8", "(P / BW) · (W / F)", f"({tflops(P8)} / {gbps(BW)}) × ({gb(W8, 4)} / "
+                  f"{_gflop(F)})", sig(w8, 4)),
+             "(c) In B* = P W / (BW F - P (K L + A)) the product P W is unchanged, but P (K L + A) grows with the "
+             "effective rate: the denominator shrinks and the knee rises.",
+             calc("full knee, BF16", "P W / (BW F - P A)", f"{tflops(P16)} × {gb(W16, 4)} / ({gbps(BW)} × {_gflop(F)} - "
+                  f"{tflops(P16)} × {mb(A, 4)})", sig(k16, 4)),
+             calc("full knee, FP8", "P W / (BW F - P A)", f"{tflops(P8)} × {gb(W8, 4)} / ({gbps(BW)} × {_gflop(F)} - "
+                  f"{tflops(P8)} × {mb(A, 4)})", sig(k8, 4))),
             (self.number("weights-only knee, BF16", w16, sig(w16)),
              self.number("weights-only knee, FP8 weights and math", w8, sig(w8)),
              self.number("effective FP8 rate over BF16", gain, times(gain)),
@@ -160,16 +198,43 @@ class Int4OrFp8(Template):
              f"{sig(decode_flops_per_token(c, L) / 1e9, 4)} GFLOP at this context, attention in BF16. "
              f"The {a.name} does {tflops(a.dense_bf16_flops_per_s)} in BF16 and {tflops(a.math_flops_per_s('FP8'))} "
              f"in FP8, moves {gbps(a.bandwidth_bytes_per_s)}, and can use {gb(usable_memory_fraction() * a.capacity_bytes, 4)}."),
-            (f"One user: INT4 {rate(i1.ceiling, 4)} against FP8 {rate(f1.ceiling, 4)} (memory-bound: the bytes count).",
-             f"{B:,} sequences: caches {gb(B * L * k, 4)}; both fit and both are compute-bound: FP8 {rate(fB.ceiling, 4)} "
-             f"(math at the FP8 rate) against INT4 {rate(iB.ceiling, 4)} (math at the BF16 rate).",
-             "Weight-only formats buy bytes; only narrower math buys FLOP/s."),
+            self._working(p),
             (self.choice("higher for one user", "INT4"),
              self.number("INT4 over FP8, one user", i1.ceiling / f1.ceiling, times(i1.ceiling / f1.ceiling)),
              self.choice(f"higher for {B:,} sequences", "FP8"),
              self.number(f"FP8 over INT4, {B:,} sequences", fB.ceiling / iB.ceiling, times(fB.ceiling / iB.ceiling)),
              self.number("INT4 ceiling, one user", i1.ceiling, rate(i1.ceiling)),
              self.number(f"FP8 ceiling, {B:,} sequences", fB.ceiling, rate(fB.ceiling))))
+
+
+    def _working(self, p):
+        c, a, L, B = cfg(p["model"]), card(p["card"]), p["context"], p["batch"]
+        (i1, f1), (iB, fB) = self._points(p)[1], self._points(p)[B]
+        k, A, F = kv_bytes_per_token(c, "FP8"), activation_bytes_per_token(c), decode_flops_per_token(c, L)
+        W4, W8 = weight_bytes_read_per_step(c, "INT4"), weight_bytes_read_per_step(c, "FP8")
+        P16, BW, u = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s, usable_memory_fraction()
+        rate_line, P8 = _fp8_rate(a, c, L)
+        lines = ["A step of B sequences makes min(B × BW / (W + B(K L + A)), P / F) tokens a second: INT4 weight-only "
+                 "multiplies at the BF16 rate, FP8 at an effective rate between the two (its head and attention stay "
+                 "in BF16).", rate_line]
+        for b, (i, f) in ((1, (i1, f1)), (B, (iB, fB))):
+            for name_, W, P, pt in (("INT4", W4, P16, i), ("FP8", W8, P8, f)):
+                lines.append(calc(f"{name_} ceiling, {b:,} sequence{'s' if b > 1 else ''}", "",
+                                  f"min({b:,} × {gbps(BW)} / ({gb(W, 4)} + {b:,} × ({kib(k)} × {L:,} + {mb(A, 4)})), "
+                                  f"{tflops(P)} / {_gflop(F)})", rate(pt.ceiling, 4)))
+            if b == 1:
+                lines += [calc("INT4 over FP8, one user", "", f"{rate(i1.ceiling, 4)} / {rate(f1.ceiling, 4)}",
+                               times(i1.ceiling / f1.ceiling, 4)),
+                          "Higher for one user: INT4. One user is memory-bound: the bytes count.",
+                          calc(f"caches of {B:,} sequences", "B K L", f"{B:,} × {kib(k)} × {L:,}", gb(B * L * k, 4)),
+                          calc("usable", "u × C", f"{pct(u, 2)} × {mib(a.capacity_bytes)}", gb(u * a.capacity_bytes, 4)),
+                          f"Both fit: {gb(weight_bytes(c, 'INT4'), 4)} or {gb(weight_bytes(c, 'FP8'), 4)} of weights "
+                          f"plus the caches stay below the usable memory."]
+        lines += [calc(f"FP8 over INT4, {B:,} sequences", "", f"{rate(fB.ceiling, 4)} / {rate(iB.ceiling, 4)}",
+                       times(fB.ceiling / iB.ceiling, 4)),
+                  f"Higher for {B:,} sequences: FP8. The batch is compute-bound, and only FP8 multiplies faster. "
+                  "Weight-only formats buy bytes; only narrower math buys FLOP/s."]
+        return tuple(lines)
 
 
 #: the recipes the decision compares: weights / cache / math
@@ -250,9 +315,32 @@ class FourRecipes(Template):
              f"{kib(kv_bytes_per_token(c, 'FP8'))} in FP8, and each sequence adds "
              f"{mb(activation_bytes_per_token(c), 4)} of activation traffic to a step. Every recipe stays "
              f"memory-bound at these batches."),
-            tuple(f"{label[r]}: {room} fit; each user at {line} tokens/s allows {B}; the GPU makes {rate(d.ceiling, 4)}."
-                  for r, (room, B, d) in rows.items())
-            + ("Steps: " + "; ".join(f"{k} {times(v, 4)}" for k, v in gains.items()) + f". Pick {label[best]}.",),
+            self._working(p, rows, label, gains, best, most),
             tuple(answers) + (self.choice("the recipe to pick", label[best]),
                               self.choice("the step that moves the rate most", most),
                               self.number("its factor", gains[most], times(gains[most]))))
+
+    @staticmethod
+    def _working(p, rows, label, gains, best, most):
+        c, a, L, line = cfg(p["model"]), card(p["card"]), p["context"], p["line"]
+        BW, usable = a.bandwidth_bytes_per_s, usable_memory_fraction() * a.capacity_bytes
+        A = activation_bytes_per_token(c)
+        lines = ["For each recipe: whole conversations that fit, floor((u C - W_s) / (K L)); the largest batch that "
+                 "keeps each user at the line, floor((BW / line - W) / (K L + A)); the batch is the smaller; the GPU "
+                 "then makes B × BW / (W + B(K L + A)), memory-bound."]
+        for r, (room, B, d) in rows.items():
+            K, Ws, W = kv_bytes_per_token(c, r[1]), weight_bytes(c, r[0]), weight_bytes_read_per_step(c, r[0])
+            at_line = largest_batch_at_user_rate(BW, W, sequence_bytes_per_step(K, L, A), line)
+            lines += [calc(f"{label[r]}: conversations that fit", "", f"floor(({gb(usable, 4)} - {gb(Ws, 4)}) / "
+                           f"({kib(K)} × {L:,}))", f"{room:,}"),
+                      calc(f"{label[r]}: batch at {line} tokens/s", "", f"floor(({gbps(BW)} / {line} - {gb(W, 4)}) / "
+                           f"({kib(K)} × {L:,} + {mb(A, 4)}))", f"{at_line:,}"),
+                      calc(f"{label[r]}: tokens/s at B = {B:,}", "", f"{B:,} × {gbps(BW)} / ({gb(W, 4)} + {B:,} × "
+                           f"({kib(K)} × {L:,} + {mb(A, 4)}))", rate(d.ceiling, 4))]
+        for i, step in enumerate(STEPS):
+            lines.append(calc(f"step {label[RECIPES[i]]} to {label[RECIPES[i + 1]]} ({step})", "",
+                              f"{rate(rows[RECIPES[i + 1]][2].ceiling, 4)} / {rate(rows[RECIPES[i]][2].ceiling, 4)}",
+                              times(gains[step], 4)))
+        lines.append(f"Pick {label[best]}: it makes the most tokens per second. The step that moves the rate most: "
+                     f"{most}.")
+        return tuple(lines)

@@ -14,9 +14,9 @@ from inferlimits.arithmetic.precision import decode_on, knee_weights_only_on, ri
 from inferlimits.arithmetic.roofline import COMPUTE_BOUND, MEMORY_BOUND
 from inferlimits.data.models import kv_bytes_per_token, routed_expert_params, weight_bytes
 from inferlimits.data.units import bytes_per_element
-from inferlimits.book.homework import Key, Template, pick, register, sig, whole
-from inferlimits.book.homework.common import (an, card, cards, cfg, flop_per_byte, gb, gbps, kib, mb, mdl,
-                                         millions, moe_models, rate, tflops, times, tokens, usd)
+from inferlimits.book.homework import Key, Template, calc, pick, register, sig, whole
+from inferlimits.book.homework.common import (an, card, cards, cfg, flop_per_byte, gb, gbps, kib, mb, mdl, mib,
+                                              millions, moe_models, pct, rate, tflops, times, tokens, usd)
 
 
 def _expert_bytes(c) -> float:
@@ -82,6 +82,9 @@ class MoeKnee(Template):
         twin_low, moe_low, twin, moe = self._knees(p)
         one = weight_bytes_read_per_step(c)
         every = weight_bytes_read_per_step(c, "BF16", moe)
+        every_low = weight_bytes_read_per_step(c, "BF16", moe_low)
+        P, BW = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
+        R, F, A = P / BW, decode_flops_per_token(c), activation_bytes_per_token(c)
         return Key(
             ("Show that once a batch reads every expert, the knee of an MoE model is its dense twin's knee (a dense "
              "model that reads one token's weights, with the same math and activations) times the ratio of the bytes "
@@ -93,12 +96,23 @@ class MoeKnee(Template):
              f"{gb(weight_bytes(c), 4)}, a token does {sig(decode_flops_per_token(c) / 1e9, 4)} GFLOP and moves "
              f"{mb(activation_bytes_per_token(c), 4)} of activations; {c.routed_experts} routed experts per MoE layer, "
              f"{c.num_experts_per_tok} picked per token."),
-            ("B* = R W / (F - R A): the twin has W = W_1, the MoE model at its knee W = W_all; F, A and R are shared, "
-             "so the knees' ratio is W_all / W_1 whatever A is.",
-             f"Weights alone: twin {sig(twin_low, 4)}, MoE {sig(moe_low, 4)}; every hand-off: twin {sig(twin, 4)}, "
-             f"MoE {sig(moe, 4)}.",
-             f"Ratios {times(moe_low / twin_low, 4)} and {times(moe / twin, 4)}; bytes at the knee over one token's: "
-             f"{gb(every, 4)} / {gb(one, 4)} = {times(every / one, 4)}."),
+            ("The knee is where a step's math time meets its memory time: B F / P = (W + B A) / BW, so "
+             "B* = R W / (F - R A), with R = P / BW (A = 0 when the activations stay on chip). The twin reads W = W_1 "
+             "at every batch. The MoE model reads more experts as the batch grows; once the batch reads every expert "
+             "it reads W = W_all. F, A and R are shared, so the knees' ratio is W_all / W_1 whatever A is.",
+             calc("R", "P / BW", f"{tflops(P)} / {gbps(BW)}", flop_per_byte(R, 4)),
+             calc("twin's knee, weights alone", "R W_1 / F", f"{flop_per_byte(R, 4)} × {gb(one, 4)} / {_gflop(F)}",
+                  sig(twin_low, 4)),
+             calc("MoE knee, weights alone", "R W_all / F", f"{flop_per_byte(R, 4)} × {gb(every_low, 4)} / {_gflop(F)}",
+                  sig(moe_low, 4)),
+             calc("twin's knee, every hand-off", "R W_1 / (F - R A)",
+                  f"{flop_per_byte(R, 4)} × {gb(one, 4)} / ({_gflop(F)} - {flop_per_byte(R, 4)} × {mb(A, 4)})", sig(twin, 4)),
+             calc("MoE knee, every hand-off", "R W_all / (F - R A)",
+                  f"{flop_per_byte(R, 4)} × {gb(every, 4)} / ({_gflop(F)} - {flop_per_byte(R, 4)} × {mb(A, 4)})", sig(moe, 4)),
+             calc("ratio of the knees, weights alone", "", f"{sig(moe_low, 4)} / {sig(twin_low, 4)}",
+                  times(moe_low / twin_low, 4)),
+             calc("ratio of the knees, every hand-off", "", f"{sig(moe, 4)} / {sig(twin, 4)}", times(moe / twin, 4)),
+             calc("ratio of the bytes", "W_all / W_1", f"{gb(every, 4)} / {gb(one, 4)}", times(every / one, 4))),
             (self.number("twin's knee, weights alone", twin_low, sig(twin_low)),
              self.number("MoE knee, weights alone", moe_low, sig(moe_low)),
              self.number("twin's knee, every hand-off", twin, sig(twin)),
@@ -165,19 +179,42 @@ class MoeOrDense(Template):
              f"{kib(kv_bytes_per_token(cfg(moe)))} and {kib(kv_bytes_per_token(cfg(dense)))} per token, and a token "
              f"moves {mb(activation_bytes_per_token(cfg(moe)), 4)} and {mb(activation_bytes_per_token(cfg(dense)), 4)} "
              f"of activations. Both are memory-bound here."),
-            (f"Room: {room[moe]} conversations beside {moe}, {room[dense]} beside {dense}.",
-             f"At {B}: {moe} {rate(pts[moe].ceiling, 4)} ({pts[moe].wall}), {usd(cm, 4)} per million; {dense} "
-             f"{rate(pts[dense].ceiling, 4)} ({pts[dense].wall}), {usd(cd, 4)}.",
-             f"Filled: {moe} at {room[moe]}, {usd(full, 4)} per million; {dense} at {room[dense]}, "
-             f"{usd(full_dense, 4)}.",
-             "The caches weigh more at long contexts, and the MoE model's cache per token is smaller: its advantage "
-             "comes from its attention, not from its experts."),
+            self._working(p, room, price, {moe: (cm, full), dense: (cd, full_dense)}),
             (self.count(f"conversations that fit, {moe}", room[moe], whole(room[moe])),
              self.count(f"conversations that fit, {dense}", room[dense], whole(room[dense])),
              self.number(f"cost per million at {B}, {moe}", cm, usd(cm)),
              self.number(f"cost per million at {B}, {dense}", cd, usd(cd)),
              self.number(f"cost per million, {moe} filled", full, usd(full)),
              self.number(f"cost per million, {dense} filled", full_dense, usd(full_dense))))
+
+
+    def _working(self, p, room, price, costs):
+        a, L, B = card(p["card"]), p["context"], p["batch"]
+        BW, P, u = a.bandwidth_bytes_per_s, a.dense_bf16_flops_per_s, usable_memory_fraction()
+        usable = u * a.capacity_bytes
+        lines = [calc("usable", "u × C", f"{pct(u, 2)} × {mib(a.capacity_bytes)}", gb(usable, 4)),
+                 "Conversations that fit: floor((u C - W_s) / (K L)). A step of B makes min(B × BW / (W + B(K L + A)), "
+                 "P / F) tokens a second, with W the weights the step reads (an MoE step reads more experts as the "
+                 "batch grows). A million tokens cost the price per hour × 1,000,000 / (3,600 × that rate)."]
+        for n in (p["moe"], p["dense"]):
+            c = cfg(n)
+            K, A, F = kv_bytes_per_token(c), activation_bytes_per_token(c), decode_flops_per_token(c, L)
+            lines.append(calc(f"conversations that fit, {n}", "", f"floor(({gb(usable, 4)} - {gb(weight_bytes(c), 4)}) / "
+                              f"({kib(K)} × {L:,}))", whole(room[n])))
+            for b, cost in ((B, costs[n][0]), (room[n], costs[n][1])):
+                pt = decode_on(a, c, b, L)
+                lines += [calc(f"rate of {n} at {b}", "", f"min({b} × {gbps(BW)} / ({gb(pt.weight_bytes, 4)} + {b} × "
+                               f"({kib(K)} × {L:,} + {mb(A, 4)})), {tflops(P)} / {_gflop(F)})", rate(pt.ceiling, 4)),
+                          calc(f"cost per million, {n} at {b}", "", f"{usd(price, 4)} × 1,000,000 / (3,600 × "
+                               f"{rate(pt.ceiling, 4)})", usd(cost, 4))]
+        lines.append("The caches weigh more at long contexts, and the MoE model's cache per token is smaller, so more "
+                     "conversations share each read of its weights: its advantage comes from its attention, not from "
+                     "its experts.")
+        return tuple(lines)
+
+
+def _gflop(x: float) -> str:
+    return f"{sig(x / 1e9, 4)} GFLOP"
 
 
 def _mla_models() -> tuple[str, ...]:

@@ -4,15 +4,16 @@ from __future__ import annotations
 import math
 
 from inferlimits.arithmetic.generation import weight_bytes_read_per_step
-from inferlimits.arithmetic.parallel import (all_reduces_per_step, collective_latency_s, data_parallel_on,
+from inferlimits.arithmetic.activations import activation_bytes_per_token, tensor_parallel_activation_share
+from inferlimits.arithmetic.parallel import (all_reduces_per_step, cache_share, collective_latency_s, data_parallel_on,
                                              tensor_parallel_on, tensor_parallel_read_bytes, tensor_parallel_tie_batch)
 from inferlimits.arithmetic.precision import decode_on
 from inferlimits.data import datafiles
 from inferlimits.data.units import GB
 from inferlimits.data.models import kv_bytes_per_token
-from inferlimits.book.homework import Key, Template, pick, pick_distinct, register, sig
+from inferlimits.book.homework import Key, Template, calc, pick, pick_distinct, register, sig
 from inferlimits.book.homework.common import (an, card, cfg, dense_models, fp8_or_bf16, gb, gbps, kib, linked_cards,
-                                              mb, mdl, ms, rate, us, yes_no)
+                                              mb, mdl, ms, pct, rate, us, yes_no)
 
 
 @register
@@ -87,6 +88,7 @@ class WhenSplittingPays(Template):
         comm = [tensor_parallel_on(a, c, 2).communication_s for c in cs]
         slower = [tensor_parallel_on(a, c, 2).per_user < tensor_parallel_on(a, c, 1).per_user for c in cs]
         alpha = collective_latency_s(a.link.kind, 2)
+        link = a.link.bytes_per_s_among(2)
         return Key(
             ("At one sequence and no context a decode step is memory-bound; leave the activations aside. Show that "
              "splitting a model over T GPUs makes each user slower than one GPU exactly when (1 - 1/T) W/BW < t_comm, "
@@ -96,11 +98,22 @@ class WhenSplittingPays(Template):
              f"layers slower on two GPUs than on one? And a model of {cs[1].num_hidden_layers} layers? Check both "
              f"answers against {names[0]} and {names[1]} in BF16, which read {gb(weight_bytes_read_per_step(cs[0]), 4)} "
              f"and {gb(weight_bytes_read_per_step(cs[1]), 4)} of weights per step."),
-            ("One GPU: W/BW; T GPUs: W/(T BW) + t_comm; slower when (1 - 1/T) W/BW < t_comm, for T = 2 when "
-             "W < 2 t_comm BW.",)
-            + tuple(f"{c.num_hidden_layers} layers: t_comm = {ms(t, 4)}, bound {gb(b, 4)}; {n} reads "
-                    f"{gb(weight_bytes_read_per_step(c), 4)}: {'slower' if s else 'faster'} on two."
-                    for n, c, t, b, s in zip(names, cs, comm, bounds, slower)),
+            ("One GPU reads the weights in W/BW. Each of T GPUs reads a T-th of them, W/(T BW), and then the group "
+             "talks, t_comm. A user is slower on T GPUs when W/(T BW) + t_comm > W/BW, that is when "
+             "(1 - 1/T) W/BW < t_comm; for T = 2, when W/(2 BW) < t_comm, W < 2 t_comm BW. The messages are small, "
+             "so t_comm is about the collectives' fixed costs, (2n + 2) α. The key adds the messages' bytes over "
+             f"the link ({gbps(link)}): each all-reduce of the hidden vector, h numbers of 2 bytes, sends 2(T - 1)/T of "
+             "it, and the gather of the logits, V numbers, (T - 1)/T; for T = 2 they add a few percent.",)
+            + tuple(line for n, c, t, b, sl in zip(names, cs, comm, bounds, slower) for line in (
+                calc(f"(2n + 2) α, {c.num_hidden_layers} layers", "", f"(2 × {c.num_hidden_layers} + 2) × {us(alpha)}",
+                     ms((2 * c.num_hidden_layers + 2) * alpha, 4)),
+                calc(f"t_comm, {c.num_hidden_layers} layers", "(2n + 1)(α + 2 × 2h / 2 / link) + α + 2V / 2 / link",
+                     f"(2 × {c.num_hidden_layers} + 1) × ({us(alpha)} + 2 × {c.hidden_size:,} × 2 / 2 / {gbps(link)}) + "
+                     f"{us(alpha)} + {c.vocab_size:,} × 2 / 2 / {gbps(link)}", ms(t, 4)),
+                calc(f"the bound, {c.num_hidden_layers} layers", "2 t_comm BW", f"2 × {ms(t, 4)} × "
+                     f"{gbps(a.bandwidth_bytes_per_s)}", gb(b, 4)),
+                f"Is {n} slower on two GPUs? {yes_no(sl).capitalize()}: it reads {gb(weight_bytes_read_per_step(c), 4)}, "
+                f"{'below' if sl else 'above'} the bound.")),
             tuple(self.number(f"the bound, {c.num_hidden_layers} layers", b, gb(b)) for c, b in zip(cs, bounds))
             + tuple(self.choice(f"is {n} slower on two GPUs", yes_no(s)) for n, s in zip(names, slower)))
 
@@ -134,11 +147,29 @@ class SplitOrReplicate(Template):
         name, c, a, L = p["model"], cfg(p["model"]), card(p["card"]), p["context"]
         pr = fp8_or_bf16(a)
         s = self._steps(p)
-        lines, answers = [], []
+        lines, answers = list(self._terms(p)), []
+        T, W, BW = 8, weight_bytes_read_per_step(c, pr), a.bandwidth_bytes_per_s
+        *_, s1, sT, n_c, alpha, beta = self._numbers(p)
         for B, (split, copies) in s.items():
-            lines.append(f"{B:,} sequences: split reads {ms(split.memory_s, 4)} and talks {ms(split.communication_s, 4)}: "
-                         f"{rate(split.per_user, 4)} each, {rate(split.aggregate, 4)} in all; replicas read "
-                         f"{ms(copies.memory_s, 4)}: {rate(copies.per_user, 4)} each, {rate(copies.aggregate, 4)} in all.")
+            lines += [calc(f"{B:,} sequences, a group GPU's read", "(W/T + B s_T) / BW",
+                           f"({gb(W, 4)} / {T} + {B:,} × {mb(sT, 4)}) / {gbps(BW)}", ms(split.memory_s, 4)),
+                      calc(f"{B:,} sequences, the group's talk", "n_c α + β B",
+                           f"{n_c} × {us(alpha)} + {us(beta, 4)} × {B:,}", ms(split.communication_s, 4)),
+                      calc(f"{B:,} sequences, split: each user", "1 / (read + talk)",
+                           f"1 / ({ms(split.memory_s, 4)} + {ms(split.communication_s, 4)})", rate(split.per_user, 4)),
+                      calc(f"{B:,} sequences, split: in all", "B / (read + talk)",
+                           f"{B:,} / ({ms(split.memory_s, 4)} + {ms(split.communication_s, 4)})", rate(split.aggregate, 4)),
+                      calc(f"{B:,} sequences, a replica's read", "(W + (B/T) s) / BW",
+                           f"({gb(W, 4)} + {B:,} / {T} × {mb(s1, 4)}) / {gbps(BW)}", ms(copies.memory_s, 4)),
+                      calc(f"{B:,} sequences, replicas: each user", "1 / read", f"1 / {ms(copies.memory_s, 4)}",
+                           rate(copies.per_user, 4)),
+                      calc(f"{B:,} sequences, replicas: in all", "B / read", f"{B:,} / {ms(copies.memory_s, 4)}",
+                           rate(copies.aggregate, 4)),
+                      f"{B:,} sequences: the better plan is "
+                      f"{'split' if split.aggregate > copies.aggregate else 'replicas'}: "
+                      + ("the weights, which the split divides, are most of the bytes." if split.aggregate > copies.aggregate
+                         else "the caches, which the split cannot shrink below its share, and the talk outweigh the "
+                              "weights it saves.")]
             answers += [self.number(f"{B:,} sequences, split: each user", split.per_user, rate(split.per_user)),
                         self.number(f"{B:,} sequences, split: in all", split.aggregate, rate(split.aggregate)),
                         self.number(f"{B:,} sequences, replicas: each user", copies.per_user, rate(copies.per_user)),
@@ -159,6 +190,36 @@ class SplitOrReplicate(Template):
              f"{gbps(a.link.bytes_per_s_among(8))} each way (an all-reduce sends 2(T - 1)/T of its message, a gather "
              f"(T - 1)/T). The {a.name} moves {gbps(a.bandwidth_bytes_per_s)}; both plans are memory-bound here."),
             tuple(lines), tuple(answers))
+
+
+    def _numbers(self, p):
+        """What each plan's step is made of: s, a replica's bytes per sequence; s_T, a group GPU's; the
+        collectives per step, their fixed cost α and the link time β per sequence."""
+        c, a, L = cfg(p["model"]), card(p["card"]), p["context"]
+        pr, T = fp8_or_bf16(a), 8
+        K, A = kv_bytes_per_token(c, pr), activation_bytes_per_token(c)
+        share_K, share_A = cache_share(c, T), tensor_parallel_activation_share(c, "decode", T)
+        link, alpha = a.link.bytes_per_s_among(T), collective_latency_s(a.link.kind, T)
+        beta = ((all_reduces_per_step(c) * 2 * (T - 1) / T * c.hidden_size * 2 + (T - 1) / T * c.vocab_size * 2)
+                / link)
+        s1 = K * L + A
+        sT = share_K * K * L + share_A * A
+        return K, A, share_K, share_A, link, s1, sT, all_reduces_per_step(c) + 1, alpha, beta
+
+    def _terms(self, p):
+        c, L = cfg(p["model"]), p["context"]
+        K, A, share_K, share_A, link, s1, sT, n_c, alpha, beta = self._numbers(p)
+        n = c.num_hidden_layers
+        return (calc("s, a sequence's bytes on its replica", "K L + A", f"{kib(K)} × {L:,} + {mb(A, 4)}", mb(s1, 4)),
+                calc("s_T, a sequence's bytes on a group GPU", "(its share of the KV heads) K L + A_T",
+                     f"{sig(share_K, 4)} × {kib(K)} × {L:,} + {sig(share_A, 4)} × {mb(A, 4)}", mb(sT, 4)),
+                f"A_T: the activations that split (heads, the MLP's inner width) divide by 8; the norms, residuals "
+                f"and the whole hidden vector each product reads do not: {pct(share_A, 4)} of A per GPU.",
+                calc("β, the link time per sequence", "((2n + 1) × 2(T - 1)/T × 2h + (T - 1)/T × 2V) / link",
+                     f"((2 × {n} + 1) × 2 × 7 / 8 × 2 × {c.hidden_size:,} + 7 / 8 × 2 × {c.vocab_size:,}) / {gbps(link)}",
+                     us(beta, 4)),
+                f"A split step: read (W/T + B s_T) / BW, then talk n_c α + β B with n_c = {n_c} collectives; B "
+                f"tokens a step. A replica's step: (W + (B/T) s) / BW, B/T tokens on each of 8 GPUs.")
 
 
 def measured_busbw() -> dict[str, float]:
@@ -235,11 +296,21 @@ class WhereTheyTie(Template):
              f"{gbps(nccl)} rather than the link's {gbps(link)}, and where if each collective's fixed cost is "
              f"{us(2 * alpha)}? Which of the two matters more here?"),
             ("(a) A replica's step: (W + B s / T) / BW; a group GPU's: (W/T + B s_T) / BW + n_c α + β B. Both make B "
-             "tokens a step; the group's step is shorter while B < B_x.",
-             f"(b) Numerator: {ms(saving, 4)} - {n_c} × {us(alpha)} = {ms(saving - n_c * alpha, 4)}; denominator "
-             f"{us((s_T - s / T) / BW, 4)} + {us(beta, 4)} per sequence: B_x = {sig(tie, 4)}.",
-             f"(c) β × {sig(link / nccl, 4)} gives B_x = {sig(at_nccl, 4)}; α doubled gives {sig(at_slow, 4)}: "
-             f"{more} matters more."),
+             "tokens a step, so the group makes more while its step is shorter: W/T + B s_T + BW (n_c α + β B) < "
+             "W + B s/T. Gather the B terms: B ((s_T - s/T)/BW + β) < (1 - 1/T) W/BW - n_c α, that is B < B_x.",
+             calc("the numerator", "(1 - 1/T) W/BW - n_c α", f"(1 - 1 / {T}) × {gb(W, 4)} / {gbps(BW)} - {n_c} × "
+                  f"{us(alpha)}", ms(saving - n_c * alpha, 4), "(b)"),
+             calc("the denominator", "(s_T - s/T)/BW + β", f"({mb(s_T, 4)} - {mb(s, 4)} / {T}) / {gbps(BW)} + "
+                  f"{us(beta, 4)}", us((s_T - s / T) / BW + beta, 4)),
+             calc("B_x", "numerator / denominator", f"{ms(saving - n_c * alpha, 4)} / {us((s_T - s / T) / BW + beta, 4)}",
+                  sig(tie, 4)),
+             calc("β at the measured rate", "β × link / measured", f"{us(beta, 4)} × {gbps(link)} / {gbps(nccl)}",
+                  us(beta * link / nccl, 4), "(c)"),
+             calc("B_x at the measured rate", "", f"{ms(saving - n_c * alpha, 4)} / (({mb(s_T, 4)} - {mb(s, 4)} / {T}) / "
+                  f"{gbps(BW)} + {us(beta * link / nccl, 4)})", sig(at_nccl, 4)),
+             calc("B_x at the doubled fixed cost", "", f"((1 - 1 / {T}) × {gb(W, 4)} / {gbps(BW)} - {n_c} × "
+                  f"{us(2 * alpha)}) / {us((s_T - s / T) / BW + beta, 4)}", sig(at_slow, 4)),
+             f"Which matters more? {more.capitalize()}: it moves B_x further."),
             (self.number("B_x", tie, sig(tie)),
              self.number("B_x at the measured rate", at_nccl, sig(at_nccl)),
              self.number("B_x at the doubled fixed cost", at_slow, sig(at_slow)),

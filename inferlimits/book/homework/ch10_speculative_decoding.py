@@ -10,7 +10,7 @@ from inferlimits.arithmetic.parallel import network_bytes_per_s, send_time_s, te
 from inferlimits.arithmetic.serving import READING_TOKENS_PER_S, mixed_step_s
 from inferlimits.arithmetic.speculative import estimated_speedup, expected_tokens_per_step, speculative_on
 from inferlimits.data.models import kv_bytes_per_token, weight_bytes
-from inferlimits.book.homework import Key, Template, pick, register, sig, whole
+from inferlimits.book.homework import Key, Template, calc, pick, register, sig, whole
 from inferlimits.book.homework.common import (an, card, cards, cards_with, cfg, fp8_or_bf16, gb, gbps, linked_cards,
                                               mb, mdl, ms, pct, rate, tflops, times, us)
 
@@ -49,6 +49,8 @@ class SpeedupEstimate(Template):
         E = expected_tokens_per_step(acc, k)
         estimate = estimated_speedup(acc, k, c_ratio)
         t, d = cfg(p["target"]), cfg(DRAFT)
+        BW = a.bandwidth_bytes_per_s
+        pt, pd = decode_on(a, t, 1, L, pr, pr, pr), decode_on(a, d, 1, L, pr, pr, pr)
         return Key(
             ("Show that at one sequence, while decode is memory-bound, speculative decoding's speed-up is close to "
              "E[tokens] / (1 + k c), with c the draft's step time over the target's and E[tokens] = 1 + a + ... + a^k.",
@@ -59,11 +61,21 @@ class SpeedupEstimate(Template):
              f"{gb(weight_bytes_read_per_step(d, pr), 4)} (its tied embedding, which is also its output head, counted "
              f"once) and {mb(kv_bytes_per_token(d, pr) * L, 4)} of cache; while both are memory-bound, c is the ratio "
              f"of their bytes, activations included. The {a.name} moves {gbps(a.bandwidth_bytes_per_s)}."),
-            ("Memory-bound, verifying k + 1 tokens reads what one plain step reads, so it takes about one step; the "
-             "draft adds k steps of c each: speed-up ≈ E[tokens] / (1 + k c).",
-             f"c = {ms(s.draft_s / k, 4)} / {ms(s.plain_s, 4)} = {sig(c_ratio, 4)}; E[tokens] = {sig(E, 4)}; estimate "
-             f"{sig(estimate, 4)}; the full count (the verification's larger activations and math) gives "
-             f"{sig(s.speedup, 4)}."),
+            ("A round drafts k tokens, k steps of the draft, then the target checks the k + 1 positions in one pass "
+             "and keeps E[tokens] of them on average: token i survives with probability a^i. Memory-bound, the check "
+             "reads the weights and the cache once, what one plain step reads, so it takes about one plain step, "
+             "t; the draft adds k steps of c t. The round makes E[tokens] in (1 + k c) t against one token in t: "
+             "speed-up ≈ E[tokens] / (1 + k c).",
+             calc("a plain step of the target", "(W + K L + A) / BW", f"({gb(pt.weight_bytes, 4)} + "
+                  f"{mb(pt.cache_bytes, 4)} + {mb(pt.activation_bytes, 4)}) / {gbps(BW)}", ms(s.plain_s, 4)),
+             calc("a step of the draft", "(W + K L + A) / BW", f"({gb(pd.weight_bytes, 4)} + {mb(pd.cache_bytes, 4)} + "
+                  f"{mb(pd.activation_bytes, 4)}) / {gbps(BW)}", ms(s.draft_s / k, 4)),
+             calc("c", "draft step / target step", f"{ms(s.draft_s / k, 4)} / {ms(s.plain_s, 4)}", sig(c_ratio, 4)),
+             calc("E[tokens]", "1 + a + ... + a^k", " + ".join(["1", str(acc)] + [f"{acc}^{i}" for i in range(2, k + 1)]),
+                  sig(E, 4)),
+             calc("the estimated speed-up", "E[tokens] / (1 + k c)", f"{sig(E, 4)} / (1 + {k} × {sig(c_ratio, 4)})",
+                  times(estimate, 4)),
+             f"The full count (the check's larger activations and math) gives {times(s.speedup, 4)}."),
             (self.number("c", c_ratio, sig(c_ratio)),
              self.number("E[tokens]", E, sig(E)),
              self.number("the estimated speed-up", estimate, times(estimate))))
@@ -199,14 +211,7 @@ class SpeculateOrBatch(Template):
              f"and {sig(kv_bytes_per_token(d, 'FP8') / 1024, 4)} KiB per token. The {a.name} does "
              f"{tflops(a.math_flops_per_s('FP8'))} of FP8 math, moves {gbps(a.bandwidth_bytes_per_s)} and can use "
              f"{gb(usable_memory_fraction() * a.capacity_bytes, 4)}."),
-            (f"Strict line ({strict} tokens/s): plain decoding allows {plain_B} sequences at {rate(plain_user[plain_B], 4)} "
-             f"each, {rate(plain_all, 4)} in all; speculation keeps {spec_B} at {rate(r[spec_B].per_user, 4)}, "
-             f"{rate(r[spec_B].aggregate, 4)} in all: {limit} limits the batch.",
-             f"Lax line: every batch meets it; memory limits the batch to {top}. Plain {rate(top * plain_user[top], 4)} "
-             f"({rate(plain_user[top], 4)} each), speculation {rate(r[top].aggregate, 4)} ({rate(r[top].per_user, 4)} "
-             f"each, {times(r[top].speedup, 4)}).",
-             f"With k = {k2}: speculation gives {rate(short.aggregate, 4)}, {times(short.speedup, 4)} the plain rate at "
-             f"{top}."),
+            self._working(p, r, fits, top, plain_user, plain_B, spec_B, short, limit, choice),
             (self.count("strict line: plain decoding's batch", plain_B, whole(plain_B)),
              self.number("strict line: plain decoding, tokens/s per user", plain_user[plain_B], rate(plain_user[plain_B])),
              self.number("strict line: plain decoding, tokens/s per GPU", plain_all, rate(plain_all)),
@@ -222,6 +227,60 @@ class SpeculateOrBatch(Template):
              self.choice("lax line: what limits the batch", "memory"),
              self.number(f"lax line with k = {k2}: speculation, tokens/s per GPU", short.aggregate, rate(short.aggregate)),
              self.choice(f"lax line with k = {k2}: the choice", choice(short))))
+
+
+    def _working(self, p, r, fits, top, plain_user, plain_B, spec_B, short, limit, choice):
+        a, L, k, acc, strict, k2 = card(p["card"]), p["context"], p["draft_tokens"], p["acceptance"], p["strict"], p["short"]
+        t, d = cfg(p["target"]), cfg(DRAFT)
+        E = expected_tokens_per_step(acc, k)
+        usable = usable_memory_fraction() * a.capacity_bytes
+        W = weight_bytes(t, "FP8") + weight_bytes(d, "FP8")
+        Ks = kv_bytes_per_token(t, "FP8") + kv_bytes_per_token(d, "FP8")
+
+        def plain(B, tag):
+            return calc(f"{tag}plain decoding at {B}: each user", "1 / t_plain", f"1 / {ms(r[B].plain_s, 4)}",
+                        rate(plain_user[B], 4))
+
+        def spec(x, kk, tag):
+            return calc(f"{tag}speculation at {round(x.batch)}, k = {kk}: each user", "E[tokens] / (k t_draft + t_verify)",
+                        f"{sig(x.tokens_per_step, 4)} / ({kk} × {ms(x.draft_s / kk, 4)} + {ms(x.verify_s, 4)})",
+                        rate(x.per_user, 4))
+
+        lines = ["From speculative_on, at each batch B: t_plain, a plain step of the target; t_draft, a step of the "
+                 "draft; t_verify, the target checking k + 1 tokens per sequence in one pass. A round makes E[tokens] "
+                 "per user in k t_draft + t_verify; the GPU makes B times what each user gets.",
+                 calc("E[tokens]", "1 + a + ... + a^k", " + ".join(["1", str(acc)] + [f"{acc}^{i}" for i in range(2, k + 1)]),
+                      sig(E, 4)),
+                 plain(plain_B, "strict line: ")]
+        nxt = plain_B * 2
+        if nxt in fits:
+            lines += [plain(nxt, ""), f"Below {strict} tokens/s: plain decoding keeps at most {plain_B} sequences."]
+        lines += [calc("strict line: plain decoding, per GPU", "B × each user", f"{plain_B} × {rate(plain_user[plain_B], 4)}",
+                       rate(plain_B * plain_user[plain_B], 4)),
+                  spec(r[spec_B], k, "strict line: ")]
+        if spec_B * 2 in fits:
+            lines += [spec(r[spec_B * 2], k, ""), f"Below {strict} tokens/s: speculation keeps at most {spec_B} sequences."]
+        lines += [calc("strict line: speculation, per GPU", "B × each user", f"{spec_B} × {rate(r[spec_B].per_user, 4)}",
+                       rate(r[spec_B].aggregate, 4)),
+                  f"Strict line: speculate, it makes more per GPU; {limit} limits the batch."]
+        if top * 2 in POWERS:
+            need = W + top * 2 * Ks * (L + k)
+            lines.append(calc(f"lax line: memory for {top * 2} sequences", "W_t + W_d + B (K_t + K_d)(L + k)",
+                              f"{gb(W, 4)} + {top * 2} × ({sig(Ks / 1024, 4)} KiB) × ({L:,} + {k})", gb(need, 4)))
+        lines += [f"Lax line: every batch meets {READING_TOKENS_PER_S} tokens/s; memory limits the batch to {top} "
+                  f"(usable: {gb(usable, 4)}).",
+                  plain(top, "lax line: "),
+                  calc("lax line: plain decoding, per GPU", "B × each user", f"{top} × {rate(plain_user[top], 4)}",
+                       rate(top * plain_user[top], 4)),
+                  spec(r[top], k, "lax line: "),
+                  calc("lax line: speculation, per GPU", "B × each user", f"{top} × {rate(r[top].per_user, 4)}",
+                       rate(r[top].aggregate, 4)),
+                  f"Lax line: {choice(r[top])} ({times(r[top].speedup, 4)} the plain rate).",
+                  spec(short, k2, f"k = {k2}: "),
+                  calc(f"lax line with k = {k2}: speculation, per GPU", "B × each user",
+                       f"{top} × {rate(short.per_user, 4)}", rate(short.aggregate, 4)),
+                  f"With k = {k2}: {choice(short)} ({times(short.speedup, 4)} the plain rate)."]
+        return tuple(lines)
 
 
 @register
@@ -308,13 +367,38 @@ class HowLongADraft(Template):
              f"cache and math, contexts of {L:,} tokens), what speed-ups do drafts of "
              + ", ".join(str(k) for k in self.LENGTHS[:-1]) + f" and {self.LENGTHS[-1]} tokens give at {B} sequences? "
              "Which length wins there, and why is it shorter than at one sequence?"),
-            ("(a) One more token adds a^(k+1) to the expected tokens and c to the round: (E_k + a^(k+1))(1 + k c) > "
-             "E_k (1 + k c + c) gives the condition; its left side falls geometrically with k, its right side grows.",
-             f"(b) The condition holds below k = {k1} and fails there: the best draft has {k1} tokens, S = {sig(S1, 4)}.",
-             f"(c) At {B} sequences: " + ", ".join(f"k = {k}: {times(x.speedup, 4)}" for k, x in got.items())
-             + f"; {winner} wins. There verification is compute-bound: every drafted token costs math for every "
-               "sequence, accepted or not."),
+            ("(a) One more token adds a^(k+1) to the expected tokens and c to the round: S(k + 1) > S(k) exactly when "
+             "(E_k + a^(k+1)) / (1 + k c + c) > E_k / (1 + k c), that is (E_k + a^(k+1))(1 + k c) > E_k (1 + k c + c), "
+             "a^(k+1)(1 + k c) > c E_k. Its left side falls geometrically with k, its right side grows: the first k "
+             "where it fails is the best.",)
+            + self._condition(acc, c, k1)
+            + (calc(f"E_{k1}", "1 + a + ... + a^k", " + ".join(["1", str(acc)] + [f"{acc}^{i}" for i in range(2, k1 + 1)]),
+                    sig(expected_tokens_per_step(acc, k1), 4)),
+               calc("its speed-up", "E_k / (1 + k c)", f"{sig(expected_tokens_per_step(acc, k1), 4)} / (1 + {k1} × {c})",
+                    times(S1, 4)),
+               f"(c) At {B} sequences, from speculative_on: t_plain = {ms(got[1].plain_s, 4)}, a draft step "
+               f"{ms(got[1].draft_s, 4)}; speed-up = E_k × t_plain / (k t_draft + t_verify).")
+            + tuple(calc(f"speed-up at {B} sequences, k = {k}", "", f"{sig(x.tokens_per_step, 4)} × {ms(x.plain_s, 4)} / "
+                         f"({k} × {ms(x.draft_s / k, 4)} + {ms(x.verify_s, 4)})", times(x.speedup, 4))
+                    for k, x in got.items())
+            + (f"k = {winner} wins. At {B} sequences the check is compute-bound: every drafted token costs math for "
+               "every sequence, accepted or not, so long drafts cost more than they bring.",),
             (self.count("the best draft length at one sequence", k1, str(k1)),
              self.number("its speed-up", S1, times(S1)))
             + tuple(self.number(f"speed-up at {B} sequences, k = {k}", x.speedup, times(x.speedup)) for k, x in got.items())
             + (self.choice(f"the winning length at {B} sequences", str(winner)),))
+
+    @staticmethod
+    def _condition(acc: float, c: float, k1: int) -> tuple:
+        """The condition of (a) at the last length where it holds and at the best, where it fails."""
+        out = []
+        for k in (k1 - 1, k1):
+            if k < 1:
+                continue
+            E = expected_tokens_per_step(acc, k)
+            out += [calc(f"a^(k+1)(1 + k c) at k = {k}", "", f"{acc}^{k + 1} × (1 + {k} × {c})",
+                         sig(acc ** (k + 1) * (1 + k * c), 4), "(b)" if not out else ""),
+                    calc(f"c E_k at k = {k}", "", f"{c} × {sig(E, 4)}", sig(c * E, 4)),
+                    f"At k = {k} the condition {'holds: one more token pays' if k < k1 else 'fails: the best draft has'}"
+                    + (f" {k1} tokens." if k == k1 else ".")]
+        return tuple(out)

@@ -8,9 +8,9 @@ from inferlimits.arithmetic.generation import MEMORY_BOUND, attention_flops_per_
 from inferlimits.arithmetic.indexcard import (ACTIVATIONS_BOUND, CACHE_BOUND, WEIGHTS_BOUND, WORTH_IT, read_card)
 from inferlimits.arithmetic.parallel import TENSOR_PARALLEL_DEGREES, collective_latency_s, tensor_parallel_fit
 from inferlimits.data.models import multiplied_params_per_token, param_count
-from inferlimits.book.homework import Key, Template, pick, register, sig
+from inferlimits.book.homework import Key, Template, calc, pick, register, sig
 from inferlimits.book.homework.common import (multiplied_note, an, billions, card, cards, cards_with, cfg, datasheet, dense_models, gb, gbps,
-                                         kib, mb, mdl, ms, pct, rate, times, us)
+                                         kib, mb, mdl, ms, pct, rate, tflops, times, us)
 
 DOMINANT = {WEIGHTS_BOUND: "the weights", CACHE_BOUND: "the caches", ACTIVATIONS_BOUND: "the activations"}
 CONTEXTS = (1024, 2048, 4096, 8192)
@@ -119,10 +119,7 @@ class MeasuredRate(Template):
              f"The data you need: a step reads {gb(q.weight_bytes, 4)} of BF16 weights or {gb(lighter.weight_bytes, 4)} "
              f"with FP8 weights, {gb(q.cache_bytes, 4)} of caches and {gb(q.activation_bytes, 4)} of activations; a "
              f"token does {sig(q.flops_per_token / 1e9, 4)} GFLOP. " + datasheet(a, memory=False)),
-            (f"Ceilings: memory {rate(q.memory_ceiling, 4)}, math {rate(q.math_ceiling, 4)}; {sig(r, 2)} is "
-             f"{pct(r / q.ceiling)} of the lower: memory-bound.",
-             f"Twice the batch: {times(g2, 4)} in all, each user {rate(u0, 4)} → {rate(u2, 4)}; FP8 weights: "
-             f"{times(g8, 4)}, each user {rate(u8, 4)}."),
+            self._working(p, q, doubled, lighter, r, (g2, g8, u0, u2, u8)),
             (self.number("memory ceiling", q.memory_ceiling, rate(q.memory_ceiling)),
              self.number("share of the ceiling", r / q.ceiling, pct(r / q.ceiling)),
              self.choice("the regime", MEMORY_BOUND),
@@ -132,6 +129,35 @@ class MeasuredRate(Template):
              self.number("each user, FP8 weights", u8, rate(u8)),
              self.choice("raises the aggregate more", "twice the batch" if g2 > g8 else "FP8 weights"),
              self.choice("if each user's speed matters", "FP8 weights" if u8 > u2 else "twice the batch")))
+
+
+    @staticmethod
+    def _working(p, q, doubled, lighter, r, gains):
+        a, B = card(p["card"]), p["batch"]
+        g2, g8, u0, u2, u8 = gains
+        BW, P, F = a.bandwidth_bytes_per_s, q.math_flop_per_s, q.flops_per_token
+        seq = f"{gb(q.cache_bytes, 4)} + {gb(q.activation_bytes, 4)}"
+
+        def ceiling(name, b, W, extra, x):
+            return calc(name, "min(B × BW / (W + caches + activations), P / F)",
+                        f"min({b} × {gbps(BW)} / ({gb(W, 4)} + {extra}), {tflops(P)} / {sig(F / 1e9, 4)} GFLOP)",
+                        rate(x.ceiling, 4))
+        return (calc("memory ceiling", "B × BW / (W + caches + activations)", f"{B} × {gbps(BW)} / ({gb(q.weight_bytes, 4)} "
+                     f"+ {seq})", rate(q.memory_ceiling, 4)),
+                calc("math ceiling", "P / F", f"{tflops(P)} / {sig(F / 1e9, 4)} GFLOP", rate(q.math_ceiling, 4)),
+                calc("share of the ceiling", "measured / the lower ceiling", f"{sig(r, 2)} tokens/s / {rate(q.ceiling, 4)}",
+                     pct(r / q.ceiling, 4)),
+                f"The regime: {MEMORY_BOUND}. The lower ceiling is memory's, and the rate reaches more than half of it.",
+                ceiling("twice the batch: ceiling", 2 * B, q.weight_bytes, f"2 × ({seq})", doubled),
+                calc("twice the batch, aggregate", "", f"{rate(doubled.ceiling, 4)} / {rate(q.ceiling, 4)}", times(g2, 4)),
+                ceiling("FP8 weights: ceiling", B, lighter.weight_bytes, seq, lighter),
+                calc("FP8 weights, aggregate", "", f"{rate(lighter.ceiling, 4)} / {rate(q.ceiling, 4)}", times(g8, 4)),
+                calc("each user now", "ceiling / B", f"{rate(q.ceiling, 4)} / {B}", rate(u0, 4)),
+                calc("each user, twice the batch", "ceiling / 2B", f"{rate(doubled.ceiling, 4)} / {2 * B}", rate(u2, 4)),
+                calc("each user, FP8 weights", "ceiling / B", f"{rate(lighter.ceiling, 4)} / {B}", rate(u8, 4)),
+                f"Raises the aggregate more: {'twice the batch' if g2 > g8 else 'FP8 weights'}. If each user's speed "
+                f"matters: {'FP8 weights' if u8 > u2 else 'twice the batch'}, since doubling the batch shares each "
+                f"step among more users.")
 
 
 @register
@@ -174,16 +200,50 @@ class MoreGpus(Template):
              f"token in BF16 ({c.num_key_value_heads} KV heads, split among the GPUs); it has a hidden size of "
              f"{c.hidden_size:,}, {c.num_hidden_layers} layers and a vocabulary of {c.vocab_size:,}, its activations "
              f"BF16 ({mb(activation_bytes_per_token(c), 4)} per token on one GPU)."),
-            (f"One GPU: {gb(one.memory.needed_bytes, 4)} against {gb(one.memory.usable_bytes, 4)} usable: does not fit.",)
-            + tuple(f"{T} GPUs: step {ms(team[T].step_time_s, 4)} (all-reduces {ms(team[T].communication_time_s, 4)}): "
-                    f"each user {rate(team[T].ceiling / B, 4)}, each GPU {rate(team[T].ceiling / T, 4)}."
-                    for T in (2, 4, 8)),
+            self._working(p, team, share),
             (self.choice("does it fit on one GPU", "no"),
              self.number("what one GPU would need", one.memory.needed_bytes, gb(one.memory.needed_bytes)))
             + tuple(self.number(f"each user on {T}", team[T].ceiling / B, rate(team[T].ceiling / B)) for T in (2, 4, 8))
             + (self.number("the all-reduces' share of the eight-GPU step", share, pct(share)),
                self.number("tokens per GPU on two", team[2].ceiling / 2, rate(team[2].ceiling / 2)),
                self.number("tokens per GPU on eight", eight.ceiling / 8, rate(eight.ceiling / 8))))
+
+
+    @staticmethod
+    def _working(p, team, share):
+        c, a, B, L = cfg(p["model"]), card(p["card"]), p["batch"], p["context"]
+        one, BW, n = team[1], a.bandwidth_bytes_per_s, c.num_hidden_layers
+        lines = [calc("what one GPU would need", "W_s + B K L", f"{gb(one.stored_weight_bytes, 4)} + {B} × "
+                      f"{kib(one.kv_bytes_per_token)} × {L:,}", gb(one.memory.needed_bytes, 4)),
+                 calc("usable on one GPU", "u × C", f"{pct(one.memory.usable_bytes / a.capacity_bytes, 2)} × "
+                      f"{gb(a.capacity_bytes, 4)}", gb(one.memory.usable_bytes, 4)),
+                 "Does it fit on one GPU? No: it needs more than the usable memory.",
+                 "On T GPUs each reads its T-th of the weights, its share of the caches (its KV heads) and of the "
+                 "activations; then 2n + 1 all-reduces of the batch's hidden vectors (B × h numbers of 2 bytes, "
+                 "2(T - 1)/T of them sent) and one gather of the logits (B × V, (T - 1)/T sent), each costing α plus "
+                 "its bytes over the link. Step = max(read, math) + all-reduces; B tokens a step."]
+        for T in (2, 4, 8):
+            x = team[T]
+            link, alpha = a.link.bytes_per_s_among(T), collective_latency_s(a.link.kind, T)
+            read = x.weights_time_s + x.cache_time_s + x.activation_time_s
+            lines += [calc(f"{T} GPUs: read", "(W/T + its caches + its activations) / BW",
+                           f"({gb(x.weights_time_s * BW, 4)} + {gb(x.cache_time_s * BW, 4)} + "
+                           f"{gb(x.activation_time_s * BW, 4)}) / {gbps(BW)}", ms(read, 4)),
+                      calc(f"{T} GPUs: all-reduces", "(2n + 1)(α + 2(T - 1)/T × 2Bh / link) + α + (T - 1)/T × 2BV / link",
+                           f"(2 × {n} + 1) × ({us(alpha)} + 2 × {T - 1} / {T} × 2 × {B} × {c.hidden_size:,} / {gbps(link)}) + "
+                           f"{us(alpha)} + {T - 1} / {T} × 2 × {B} × {c.vocab_size:,} / {gbps(link)}",
+                           ms(x.communication_time_s, 4)),
+                      calc(f"{T} GPUs: step", "max(read, math) + all-reduces",
+                           f"max({ms(read, 4)}, {ms(x.math_time_s, 4)}) + {ms(x.communication_time_s, 4)}",
+                           ms(x.step_time_s, 4)),
+                      calc(f"each user on {T}", "1 / step", f"1 / {ms(x.step_time_s, 4)}", rate(x.ceiling / B, 4)),
+                      calc(f"tokens per GPU on {T}", "B / step / T", f"{B} / {ms(x.step_time_s, 4)} / {T}",
+                           rate(x.ceiling / T, 4))]
+        lines += [calc("the all-reduces' share of the eight-GPU step", "all-reduces / step",
+                       f"{ms(team[8].communication_time_s, 4)} / {ms(team[8].step_time_s, 4)}", pct(share, 4)),
+                  "Each user gets faster with more GPUs, but each GPU makes fewer tokens: the all-reduces do not "
+                  "shrink as the reads do."]
+        return tuple(lines)
 
 
 @register
@@ -216,6 +276,7 @@ class DoubleOrQuantize(Template):
         g2 = cs["doubled"].ceiling / s.ceiling
         g8, g4 = cs["FP8"].ceiling / s.ceiling, cs["INT4"].ceiling / s.ceiling
         limit = (2 - WORTH_IT) / (2 * WORTH_IT - 2)
+        seq = f"{gb(s.cache_bytes, 4)} + {gb(s.activation_bytes, 4)}"
         return Key(
             ("On one GPU, while memory binds, the card's ceiling is R(B) = B · BW / (W + B c), where c = K L + A is what "
              "one sequence adds to a step's bytes. Take a dense model, and assume that the doubled batch fits and stays "
@@ -232,14 +293,26 @@ class DoubleOrQuantize(Template):
              f"{gb(cs['INT4'].weight_bytes, 4)} with INT4 weights, beside {gb(s.cache_bytes, 4)} of caches and "
              f"{gb(s.activation_bytes, 4)} of activations. Give r, the price of doubling, and what FP8 and INT4 weights "
              f"buy."),
-            ("1. R(2B)/R(B) = (2W + 2Bc)/(W + 2Bc) = (2 + 2r)/(1 + 2r); it equals g at r = (2 - g)/(2g - 2): "
-             f"{sig(limit, 3)} for g = {WORTH_IT}.",
-             "2. (2W + 2Bc)/(W + 2Bc) > (W + Bc)/(W' + Bc) reduces to 2W' > W: the caches cancel. One format lighter "
-             "halves the quantized weights and keeps the head, so 2W' > W always; INT4 quarters them (and more, with "
-             "its scales), so 2W' can fall below W.",
-             f"3. r = ({gb(s.cache_bytes, 4)} + {gb(s.activation_bytes, 4)}) / {gb(s.weight_bytes, 4)} = {sig(r, 4)}; "
-             f"doubling {times(g2, 4)}; FP8 {times(g8, 4)} (2W' = {gb(2 * cs['FP8'].weight_bytes, 4)}); INT4 "
-             f"{times(g4, 4)} (2W' = {gb(2 * cs['INT4'].weight_bytes, 4)})."),
+            ("1. R(2B)/R(B) = 2 (W + Bc)/(W + 2Bc); divide by W: (2 + 2r)/(1 + 2r). It falls as r grows, and equals "
+             "g where 2 + 2r = g (1 + 2r), at r = (2 - g)/(2g - 2).",
+             calc("the r at the threshold", "(2 - g)/(2g - 2)", f"(2 - {WORTH_IT}) / (2 × {WORTH_IT} - 2)", sig(limit, 4)),
+             "2. Doubling gives 2 (W + Bc)/(W + 2Bc); quantizing (W + Bc)/(W' + Bc). Doubling wins when "
+             "2 (W' + Bc) > W + 2Bc, that is 2W' > W: the caches cancel. One format lighter halves the quantized "
+             "weights and keeps the head, so 2W' > W always; INT4 quarters them (and a little more, with its "
+             "scales), so 2W' can fall below W.",
+             calc("r", "(caches + activations) / W", f"({gb(s.cache_bytes, 4)} + {gb(s.activation_bytes, 4)}) / "
+                  f"{gb(s.weight_bytes, 4)}", sig(r, 4), "3."),
+             calc("the price of doubling", "(2 + 2r)/(1 + 2r)", f"(2 + 2 × {sig(r, 4)}) / (1 + 2 × {sig(r, 4)})",
+                  times(g2, 4)),
+             calc("FP8 weights buy", "(W + Bc)/(W' + Bc)", f"({gb(s.weight_bytes, 4)} + {seq}) / "
+                  f"({gb(cs['FP8'].weight_bytes, 4)} + {seq})", times(g8, 4)),
+             calc("INT4 weights buy", "(W + Bc)/(W' + Bc)", f"({gb(s.weight_bytes, 4)} + {seq}) / "
+                  f"({gb(cs['INT4'].weight_bytes, 4)} + {seq})", times(g4, 4)),
+             calc("2W', FP8", "", f"2 × {gb(cs['FP8'].weight_bytes, 4)}", gb(2 * cs['FP8'].weight_bytes, 4)),
+             calc("2W', INT4", "", f"2 × {gb(cs['INT4'].weight_bytes, 4)}", gb(2 * cs['INT4'].weight_bytes, 4)),
+             f"Against W = {gb(s.weight_bytes, 4)}: more, doubling or FP8 weights? "
+             f"{'doubling' if g2 > g8 else 'FP8 weights'}. More, doubling or INT4 weights? "
+             f"{'doubling' if g2 > g4 else 'INT4 weights'}."),
             (self.number("the r at the threshold", limit, sig(limit)),
              self.number("r", r, sig(r)),
              self.number("the price of doubling", g2, times(g2)),

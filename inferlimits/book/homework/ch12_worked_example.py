@@ -7,7 +7,7 @@ from inferlimits.arithmetic.kvcache import (fit, kv_cache_bytes, max_sequences, 
                                             usable_fraction_needed, usable_memory_fraction)
 from inferlimits.data.models import embedding_params, kv_bytes_per_token, weight_bytes
 from inferlimits.data.units import GB, GIB, bytes_per_element
-from inferlimits.book.homework import Key, Template, pick, register, sig, whole
+from inferlimits.book.homework import Key, Template, calc, pick, register, sig, whole
 from inferlimits.book.homework.common import an, card, cards, cfg, dense_models, gb, kib, mdl, pct
 
 CONTEXTS = (2048, 4096, 8192, 16384, 24576, 32768)
@@ -95,6 +95,10 @@ class CacheOrWeights(Template):
         n = self._counts(p)
         better = max(("FP8 cache", "INT8 weights"), key=n.get)
         u = usable_memory_fraction()
+        usable, W16, W8, K = u * a.capacity_bytes, weight_bytes(c), weight_bytes(c, "INT8"), kv_bytes_per_token(c)
+        room16, room8 = _room(a, W16), _room(a, W8)
+        cache16, cache8 = kv_cache_bytes(K, 1, L), kv_cache_bytes(kv_bytes_per_token(c, "FP8"), 1, L)
+        tables, table = (1 if c.tie_word_embeddings else 2), embedding_params(c) * bytes_per_element("BF16")
         return Key(
             (f"At the book's {pct(u, 2)} usable, only {('one', 'two', 'three')[n['today'] - 1]} {L:,}-token "
              f"{'conversation fits' if n['today'] == 1 else 'conversations fit'} when {name} runs on {an(a.name)} "
@@ -105,11 +109,21 @@ class CacheOrWeights(Template):
              f"{gb(weight_bytes(c))} in one byte instead of two. The BF16 cache takes {whole(kv_bytes_per_token(c))} "
              f"bytes per token, and the usable memory is {gb(u * a.capacity_bytes)}. Which helps more, and how many "
              f"sequences does doing both fit?",),
-            (f"FP8 cache: room {gb(_room(a, weight_bytes(c)), 4)}, caches of "
-             f"{gb(kv_cache_bytes(kv_bytes_per_token(c, 'FP8'), 1, L), 4)}: {n['FP8 cache']}.",
-             f"INT8 weights: {gb(weight_bytes(c, 'INT8'), 4)}, room {gb(_room(a, weight_bytes(c, 'INT8')), 4)}, caches "
-             f"of {gb(kv_cache_bytes(kv_bytes_per_token(c), 1, L), 4)}: {n['INT8 weights']}; {better} helps more.",
-             f"Both: {n['both']}."),
+            ("Whole conversations that fit: floor((u C - W) / (L K)), with W the stored weights and K the cache per "
+             "token (half in FP8).",
+             calc("room with BF16 weights", "u C - W", f"{gb(usable, 4)} - {gb(W16, 4)}", gb(room16, 4)),
+             calc("an FP8 cache", "L × K / 2", f"{L:,} × {whole(K)} bytes / 2", gb(cache8, 4)),
+             calc("conversations with an FP8 cache", "floor(room / cache)", f"floor({gb(room16, 4)} / {gb(cache8, 4)})",
+                  whole(n["FP8 cache"])),
+             calc("INT8 weights", f"{tables} × table + (W - {tables} × table) / 2",
+                  f"{tables} × {gb(table, 4)} + ({gb(W16, 4)} - {tables} × {gb(table, 4)}) / 2", gb(W8, 4)),
+             calc("room with INT8 weights", "u C - W", f"{gb(usable, 4)} - {gb(W8, 4)}", gb(room8, 4)),
+             calc("a BF16 cache", "L × K", f"{L:,} × {whole(K)} bytes", gb(cache16, 4)),
+             calc("conversations with INT8 weights", "floor(room / cache)", f"floor({gb(room8, 4)} / {gb(cache16, 4)})",
+                  whole(n["INT8 weights"])),
+             f"Helps more: {better}.",
+             calc("conversations with both", "floor(room / cache)", f"floor({gb(room8, 4)} / {gb(cache8, 4)})",
+                  whole(n["both"]))),
             (self.count("conversations with an FP8 cache", n["FP8 cache"], whole(n["FP8 cache"])),
              self.count("conversations with INT8 weights", n["INT8 weights"], whole(n["INT8 weights"])),
              self.choice("helps more", better),
@@ -165,13 +179,27 @@ class UnitSlip(Template):
              f"caches, {gb(x['one'])} each, that fit. Below what usable share does the misread room hold not a single "
              f"one of those caches, and how many really fit at that share? Why does the same slip matter more on a "
              f"card the weights nearly fill?"),
-            (f"Room uC - W = {gb(x['u'] * a.capacity_bytes, 4)} - {gb(x['W'], 4)} = {gb(x['room'], 4)}; misread, "
-             f"u(C - εC) - W = {gb(x['slipped'], 4)}: smaller by εuC.",
-             f"Multiplier uC/(uC - W) = {sig(x['multiplier'], 4)}; understated by ε × {sig(x['multiplier'], 4)} = "
-             f"{pct(x['under'], 3)}; caches {x['right']} really, {x['wrong']} misread.",
-             f"The misread room holds no cache once u(C - εC) < W + one cache: u < ({gb(x['W'], 4)} + "
-             f"{gb(x['one'], 4)}) / {gb(x['misread'], 4)} = {pct(x['threshold'], 4)}; there the real room is "
-             f"{gb(x['threshold'] * a.capacity_bytes - x['W'], 4)}, for {x['at_threshold']} caches.",
+            ("The room is uC - W; misread, u(C - εC) - W, smaller by εuC. As a share of the room that is "
+             "εuC/(uC - W) = ε · uC/(uC - W).",
+             calc("ε", "(GiB - GB)/GiB", f"({GIB:,} - {GB:,.0f}) / {GIB:,}", pct(eps, 4)),
+             calc("uC", "", f"{pct(x['u'], 2)} × {gb(a.capacity_bytes, 4)}", gb(x['u'] * a.capacity_bytes, 4)),
+             calc("the room", "uC - W", f"{gb(x['u'] * a.capacity_bytes, 4)} - {gb(x['W'], 4)}", gb(x['room'], 4)),
+             calc("the multiplier", "uC/(uC - W)", f"{gb(x['u'] * a.capacity_bytes, 4)} / {gb(x['room'], 4)}",
+                  sig(x['multiplier'], 4)),
+             calc("the share the room is understated by", "ε × uC/(uC - W)", f"{pct(eps, 4)} × {sig(x['multiplier'], 4)}",
+                  pct(x['under'], 4)),
+             calc("the misread room", "u(C - εC) - W", f"{pct(x['u'], 2)} × {gb(x['misread'], 4)} - {gb(x['W'], 4)}",
+                  gb(x['slipped'], 4)),
+             calc("caches that fit", "floor(room / cache)", f"floor({gb(x['room'], 4)} / {gb(x['one'], 4)})",
+                  whole(x['right'])),
+             calc("caches that fit, misread", "floor(misread room / cache)",
+                  f"floor({gb(x['slipped'], 4)} / {gb(x['one'], 4)})", whole(x['wrong'])),
+             "The misread room holds no cache once u(C - εC) < W + one cache, that is below u* = (W + cache)/(C - εC).",
+             calc("u*", "(W + cache)/(C - εC)", f"({gb(x['W'], 4)} + {gb(x['one'], 4)}) / {gb(x['misread'], 4)}",
+                  pct(x['threshold'], 4)),
+             calc("caches that really fit at u*", "floor((u* C - W) / cache)",
+                  f"floor(({pct(x['threshold'], 4)} × {gb(a.capacity_bytes, 4)} - {gb(x['W'], 4)}) / {gb(x['one'], 4)})",
+                  whole(x['at_threshold'])),
              "The slip is a share of the whole card, taken out of the room alone: the fuller the card, the larger "
              "the share of the room it takes."),
             (self.number("the multiplier uC/(uC - W)", x["multiplier"], sig(x["multiplier"])),

@@ -6,7 +6,7 @@ from inferlimits.arithmetic.generation import attention_flops_per_token, decode_
 from inferlimits.arithmetic.kvcache import batch_where_math_binds, cache_limited_tokens_per_s, sequence_bytes_per_step
 from inferlimits.arithmetic.roofline import balance_point_flop_per_byte
 from inferlimits.data.models import kv_bytes_per_token
-from inferlimits.book.homework import Key, Template, pick, register, sig
+from inferlimits.book.homework import Key, Template, calc, pick, register, sig
 from inferlimits.book.homework.common import (millions, an, card, cards, flop_per_byte, gbps, mb, rate, tflops, times, us, yes_no)
 from inferlimits.machine.measure import PRECISION
 from inferlimits.machine.tinyllm import TINY_LLAMA
@@ -18,6 +18,10 @@ WIDE, NARROW = PRECISION, "BF16"   # float32, as numpy computes, and BF16
 def _point(a, batch=1, context=0.0, weights=WIDE, cache=WIDE, activations=WIDE):
     return decode_point(SMALL, a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s, batch, context, weights, cache,
                         activations)
+
+
+def _kb(x: float) -> str:
+    return f"{sig(x / 1e3, 4)} kB"
 
 
 def _about() -> str:
@@ -73,14 +77,23 @@ class HalveWhich(Template):
         B, L = p["batch"], p["context"]
         now, w, k = self._points(p)
         gw, gk = w.memory_ceiling / now.memory_ceiling, k.memory_ceiling / now.memory_ceiling
+        K, A = kv_bytes_per_token(SMALL, WIDE), activation_bytes_per_token(SMALL, "decode", WIDE)
         return Key(
             (f"Take {_about()}. At a context of {L:,} tokens and a batch of {B}, you can halve one of two things: the "
              f"weight bytes (store the weights in BF16) or the KV-cache bytes (store the KV cache in BF16). Which "
              f"raises the memory ceiling more, and by what factor each? The bandwidth cancels, so you need no "
              f"measurement.",),
-            (f"A step: W + B (K L + A) = {mb(now.weight_bytes, 4)} + {mb(now.cache_bytes, 4)} + "
-             f"{mb(now.activation_bytes, 4)} = {mb(now.bytes, 4)}.",
-             f"Halved weights: {mb(w.bytes, 4)}, {times(gw, 4)}; halved cache: {mb(k.bytes, 4)}, {times(gk, 4)}."),
+            ("The memory ceiling is B × BW over the step's bytes, so halving a part raises it by the bytes before over "
+             "the bytes after: BW and B cancel.",
+             calc("the step's bytes", "W + B (K L + A)", f"{mb(now.weight_bytes, 4)} + {B} × ({_kb(K)} × {L:,} + "
+                  f"{mb(A, 4)})", mb(now.bytes, 4)),
+             calc("with BF16 weights", "W/2 + B (K L + A)", f"{mb(now.weight_bytes, 4)} / 2 + {mb(now.cache_bytes, 4)} + "
+                  f"{mb(now.activation_bytes, 4)}", mb(w.bytes, 4)),
+             calc("gain from BF16 weights", "", f"{mb(now.bytes, 4)} / {mb(w.bytes, 4)}", times(gw, 4)),
+             calc("with a BF16 cache", "W + B (K L / 2 + A)", f"{mb(now.weight_bytes, 4)} + {mb(now.cache_bytes, 4)} / 2 + "
+                  f"{mb(now.activation_bytes, 4)}", mb(k.bytes, 4)),
+             calc("gain from a BF16 cache", "", f"{mb(now.bytes, 4)} / {mb(k.bytes, 4)}", times(gk, 4)),
+             f"Raises the ceiling more: {'BF16 weights' if gw > gk else 'BF16 cache'}, which halves the larger part."),
             (self.number("the step's bytes", now.bytes, mb(now.bytes)),
              self.number("gain from BF16 weights", gw, times(gw)),
              self.number("gain from a BF16 cache", gk, times(gk)),
@@ -124,12 +137,26 @@ class NoCrossing(Template):
              f"BF16 memory-bound at every batch on {an(a.name)} ({tflops(a.dense_bf16_flops_per_s)}, "
              f"{gbps(a.bandwidth_bytes_per_s)})? Give the value its memory ceiling climbs towards, BW/(K L + A), and "
              f"its math ceiling."),
-            ("1. B · BW · F = P (W + B (K L + A)) gives B* = R W / (F - R (K L + A)).",
-             "2. The denominator falls short of F by R (K L + A) > 0; no crossing once it is zero or less.",
-             f"3. K L + A = {mb(own[WIDE], 4)} in float32, {mb(own[NARROW], 4)} in BF16: F/(K L + A) = "
-             f"{flop_per_byte(F / own[WIDE], 4)} and {flop_per_byte(F / own[NARROW], 4)}; R = {flop_per_byte(R, 4)}: "
-             f"{'memory-bound at every batch' if never else 'a crossing exists'}. Limit {rate(limit, 4)}, math ceiling "
-             f"{rate(math_ceiling, 4)}."),
+            ("1. The ceilings meet where B · BW / (W + B (K L + A)) = P / F, that is B · BW · F = P (W + B (K L + A)); "
+             "divide by BW and gather the B terms: B (F - R (K L + A)) = R W, so B* = R W / (F - R (K L + A)). With "
+             "K L and A small the denominator is about F: B* ≈ R W/F.",
+             "2. The denominator falls short of F by R (K L + A) > 0, so B* > R W/F. Once R (K L + A) ≥ F, that is "
+             "R ≥ F/(K L + A), no positive batch solves it: memory binds at every batch.",
+             calc("K L + A in float32", "", f"{_kb(kv_bytes_per_token(SMALL, WIDE))} × {L:,} + "
+                  f"{mb(activation_bytes_per_token(SMALL, 'decode', WIDE), 4)}", mb(own[WIDE], 4), "3."),
+             calc("K L + A in BF16", "", f"{_kb(kv_bytes_per_token(SMALL, NARROW))} × {L:,} + "
+                  f"{mb(activation_bytes_per_token(SMALL, 'decode', NARROW), 4)}", mb(own[NARROW], 4)),
+             calc("F/(K L + A) in float32", "", f"{sig(F / 1e6, 4)} million FLOPs / {mb(own[WIDE], 4)}",
+                  flop_per_byte(F / own[WIDE], 4)),
+             calc("F/(K L + A) in BF16", "", f"{sig(F / 1e6, 4)} million FLOPs / {mb(own[NARROW], 4)}",
+                  flop_per_byte(F / own[NARROW], 4)),
+             calc("R", "P / BW", f"{tflops(a.dense_bf16_flops_per_s)} / {gbps(a.bandwidth_bytes_per_s)}",
+                  flop_per_byte(R, 4)),
+             f"Memory-bound at every batch in BF16? {yes_no(never).capitalize()}: R is "
+             f"{'at or above' if never else 'below'} F/(K L + A) in BF16.",
+             calc("the limit", "BW/(K L + A)", f"{gbps(a.bandwidth_bytes_per_s)} / {mb(own[NARROW], 4)}", rate(limit, 4)),
+             calc("the math ceiling", "P / F", f"{tflops(a.dense_bf16_flops_per_s)} / {sig(F / 1e6, 4)} million FLOPs",
+                  rate(math_ceiling, 4))),
             (self.number("F/(K L + A) in float32", F / own[WIDE], flop_per_byte(F / own[WIDE])),
              self.number("F/(K L + A) in BF16", F / own[NARROW], flop_per_byte(F / own[NARROW])),
              self.choice("memory-bound at every batch in BF16", yes_no(never)),
