@@ -123,7 +123,8 @@ bench: book
 # _build/homework/seed-N; python -m inferlimits.book.homework says which SEED it cannot use. With
 # ROSTER=path/to/roster.csv (a header 'student_id', optionally 'name') and SALT=a-word-of-your-own:
 # each student's sheets, seeded from their id and the salt, in _build/homework/roster/<student_id>/,
-# and every key, for grading, in _build/homework/roster-keys/keys.csv
+# and every key, for grading, in _build/homework/roster-keys/keys.csv (the exercises set from the book
+# too, as their solutions state them); a roster run first clears those two folders, and only those
 SEED ?= 1
 ROSTER ?=
 SALT ?=

@@ -14,16 +14,16 @@ import yaml
 
 from inferlimits.book import EXERCISE_KINDS, EXERCISE_LEVELS, ROOT, UNPUBLISHED, checked_notebooks, notebooks, quiz
 from inferlimits.book.course import (FINAL_WEEK, GRADING, HOMEWORK_MINUTES, KIND_EXTRA_MINUTES, LEVEL_MINUTES,
-                                     MAX_IN_CLASS, MAX_LABS, MAX_QUIZ_QUESTIONS, MAX_READING_WORDS, MILESTONES,
-                                     MIN_IN_CLASS, PROJECT, QUIZ, QUIZ_PATH, RUBRICS, SESSION_MINUTES, SESSIONS,
-                                     TOLERANCE, Exercise, Milestone, Session, activity_markdown, agenda_figures,
-                                     agenda_labels, agenda_minutes, calendar, calendar_markdown, chapter_path, choice,
-                                     deadlines, exercises, grading_markdown, homework_exercises, homework_minutes,
-                                     homework_pool, in_class, in_class_exercises, markdown, milestones_markdown,
-                                     minutes, plan_markdown, practice_exercises, project_exercises, projects_markdown,
-                                     quiz_questions, quiz_session, reading_words, rubric, rubrics_markdown,
-                                     session_exercises, session_of, session_questions, sessions_markdown,
-                                     take_home_exercises)
+                                     MAX_IN_CLASS, MAX_LABS, MAX_QUIZ_QUESTIONS, MAX_READING_WORDS, MAX_UNSEEDED_SHARE,
+                                     MILESTONES, MIN_IN_CLASS, PROJECT, QUIZ, QUIZ_PATH, RUBRICS, SESSION_MINUTES,
+                                     SESSIONS, TOLERANCE, Exercise, Milestone, Session, activity_markdown,
+                                     agenda_figures, agenda_labels, agenda_minutes, calendar, calendar_markdown,
+                                     chapter_path, choice, deadlines, exercises, grading_markdown, homework_exercises,
+                                     homework_minutes, homework_pool, in_class, in_class_exercises, markdown,
+                                     milestones_markdown, minutes, plan_markdown, practice_exercises, project_exercises,
+                                     projects_markdown, quiz_questions, quiz_session, reading_words, rubric,
+                                     rubrics_markdown, seeded, session_exercises, session_of, session_questions,
+                                     sessions_markdown, take_home_exercises)
 from inferlimits.checks import CheckFailed
 
 NUMBERED = sorted(p.stem for p in (ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
@@ -184,9 +184,9 @@ def test_an_exercise_takes_the_minutes_of_its_level_and_a_derivation_or_extensio
 @pytest.mark.parametrize("session", SESSIONS, ids=SESSION_IDS)
 def test_every_session_assigns_at_most_three_hours_of_homework_and_no_project(session):
     assigned = homework_exercises(session)
-    assert HOMEWORK_MINUTES == 180
+    assert HOMEWORK_MINUTES == 180 and 0 < session.homework_cap <= HOMEWORK_MINUTES
     assert assigned, f"{session.topic}: no homework"
-    assert homework_minutes(session) == sum(map(minutes, assigned)) <= HOMEWORK_MINUTES, \
+    assert homework_minutes(session) == sum(map(minutes, assigned)) <= session.homework_cap, \
         f"{session.topic}: {homework_minutes(session)} minutes of homework"
     assert not any(e.project for e in assigned), f"{session.topic}: a project is weekly homework"
     done = {e.label for e in in_class_exercises(session)}
@@ -195,20 +195,51 @@ def test_every_session_assigns_at_most_three_hours_of_homework_and_no_project(se
 
 @pytest.mark.parametrize("session", SESSIONS, ids=SESSION_IDS)
 def test_the_homework_follows_its_rule(session):
-    """The first exercise of each kind in the pool, then the rest in the book's order, while they
-    fit; so no exercise left as practice would still fit, and the assigned ones keep the book's order."""
+    """The seeded exercises first (the first of each kind, then the rest in the book's order), while
+    they fit; then the others, while they fit and keep within their share. So no seeded exercise left
+    as practice would still fit, no other would fit its share, and the assigned ones keep the book's order."""
     pool = homework_pool(session)
     assigned = homework_exercises(session)
     assert [e.label for e in assigned] == [e.label for e in pool if e in assigned]
-    left = HOMEWORK_MINUTES - homework_minutes(session)
+    total = homework_minutes(session)
+    left = session.homework_cap - total
+    unseeded = sum(minutes(e) for e in assigned if not seeded(e))
     for e in practice_exercises(session):
-        assert minutes(e) > left, f"{session.topic}: {e.label} ({minutes(e)} minutes) fits in the {left} left"
+        if seeded(e):
+            assert minutes(e) > left, f"{session.topic}: {e.label} ({minutes(e)} minutes) fits in the {left} left"
+        else:
+            assert minutes(e) > left or unseeded + minutes(e) > MAX_UNSEEDED_SHARE * (total + minutes(e)), \
+                f"{session.topic}: {e.label} ({minutes(e)} minutes, no seeded variant) fits in the {left} left"
     firsts = {}
     for e in pool:
-        firsts.setdefault(e.kind, e)
-    kinds = {e.kind for e in assigned}
+        if seeded(e):
+            firsts.setdefault(e.kind, e)
+    kinds = {e.kind for e in assigned if seeded(e)}
     for kind, e in firsts.items():
         assert e in assigned or kind in kinds or minutes(e) > left, (session.topic, kind)
+
+
+@pytest.mark.parametrize("session", SESSIONS, ids=SESSION_IDS)
+def test_graded_homework_is_mostly_seeded(session):
+    """The graded homework is the seeded sheet (``make homework``); an exercise without a seeded
+    variant is set as the book writes it, and the full book shows its solution. So exercises without
+    one take at most a fifth of a session's assigned minutes. The primer has no templates, so
+    session 1's share rests on chapter 1's seeded exercises, and it holds there too."""
+    assigned = homework_exercises(session)
+    unseeded = sum(minutes(e) for e in assigned if not seeded(e))
+    assert MAX_UNSEEDED_SHARE == 0.2
+    assert unseeded <= MAX_UNSEEDED_SHARE * homework_minutes(session), \
+        f"{session.topic}: {unseeded} of {homework_minutes(session)} minutes have no seeded variant"
+    assert any(seeded(e) for e in assigned), f"{session.topic}: no seeded homework"
+
+
+def test_seeded_means_a_homework_template_varies_it():
+    from inferlimits.book.homework import templates
+
+    labels = set(templates())
+    every = [e for s in SESSIONS for e in session_exercises(s)]
+    assert {e.label for e in every if seeded(e)} == labels & {e.label for e in every}
+    assert not any(seeded(e) for e in every if e.chapter == "primer"), "the primer has templates now: update the docs"
 
 
 def test_homework_of_a_made_up_session_is_capped():
@@ -217,6 +248,8 @@ def test_homework_of_a_made_up_session_is_capped():
     assigned, practice = homework_exercises(big), practice_exercises(big)
     assert practice and sum(map(minutes, assigned)) <= HOMEWORK_MINUTES
     assert len({e.kind for e in assigned}) >= 3
+    small = Session("A test", ("05_kv_cache", "06_overhead"), take_home=("13_measure",), homework_cap=60)
+    assert 0 < homework_minutes(small) <= 60 < homework_minutes(big)
 
 
 def test_the_plan_and_the_agendas_render_with_links():
@@ -240,7 +273,7 @@ def test_an_activity_naming_an_exercise_the_session_lacks_is_an_error():
 
 def test_session_of_names_the_session_that_assigns_a_chapter():
     assert session_of("02_decode") == 2
-    assert session_of("11_index_card") == len(SESSIONS)   # take-home, handed out in the last session
+    assert session_of("11_index_card") == len(SESSIONS) - 1   # take-home, handed out in the session before the last
     with pytest.raises(ValueError, match="stem"):
         session_of("99_nothing")
 
@@ -318,15 +351,22 @@ def test_every_question_is_labelled_with_its_chapter_and_its_session(q):
         f"{q.id}: labelled session {q.session}, the plan quizzes {q.chapter} in {quiz_session(q.chapter)}"
 
 
-def test_a_take_home_chapter_is_quizzed_the_session_after_it_is_handed_out_or_never():
+def test_a_take_home_chapter_is_due_and_quizzed_at_the_next_session():
+    """As the README says: the last session hands out no take-home chapter, and each one is due at the
+    next session, whose quiz asks at least one question about it."""
     assert quiz_session("02_decode") == session_of("02_decode") == 2
+    assert not SESSIONS[-1].take_home, "the last session hands out reading that no session quizzes"
+    weeks = calendar()
     for s in SESSIONS:
         for stem in s.take_home:
             handed = session_of(stem)
-            assert quiz_session(stem) == (handed + 1 if handed < len(SESSIONS) else None), stem
+            assert quiz_session(stem) == handed + 1 <= len(SESSIONS), stem
+            assert stem in weeks[handed].reading, f"{stem} is not due at session {handed + 1}"
             assert all(q.session != handed for q in QUESTIONS if q.chapter == stem), \
                 f"{stem} is quizzed in session {handed}, which hands it out"
-    assert quiz_session("11_index_card") is None, "the index card, handed out last, is quizzed in no session"
+            assert any(q.session == handed + 1 for q in QUESTIONS if q.chapter == stem), \
+                f"{stem}: session {handed + 1}'s quiz asks nothing about it"
+    assert quiz_session("11_index_card") == len(SESSIONS)
 
 
 @pytest.mark.parametrize("number", range(1, len(SESSIONS) + 1), ids=SESSION_IDS)
@@ -566,6 +606,47 @@ def test_every_mention_of_the_project_in_the_plan_is_a_milestone_on_the_page():
         if "term project" in text:
             named = [m for m in MILESTONES if m.name.lower() in text.lower() or m.set_in == i]
             assert named, f"session {i} speaks of the term project but of no milestone"
+
+
+def test_the_first_result_is_due_after_the_lab_whose_roof_it_may_use():
+    """Session 6's notes let a student who measures use the lab's roof for the first result: so it is
+    due at a later session, and the notes say which."""
+    from inferlimits.book import measures_this_machine
+
+    first = next(m for m in MILESTONES if m.name == "First result")
+    labs = [i for i, s in enumerate(SESSIONS, start=1) if s.lab
+            and any(measures_this_machine(chapter_path(c)) for c in re.findall(r"\{doc\}`([\w-]+)`",
+                    next(a for _, a in s.agenda if a.startswith("Lab"))))]
+    assert labs and all(first.week > i for i in labs), (first.week, labs)
+    assert first.week == 7 and "first result is due at the next session" in SESSIONS[first.week - 2].notes
+    assert "first result is due today" in SESSIONS[first.week - 1].notes
+    assert "first result is due today" not in " ".join(s.notes for s in SESSIONS[:first.week - 1])
+
+
+def test_a_lab_on_the_students_own_machines_is_set_up_the_session_before():
+    """A lab that measures the machine it runs on needs the students' own laptops with the student
+    notebooks installed: the session before hands out a set-up step (``make lab``, one notebook run),
+    with a Binder-only route for a student who cannot install them, and the page shows it."""
+    from inferlimits.book import measures_this_machine
+
+    page = sessions_markdown()
+    for i, s in enumerate(SESSIONS, start=1):
+        lab = next((a for _, a in s.agenda if a.startswith("Lab")), "")
+        if any(measures_this_machine(chapter_path(c)) for c in re.findall(r"\{doc\}`([\w-]+)`", lab)):
+            before = SESSIONS[i - 2]
+            assert i > 1 and before.setup, f"session {i - 1} does not set up session {i}'s lab"
+            for needed in ("`make lab`", "run it all once", "Binder alone", "WSL", "{doc}`labs`"):
+                assert needed in before.setup, (i - 1, needed)
+            assert before.setup in page and "set-up" in before.notes and "set-up" in s.notes
+
+
+def test_the_last_week_is_not_stacked():
+    """The week after the last session holds the final report and the last homework: no reading, no
+    chapter left unquizzed, and a lighter homework than a full week's."""
+    last = calendar()[-1]
+    assert last.session is None and last.reading == () and last.quiz == ()
+    assert [m.name for m in last.milestones] == ["Final report"]
+    assert homework_minutes(SESSIONS[-1]) <= SESSIONS[-1].homework_cap < HOMEWORK_MINUTES
 
 
 def test_the_grading_scheme_adds_up_to_a_hundred():

@@ -7,12 +7,16 @@ finite number (or a choice) with the tolerance its question states, no answer is
 question, and where the arithmetic is short the answers are computed again here, from the data
 and the formulas the chapters teach, without the package's functions. Every derive and decide key
 shows its working: lines that put the numbers into each formula, which this file evaluates again
-from the numbers they write, and which reach every answer. Then: seeds are stable and differ, the
+from the numbers they write, and which reach every answer; and every number a key's working puts in
+is in the problem the student sees, the result of an earlier line, or a named constant of the
+book's formulas ("Every number you need is in the problem"). Then: seeds are stable and differ, the
 variants are many, a bad SEED is refused by name, each session's sheet holds exactly the homework
 the plan assigns it and no exercise done in class, the pages are written whole (sheets without
 answers, keys with them, nothing fetched from another site, and, where Debian's chromium is
-installed, PDFs), and a roster gives each student numbers of their own, stable across runs, with
-one keys CSV that matches the keys.
+installed, PDFs), an exercise set as the book writes it comes in the key with the book's own
+solution and graded numbers, and a roster gives each student numbers of their own, stable across
+runs, with one keys CSV that matches the keys (the book's solutions' numbers included), and clears
+what an earlier roster run left.
 """
 from __future__ import annotations
 
@@ -37,7 +41,7 @@ from inferlimits.arithmetic.overhead import launch_assumptions, longest_gap_s
 from inferlimits.arithmetic.parallel import data_parallel_on, tensor_parallel_on, tensor_parallel_tie_batch
 from inferlimits.arithmetic.roofline import step_time_no_overlap_s, step_time_s
 from inferlimits.arithmetic.speculative import estimated_speedup, expected_tokens_per_step
-from inferlimits.book import course
+from inferlimits.book import ROOT, course
 from inferlimits.book.course import exercises
 from inferlimits.data.hardware import accelerator
 from inferlimits.data.models import model, multiplied_params_per_token, param_count
@@ -468,7 +472,7 @@ def test_keys_computed_again_where_the_arithmetic_is_short(keys):
 #: count word, "tokens", scales by one); every other word in the numbers put in is refused
 WORKING_UNITS = {**{u: x for u, x in UNITS.items() if u and u not in ("x", "B")},
                  "tokens/s": 1.0, "tokens": 1.0, "FLOP per byte": 1.0, "FLOP": 1.0, "FLOPs": 1.0, "GFLOP": 1e9,
-                 "TFLOP": 1e12, "million FLOPs": 1e6, "bytes": 1.0, "conversations": 1.0}
+                 "TFLOP": 1e12, "million FLOPs": 1e6, "bytes": 1.0, "byte": 1.0, "conversations": 1.0}
 _UNIT_WORDS = sorted((u for u in WORKING_UNITS if u not in ("%", "×")), key=len, reverse=True)
 _TOKEN = re.compile(
     r"\s*(?:(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?P<attached>%|×(?! ))?"
@@ -632,6 +636,126 @@ def test_working_computed_again_for_a_few_templates(keys):
             assert WORKING_AGAIN[tid](v), (tid, s, v.params, [str(w) for w in v.key.working])
 
 
+# ---- every number the working puts in is given ------------------------------------------------------------------
+
+#: the numbers of the book's formulas that a key's working may put in although no problem states them, each with
+#: its reason; every other number put in comes from the problem text the student sees, or is the result of an
+#: earlier line of the working
+CONSTANTS = {
+    "1": "one: a single sequence or token, the 1 of 1 - x, 1 / t, 1 + k c, and the first term of 1 + a + ... + a^k",
+    "2": "two: FLOPs per multiply-add (2 per weight), a key and a value per layer, bytes per BF16 number, halving",
+    "1000000": "a million: costs are quoted per million tokens",
+    "3600": "seconds in an hour: prices are per GPU-hour",
+    "1000000000": "bytes in a GB (10^9), as the chapters define it",
+    "1073741824": "bytes in a GiB (2^30), as the chapters define it",
+}
+
+_PUT_IN = re.compile(
+    r"(?<![\w.^])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?P<attached>%|×(?! ))?"
+    r"(?: (?P<unit>" + "|".join(re.escape(u) for u in _UNIT_WORDS) + r")(?![A-Za-z]))?")
+#: a package function a problem names: a line of working that names it reads its numbers off it
+_PACKAGE_FUNCTION = re.compile(r"inferlimits\.arithmetic\.\w+\.(\w+)")
+
+
+def _numbers_in(text: str) -> list[tuple[str, float, float]]:
+    """The numbers ``text`` writes, each as (its digits, its value as written, the scale of its unit); a
+    number written as an exponent (the k of a^k) is left out: it indexes a term of the formula."""
+    out = []
+    for m in _PUT_IN.finditer(text):
+        digits = m.group("num").replace(",", "")
+        unit = m.group("attached") or m.group("unit") or ""
+        out.append((digits, float(digits), WORKING_UNITS.get(unit, 1.0)))
+    return out
+
+
+def _decimals(digits: str) -> int:
+    return len(digits.partition(".")[2])
+
+
+def _given(number: tuple[str, float, float], known: list[tuple[str, float, float]]) -> bool:
+    """Whether ``number``, as a line puts it in, is one of ``known``: the same number in the same scale,
+    written to more figures (0.5195 where the problem writes 0.520), or the same quantity in another unit
+    (8,000 GB/s where it writes 8 TB/s)."""
+    digits, value, scale = number
+    for k_digits, k_value, k_scale in known:
+        if scale == k_scale and abs(value - k_value) <= 0.5001 * 10 ** -_decimals(k_digits):
+            return True
+        if scale != 1 and k_scale != 1 and math.isclose(value * scale, k_value * k_scale, rel_tol=2e-3):
+            return True
+    return False
+
+
+def _put_in_segments(line: str) -> list[tuple[str, str]]:
+    """The (numbers put in, result) pairs of a line of working that is not a ``calc``: each part of an
+    'a = b = c' chain (the first after its label, "usable: ...") that is arithmetic on numbers alone, and
+    the part after it."""
+    parts = line.rstrip(".").split(" = ")
+    parts[0] = parts[0].rpartition(": ")[2]
+    out = []
+    for put, result in zip(parts[:-1], parts[1:]):
+        if not re.search(r"[-+×/^(]", put):
+            continue
+        try:
+            evaluate(put)
+        except (ValueError, SyntaxError):
+            continue
+        out.append((put, result))
+    return out
+
+
+def unstated_numbers(v) -> list[tuple[str, str]]:
+    """The numbers a key's working puts in that the student's problem does not give: for each ``calc``
+    line its numbers put in, for any other line the numbers of each 'a = numbers = result' part, each
+    checked against the problem text (its tolerance line included), the results of the lines before it
+    (a calc's result, or the result of such a part), the numbers the line's own name states (the case
+    it works, "at k = 10"), the numbers of a line that reads them off a package function the problem
+    names, and CONSTANTS."""
+    known = _numbers_in(" ".join(v.question))
+    functions = set(_PACKAGE_FUNCTION.findall(" ".join(v.question)))
+    missing = []
+    for w in v.key.working:
+        if isinstance(w, Calc):
+            pairs, own = [(w.put_in, w.result)], _numbers_in(w.name)
+        else:
+            pairs, own = _put_in_segments(w), []
+        for put, result in pairs:
+            for number in _numbers_in(put):
+                if number[0] not in CONSTANTS and not _given(number, known + own):
+                    missing.append((number[0], str(w)))
+            known += _numbers_in(result)[:1]
+        if not isinstance(w, Calc) and any(re.search(rf"\b{f}\b", w) for f in functions):
+            known += _numbers_in(w)
+    return missing
+
+
+def test_the_unstated_number_check_finds_what_a_problem_leaves_out():
+    from inferlimits.book.homework import Key, Variant
+
+    def v(question, *working):
+        return Variant("t", "00_x", "compute · basic", "", 1, {}, {}, Key((question,), working, ()))
+
+    given = v("A step reads 25.84 GB at 8 TB/s; b = 0.520.",
+              calc("t", "W / BW", "25.84 GB / 8,000 GB/s", "3.230 ms"), calc("x", "", "2 × 0.5195", "1.039"),
+              calc("y", "", "3.230 ms × 1,000,000 / 3,600", "0.8972 s"), "E = 1 + a^4 = 1 + 0.5^4 = 1.063.")
+    assert unstated_numbers(given) == [("0.5", "E = 1 + a^4 = 1 + 0.5^4 = 1.063.")]
+    left_out = v("With as many as fit: a step of 8 reads 25.84 GB.",
+                 calc("W at 39", "W_1 + n (D - k) w_e", "6.076 GB + 48 × (127.9 - 8) × 9.437 MB", "55.76 GB"),
+                 calc("rate at 39", "", "39 × 3,350 GB/s / 55.76 GB", "2,343 tokens/s"),
+                 "usable: 90% × 81,559 MiB = 76.97 GB.")
+    assert {n for n, _ in unstated_numbers(left_out)} == {"6.076", "48", "127.9", "9.437", "3350", "90", "81559"}
+
+
+def test_every_number_the_working_puts_in_is_in_the_problem(keys):
+    """The sheet promises "Every number you need is in the problem": for every template and seeds 1 to
+    50, each number a key's working puts into a formula is in the problem the student sees, the result
+    of an earlier line, or one of CONSTANTS."""
+    bad = {}
+    for (tid, s), v in keys.items():
+        for number, line in unstated_numbers(v):
+            bad.setdefault(tid, (s, number, line))
+    assert not bad, bad
+
+
 # ---- seeds -----------------------------------------------------------------------------------------------------
 
 def test_a_seed_gives_the_same_numbers_again_and_two_seeds_differ(keys):
@@ -734,9 +858,72 @@ def _check_pair(sheet: str, key: str, sh) -> None:
     for e in sh.from_book:
         for page in (sheet, key):
             assert f"Exercise {exercise_number(e)} ({html.escape(e.title)})" in page, (sh.number, e.label)
+        _check_book_key(e, sheet, key)
     assert ("from-the-book" in sheet) == bool(sh.from_book)
     assert "Working" not in sheet and "Answers" not in sheet
     assert not sh.variants or ("Working" in key and "Answers" in key)
+
+
+def _book_item(page: str, e) -> str:
+    m = re.search(rf'<li id="book-{re.escape(e.label)}">(.*?)</li>\s*(?=<li id="book-|</ul></section>)', page, re.S)
+    assert m, e.label
+    return m.group(1)
+
+
+def _check_book_key(e, sheet: str, key: str) -> None:
+    """An exercise set as the book writes it: the key shows its solution, in plain text and math, and
+    each number the solution grades with its range; the student's sheet shows neither."""
+    solution = render.book_solution(e)
+    mine, theirs = _book_item(key, e), _book_item(sheet, e)
+    assert "The book's solution" in mine and "The book's solution" not in theirs, e.label
+    shown = html.unescape(re.sub(r"<[^>]+>", " ", mine))
+    assert "$" not in shown and "\\" not in shown and "{" not in shown, e.label
+    if solution:   # the solution's own words, its first sentence at least (roles and math aside)
+        first = re.split(r"(?<=[.:;])\s", re.sub(r"\$[^$]*\$|\{[\w:-]+\}`[^`]*`|`[^`]*`|\*", "", solution))[0]
+        words = [w for w in re.findall(r"[A-Za-z]{4,}", first)][:6]
+        assert all(w in shown for w in words), (e.label, words)
+    for a in render.book_answers(e):
+        assert html.escape(a.shown) in mine and html.escape(a.range_shown) in mine, (e.label, a.stated)
+        assert html.escape(a.range_shown) not in theirs
+
+
+def test_a_book_answer_reads_as_the_solution_states_it():
+    a = render.BookAnswer("the knee", "to about 190 conversations", 0.02)
+    assert (a.number, a.unit, a.shown) == (190.0, "", "about 190")
+    assert a.bounds == pytest.approx((186.2, 193.8)) and a.range_shown == "±2%: 186.2 to 193.8"
+    b = render.BookAnswer("share", "TB/s: 18% of", 0.03)
+    assert (b.number, b.unit, b.shown, b.range_shown) == (18.0, "%", "18%", "±3%: 17.46 to 18.54%")
+    c = render.BookAnswer("bandwidth", "average 0.60 TB/s", 0.0)
+    assert (c.shown, c.range_shown, c.bounds) == ("0.60 TB/s", "exact", (0.6, 0.6))
+    assert render.BookAnswer("weights", "with 268,435,456 weights", 0.0).shown == "268,435,456"
+
+
+def test_a_solutions_math_and_roles_read_as_plain_text():
+    assert render.plain_tex(r"B^\ast(L) \;=\; \frac{R \cdot W}{F + 2aL - R (A + K L)}") == \
+        "B^*(L) = (R · W)/(F + 2aL - R (A + K L))"
+    assert render.plain_tex(r"L_\text{max} \le 2\,t_\text{comm}\,\text{BW}") == "L_max ≤ 2\u2009t_comm\u2009BW"
+    assert render.plain_tex(r"\dfrac{\eta}{2} \approx 10{,}000\%") == "η/2 ≈ 10,000%"
+    page = render.solution_html("(a) See {doc}`04_batching` and {numref}`decode-ex1`: $a^{k+1} \\ge 1$.\n\n"
+                                "$$\nx = \\frac{1}{2}\n$$\n\n| a | b |\n|:--|--:|\n| 1 | **2** |\n\n- one\n- two `code`")
+    assert "chapter 4 (" in page and "Exercise 2.1" in page and '<span class="math">a^(k+1) ≥ 1</span>' in page
+    assert '<p class="math">x = 1/2</p>' in page and "<td><strong>2</strong></td>" in page
+    assert "<ul><li>one</li><li>two <code>code</code></li></ul>" in page and "$" not in page and "\\" not in page
+
+
+def test_every_solution_of_the_book_renders_as_plain_text():
+    """Any exercise may be set from the book: every solution of every chapter renders with no LaTeX,
+    MyST role or dollar sign left, and every number it grades reads as the solution states it."""
+    from inferlimits.checks import parse_stated
+
+    for path in sorted((ROOT / "chapters").glob("*.ipynb")):
+        for e in exercises(path):
+            text = render.book_solution(e)
+            if text:
+                page = html.unescape(re.sub(r"<[^>]+>", " ", render.solution_html(text)))
+                assert not re.search(r"[$\\{}]|`", page), (e.label, re.findall(r".{20}[$\\{}`].{20}", page)[:3])
+            for a in render.book_answers(e):
+                assert parse_stated(a.shown).value == parse_stated(a.stated).value and a.part, (e.label, a)
+                assert 0 <= a.tolerance < 0.5
 
 
 def test_session_sheets_keys_and_index_are_written_whole(tmp_path):
@@ -858,14 +1045,19 @@ def test_a_roster_gives_each_student_numbers_of_their_own(tmp_path):
     assert not any(keys_dir.name in str(p) for p in sheets_dir.rglob("*")), "no key among the students' sheets"
     rows = _keys_csv(keys_dir)
     assert rows and list(rows[0]) == list(roster.COLUMNS)
-    expected = []
+    expected, book = [], []
     for s in students:
         for sh in render.session_sheets(seeds[s.student_id]):
             for v in sh.variants:
                 for a in v.key.answers:
                     expected.append((s.student_id, str(sh.number), v.number, a))
-    assert len(rows) == len(expected)
-    for row, (sid, session, exercise, a) in zip(rows, expected):
+            book += [(s.student_id, str(sh.number), exercise_number(e), a) for e in sh.from_book
+                     for a in render.book_answers(e)]
+    variant_rows = [r for r in rows if (r["student_id"], r["session"], r["exercise"], r["part"]) not in
+                    {(sid, n, x, a.part) for sid, n, x, a in book}]
+    assert len(variant_rows) == len(expected) and len(rows) == len(expected) + len(book)
+    _check_book_rows([r for r in rows if r not in variant_rows], book)
+    for row, (sid, session, exercise, a) in zip(variant_rows, expected):
         assert (row["student_id"], row["session"], row["exercise"], row["part"]) == (sid, session, exercise, a.name)
         if not a.numeric:
             assert (row["answer"], row["unit"], row["low"], row["high"]) == (a.value, "", "", "")
@@ -884,6 +1076,54 @@ def test_a_roster_gives_each_student_numbers_of_their_own(tmp_path):
     first = {p.relative_to(tmp_path / "out"): p.read_bytes() for p in (tmp_path / "out").rglob("*") if p.is_file()}
     roster.write_roster(students, SALT, tmp_path / "out", pdf=False)   # stable across runs
     assert {p.relative_to(tmp_path / "out"): p.read_bytes() for p in (tmp_path / "out").rglob("*") if p.is_file()} == first
+
+
+def _check_book_rows(rows: list[dict], book: list) -> None:
+    """The keys CSV's rows for the exercises set from the book: each number the solution grades, as it
+    states it, in its unit, with the range the exercise's tolerance gives."""
+    assert len(rows) == len(book)
+    for row, (sid, session, exercise, a) in zip(rows, book):
+        assert (row["student_id"], row["session"], row["exercise"], row["part"]) == (sid, session, exercise, a.part)
+        assert float(row["answer"]) == pytest.approx(a.number) and row["unit"] == a.unit
+        assert float(row["low"]) == pytest.approx(a.number * (1 - a.tolerance), rel=1e-5)
+        assert float(row["high"]) == pytest.approx(a.number * (1 + a.tolerance), rel=1e-5)
+
+
+def test_every_assigned_exercise_set_from_the_book_has_a_key_in_the_csv(tmp_path):
+    """Every graded item has a key: each exercise a sheet sets from the book has, in the keys CSV, a row
+    for every number its solution's answer() calls grade, with their tolerance."""
+    from inferlimits.book import student
+
+    sheets_dir, keys_dir = roster.write_roster([roster.Student("A1")], SALT, tmp_path, pdf=False)
+    rows = _keys_csv(keys_dir)
+    sheets = render.session_sheets(roster.roster_seed("A1", SALT))
+    assert any(sh.from_book for sh in sheets), "the plan sets some exercises from the book"
+    for sh in sheets:
+        for e in sh.from_book:
+            calls = [a for a in student.answers(ROOT / "chapters" / f"{e.chapter}.ipynb") if a.label == e.label]
+            mine = [r for r in rows if r["session"] == str(sh.number) and r["exercise"] == exercise_number(e)]
+            assert len(mine) == len(calls), (sh.number, e.label)
+            for r, call in zip(mine, calls):
+                assert float(r["high"]) == pytest.approx(float(r["answer"]) * (1 + call.tolerance), rel=1e-5)
+
+
+def test_a_roster_run_clears_what_an_earlier_run_left(tmp_path):
+    """A second run, with another roster, leaves no sheet or key of a student it does not list, and
+    touches nothing under the output folder but roster/ and roster-keys/."""
+    out = tmp_path / "out"
+    roster.write_roster([roster.Student("OLD1"), roster.Student("OLD2")], SALT, out, pdf=False, sessions=[2])
+    (out / roster.SHEETS / "stray.html").write_text("x", encoding="utf-8")
+    other = out / "seed-1" / "key" / "session-02.html"   # a seed's sheets beside the roster's
+    other.parent.mkdir(parents=True)
+    other.write_text("keep", encoding="utf-8")
+    sheets_dir, keys_dir = roster.write_roster([roster.Student("NEW1")], SALT, out, pdf=False, sessions=[2])
+    assert sorted(p.name for p in sheets_dir.iterdir()) == ["NEW1"]
+    assert sorted(p.name for p in keys_dir.iterdir()) == sorted(["NEW1", roster.KEYS_CSV, "index.html"])
+    assert {r["student_id"] for r in _keys_csv(keys_dir)} <= {"NEW1"}
+    assert other.read_text(encoding="utf-8") == "keep"
+    with pytest.raises(ValueError, match="SALT"):   # a refused run clears nothing
+        roster.write_roster([roster.Student("X")], "", out, pdf=False)
+    assert (sheets_dir / "NEW1").is_dir()
 
 
 def test_the_command_writes_a_roster_and_asks_for_a_salt(tmp_path, capsys):

@@ -292,6 +292,11 @@ def test_relation_prints_a_stable_line_and_fails_loudly(capsys):
     measure.relation("busy, then quiet", measure.Ratio(2.0, lambda: next(again)), at_least=4, show_measured=True)
     assert capsys.readouterr().out == ("✓ loop against one call (on this machine: 123; at least 10 needed)\n"
                                          "✓ busy, then quiet (on this machine: 2, then 5.4; at least 4 needed)\n")
+    # a measured ratio is named as the ratio it is, so that no reader takes it for a quantity of its own
+    measure.relation("this machine's balance point lies below the B200's", 0.0142, below=1, show_measured=True,
+                     as_ratio="ratio to the B200's")
+    assert capsys.readouterr().out == ("✓ this machine's balance point lies below the B200's (on this machine, ratio "
+                                         "to the B200's: 0.0142; below 1 needed)\n")
 
 
 def test_a_relation_that_fails_is_measured_again_before_it_is_called_false(capsys):
@@ -340,7 +345,7 @@ def test_machine_and_powers_of_two():
     assert "| plain read, 268 MB array, 3 repeats | 30.0 GB/s | 20.0 GB/s | 10.0 GB/s | 3.00× |" in table
     assert "- **Roof bandwidth:** 30.0 GB/s, the fastest sample of the plain read." in table
     assert "- **Roof math rate:** 150.0 GFLOP/s, the fastest sample of the product, in the first repeats." in table
-    assert "- **Balance point:** 5.0 FLOP per byte, the math rate over the bandwidth." in table
+    assert "- **Balance point:** 5.0 FLOP per byte, the roof's math rate over the roof's bandwidth." in table
     faster = measure.Machine("cpu", 2, "2026-01-01", matvec, plain, measure.Samples((1e11,)), 2**28, 2048)
     assert faster.bandwidth is plain and faster.bandwidth_from == "the matrix-vector read", "the faster read sets the roof"
     # the faster read is the one with the fastest repeat, even where its median is the lower
@@ -603,8 +608,9 @@ def test_the_products_table_reads_the_weights_only_below_the_ridge():
             "the same rounds says why.") in words
     # from 1 vector to 16 (past the routine switch) the rate rose 3.9× against the roof's 4×; from 16 to 32 it
     # changed 1.4×: the shape
-    assert words.endswith("- **The lesson:** This run shows the climb-then-level shape. From 1 vector to 16, the rate "
-                          "rose 3.9×, at least half of the roof's 4×. Past the ridge it changed only 1.4×, within 1.5× "
+    assert words.endswith("- **The lesson:** This run shows the climb-then-level shape. The climb, from 1 vector to 16: "
+                          "the rate rose 3.9×, at least half of the roof's 4×. The level part, past the ridge, from 16 "
+                          "vectors to 32: the rate changed only 1.4×, within 1.5× "
                           "either way. The widest batch reached 125% of the flat roof.")
     # a roof lifted to the reference run's speeds is said in the table's first line
     lifted = measure.Machine("cpu", 2, "2026-01-01", s((1e10, 2e10)), s((1e10,)), s((4e10, 2e10)), 2**28, 2048,
@@ -623,12 +629,14 @@ def test_products_words_give_the_reasons_the_rounds_and_the_control_show():
     rates = ((1, 9e9), (2, 5e9), (4, 8e9), (8, 2.5e10), (16, 2e10), (32, 3e10), (64, 4.4e10))
     points = tuple(measure.ProductPoint(b, 8192, 8192, s((r,))) for b, r in rates)
     sweep = measure.ProductSweep(points, s((1.8e10,)), one_at_a_time=s((9e9,)))
-    assert "| 2, one at a time (control) | | 9.0 | | 1.00× | |" in measure.products_table(sweep, m).data
+    assert ("| control: the same 2 vectors, one matrix-vector product each | | 9.0 | | 1.00× | |"
+            in measure.products_table(sweep, m).data)
     lesson = products_words(sweep, m).data.split("\n")[-1]
     # the dip is left out of the rules, so it does not fail the shape; the control settles its cause
     assert lesson == (
-        "- **The lesson:** This run does not show the climb-then-level shape. From 1 vector to 16, the rate rose 2.2×, "
-        "at least half of the roof's 4×. Past the ridge it rose 2.2×, more than 1.5× either way. The rise held in "
+        "- **The lesson:** This run does not show the climb-then-level shape. The climb, from 1 vector to 16: the rate "
+        "rose 2.2×, at least half of the roof's 4×. The level part, past the ridge, from 16 vectors to 64: the rate "
+        "rose 2.2×, more than 1.5× either way. The rise held in "
         "every round, so it is not noise. A likely cause, which this sweep does not test: numpy's general routine may "
         "grow more efficient as the batch grows. At 2 to 4 vectors the rate dipped below one vector's, as the rules "
         "allow. The control shows why: the same 2 vectors, multiplied one at a time, ran 1.8× faster in every round. "
@@ -653,10 +661,15 @@ def test_products_words_give_the_reasons_the_rounds_and_the_control_show():
     assert ("The rise held in every round, but other programs may have slowed every round alike (see how this run "
             "was judged under the machine table), so it may still be noise.") in busy
     assert "On a quiet machine, the roofline expects" in busy and "The control points to the routine" in busy
-    # a control that was not faster in every round settles nothing
+    # a control that was not faster in every round settles nothing; the words count its rounds, beside the table's
+    # fastest round, so that a control faster in the table but not in every round does not read as a contradiction
     slower = measure.ProductSweep(points, s((1.8e10,)), one_at_a_time=s((4e9,)))
-    assert ("The control does not settle why: the same 2 vectors, multiplied one at a time, were not faster in every "
-            "round.") in products_words(slower, m).data
+    assert ("The control does not settle why: the same 2 vectors, multiplied one at a time, were faster in none of the "
+            "1 rounds, compared round by round (the table gives each one's fastest round).") in products_words(slower, m).data
+    two = tuple(measure.ProductPoint(b, 8192, 8192, s((r, r))) for b, r in rates)
+    split = measure.ProductSweep(two, s((1.8e10, 1.8e10)), one_at_a_time=s((9e9, 4e9)))
+    assert ("were faster in only 1 of the 2 rounds, compared round by round (the table gives each one's fastest "
+            "round).") in products_words(split, m).data
     # without a control, the routine is only a guess
     assert "numpy may switch routine there; this sweep does not test that." in products_words(
         measure.ProductSweep(points, s((1.8e10,))), m).data
@@ -668,7 +681,8 @@ def test_noise_words_call_a_sweep_quiet_only_when_every_spread_is():
     assert noise_words([1.0, QUIET_SPREAD]).startswith("quiet:"), "at most 1.25× is quiet"
     # the stored run the student quoted: the median spread was 1.2×, but 5 of the 10 rows spread more than 1.25×
     stored = [1.6, 1.0, 3.0, 2.9, 1.2, 1.3, 1.1, 1.1, 1.0, 1.5]
-    assert noise_words(stored) == "noisy: 5 of its 10 rows varied more than 1.25× from slowest to fastest, up to 3.00×."
+    assert noise_words(stored) == ("noisy: 5 of its 10 rows varied more than 1.25× from slowest to fastest, up to "
+                                   "3.00×; the other 5 varied at most 1.25×.")
     assert noise_words([2.0, 9.6], "batches") == ("noisy: all 2 batches varied more than 1.25× from slowest to fastest, "
                                                   "up to 9.60×.")
     # two decimals, so that a spread can be set beside the bar: 1.26× is noisy, 1.24× quiet
@@ -717,17 +731,19 @@ def _fake_machine(monkeypatch, **sweeps):
     return m
 
 
-def test_each_sweep_figure_shows_the_model_as_what_a_quiet_machine_shows(monkeypatch):
+def test_each_sweep_figure_shows_the_model_computed_not_measured(monkeypatch):
     """The products figure and the decode figure each carry the book's formula at every measured
-    setting, from this machine's measured roof: named as the model, computed and not measured."""
+    setting, from this machine's measured roof: named as the model, computed and not measured, with
+    no promise of what a machine shows (the stored run's own verdicts may say it did not)."""
     from inferlimits.figures import machine as figures
     s = measure.Samples
     points = tuple(measure.ProductPoint(b, 1024, 1024, s((r,))) for b, r in ((1, 9e9), (2, 1.5e10), (4, 2.5e10),
                                                                               (8, 3e10), (16, 3.5e10)))
     m = _fake_machine(monkeypatch, product_sweep=measure.ProductSweep(points, s((1.8e10,))))
     spec = figures.products_spec(1024, 16)
-    (model,) = [t for t in spec["data"] if "quiet machine" in t.get("name", "")]
-    assert model["name"] == "what a quiet machine shows: the model's min(P, I·BW) (computed, not measured)"
+    (model,) = [t for t in spec["data"] if t.get("name", "").startswith("the model")]
+    assert model["name"] == figures.MODEL_NAME.format(formula="min(P, I·BW)")
+    assert model["name"] == "the model, computed, not measured: min(P, I·BW)" and "quiet" not in model["name"]
     assert model["x"] == [p.intensity_flop_per_byte for p in points]
     assert model["y"] == pytest.approx([min(40.0, 20.0 * p.intensity_flop_per_byte) for p in points])
     assert model["text"][-1] == "model" and model["marker"]["symbol"] == "circle-open"
@@ -737,8 +753,8 @@ def test_each_sweep_figure_shows_the_model_as_what_a_quiet_machine_shows(monkeyp
     runs = tuple(measure.DecodePoint(c, b, 128, s((10.0 * b,))) for b in (1, 2, 4, 8))
     _fake_machine(monkeypatch, decode_sweep=runs)
     spec = figures.decode_spec(128, 8, (128,), 8)
-    (model,) = [t for t in spec["data"] if "quiet machine" in t.get("name", "")]
-    assert model["name"] == "what a quiet machine shows: the model's min(memory, math) (computed, not measured)"
+    (model,) = [t for t in spec["data"] if t.get("name", "").startswith("the model")]
+    assert model["name"] == "the model, computed, not measured: min(memory, math)"
     assert model["x"] == [1, 2, 4, 8]
     assert model["y"] == pytest.approx([min(measure.decode_ceilings_tokens_per_s(m, b, 128)) for b in (1, 2, 4, 8)])
     measured = [t for t in spec["data"] if t.get("name") == "measured"]
@@ -755,8 +771,9 @@ def test_product_lesson_words_say_whether_this_run_shows_the_climb_then_level_sh
     # the rules skip the switch: from 1 vector to 16 the rate fell (0.61×) while the roof rose 6×; without the
     # rounds themselves, each failure is put down to noise because the spread (2×) is noisy
     assert product_lesson_words(batches, rates, roofs, 2.0) == (
-        "this run does not show the climb-then-level shape. From 1 vector to 16, the rate did not rise (0.61×), while "
-        "the roof rose 6×. The rounds were noisy, so other programs may have caused it. Past the ridge it rose 8.7×, "
+        "this run does not show the climb-then-level shape. The climb, from 1 vector to 16: the rate did not rise "
+        "(0.61×), while the roof rose 6×. The rounds were noisy, so other programs may have caused it. The level part, "
+        "past the ridge, from 16 vectors to 256: the rate rose 8.7×, "
         "more than 1.5× either way. The rounds were noisy, so other programs may have caused it. At 2 to 8 vectors "
         "the rate dipped below one vector's, as the rules allow. numpy may switch routine there; this sweep does not "
         "test that. The widest batch reached 152% of the flat roof. On a quiet machine, the roofline expects the rate "
@@ -765,8 +782,9 @@ def test_product_lesson_words_say_whether_this_run_shows_the_climb_then_level_sh
     # a quiet run that follows its roof shows the shape, and says how high it reached
     follows = [0.9 * r for r in roofs]
     assert product_lesson_words(batches, follows, roofs, 1.1) == (
-        "this run shows the climb-then-level shape. From 1 vector to 16, the rate rose 6×, at least half of the roof's "
-        "6×. Past the ridge it changed only 1×, within 1.5× either way. The widest batch reached 90% of the flat "
+        "this run shows the climb-then-level shape. The climb, from 1 vector to 16: the rate rose 6×, at least half of "
+        "the roof's 6×. The level part, past the ridge, from 16 vectors to 256: the rate changed only 1×, within 1.5× "
+        "either way. The widest batch reached 90% of the flat "
         "roof.")
     assert product_lesson_words(batches, [0.3 * r for r in roofs], roofs, 1.1).endswith(
         "The widest batch reached 30% of the flat roof.")
@@ -815,7 +833,7 @@ def test_product_lesson_words_put_a_failure_down_to_noise_only_where_a_round_dis
     """Each reason the lesson can give, decided from made-up rounds (two rounds; quiet ends differ by 5%)."""
     # from 1 vector to 16 the rate rose only 2× in every round, quiet at both ends: not noise, the library likely
     short = _lesson([(1.0, 0.95), (0.8, 0.8), (1.2, 1.2), (2.0, 1.9), (2.0, 1.9), (2.0, 1.9)])
-    assert ("From 1 vector to 16, the rate rose only 2×, less than half of the roof's 8×. The shortfall held in every "
+    assert ("The climb, from 1 vector to 16: the rate rose only 2×, less than half of the roof's 8×. The shortfall held in every "
             "round, so it is not noise. A likely cause, which this sweep does not test: numpy's general routine, which "
             "takes over from 2 vectors, may stream the weights less well than its matrix-vector routine.") in short
     assert "may be noise" not in short and "may have caused it" not in short
@@ -834,24 +852,25 @@ def test_product_lesson_words_put_a_failure_down_to_noise_only_where_a_round_dis
     assert "On a quiet machine, the roofline expects the rate to climb" in loaded
     # the shortfall in the fastest rounds only: a second round rose 6×, so it may be noise
     mixed = _lesson([(1.0, 0.5), (0.8, 1.0), (1.2, 1.5), (2.0, 3.0), (2.0, 3.0), (2.0, 3.0)])
-    assert ("From 1 vector to 16, the rate rose only 3×, less than half of the roof's 8×. It did not hold in every "
+    assert ("The climb, from 1 vector to 16: the rate rose only 3×, less than half of the roof's 8×. It did not hold in every "
             "round, so other programs may have caused it.") in mixed
     assert "On a quiet machine, the roofline expects the rate to climb" in mixed
     # past the ridge (16 to 32 vectors) the rate rose 2× in every round, quiet at both ends: numpy's efficiency
     rise = _lesson([(1.0, 1.0), (2.0, 2.0), (4.0, 4.0), (4.0, 4.0), (4.0, 4.2), (8.0, 8.4)])
-    assert rise.startswith("this run does not show the climb-then-level shape. From 1 vector to 16, the rate rose 4.2×, "
-                           "at least half of the roof's 8×. Past the ridge it rose 2×, more than 1.5× either way. The "
+    assert rise.startswith("this run does not show the climb-then-level shape. The climb, from 1 vector to 16: the rate "
+                           "rose 4.2×, at least half of the roof's 8×. The level part, past the ridge, from 16 vectors "
+                           "to 32: the rate rose 2×, more than 1.5× either way. The "
                            "rise held in every round, so it is not noise. A likely cause, which this sweep does not "
                            "test: numpy's general routine may grow more efficient as the batch grows. The widest batch "
                            "reached 105% of the flat roof.")
     # a rise that only the fastest rounds show: the second round rose 1.05×, so it may be noise
     lucky = _lesson([(1.0, 1.0), (2.0, 2.0), (4.0, 4.0), (4.0, 4.0), (4.0, 4.1), (8.0, 4.2)])
-    assert ("Past the ridge it rose 2×, more than 1.5× either way. It did not hold in every round, so other programs "
+    assert ("The level part, past the ridge, from 16 vectors to 32: the rate rose 2×, more than 1.5× either way. It did not hold in every round, so other programs "
             "may have caused it.") in lucky
     assert "On a quiet machine, the roofline expects the rate to climb" in lucky
     # a fall past the ridge in every round, quiet at both ends: the library likely ran the widest batches less well
     fall = _lesson([(1.0, 1.0), (2.0, 2.0), (4.0, 4.0), (6.0, 6.0), (6.0, 6.0), (3.0, 3.0)])
-    assert ("Past the ridge it fell by 50%, more than 1.5× either way. The fall held in every round, so it is not "
+    assert ("The level part, past the ridge, from 16 vectors to 32: the rate fell by 50%, more than 1.5× either way. The fall held in every round, so it is not "
             "noise. A likely cause, which this sweep does not test: the library may run the widest batches less "
             "efficiently.") in fall
     # a run that shows the shape gives no reason at all
@@ -1018,8 +1037,11 @@ def test_verdict_words_for_made_up_runs():
     assert counted.endswith(
         "- **What to read:** The relations, and the heights only where the rounds were quiet. The 2 measurements too "
         "noisy to place may sit higher on a quiet run. The 12 below half are different: their rounds agreed, so the "
-        "decoder's own costs, not noise, held them there. On a quiet machine, expect smaller spreads, and points that "
-        "follow the shape of the model's circles.")
+        "decoder's own costs, not noise, held them there. On a quiet machine, expect smaller spreads.")
+    # no promise of the model's shape after a verdict that the decoder's own costs, not noise, held points below half;
+    # only where noise may explain every point below half
+    assert verdict_words(noisy, [MEMORY_BOUND] * 12 + [TOO_NOISY] * 2).endswith(
+        "On a quiet machine, expect smaller spreads, and points that follow the shape of the model's circles.")
     assert "The one below half is different: its rounds agreed, so the decoder's own costs, not noise, held it there." \
         in verdict_words(noisy, [OVERHEAD_BOUND] + [TOO_NOISY] * 3)
     assert "The one measurement too noisy to place may sit higher" in verdict_words(noisy, [OVERHEAD_BOUND] * 13 + [TOO_NOISY])
@@ -1038,15 +1060,22 @@ def test_verdict_words_for_made_up_runs():
     assert "- **Quiet or noisy:** Noisy: other programs kept the cores busy, though all 3 measurements varied at " \
            "most 1.10×." in steady_but_busy
     assert "The relations, and the shares below half too" in steady_but_busy
-    # quiet means every spread: one noisy measurement among many makes the run mostly quiet, never quiet
+    # quiet means every spread, as the chapter defines it: one noisy measurement among many makes the run noisy,
+    # with no third word ("mostly quiet") that the chapter never defines
     many = {f"rounds of batch {b}": 1.05 for b in range(20)} | {"rounds of batch 32": 1.3}
-    assert "Mostly quiet: 20 of its 21 measurements varied at most 1.25× from slowest to fastest. The rounds of batch " \
+    assert "Noisy: 1 of its 21 measurements varied more than 1.25× from slowest to fastest. The rounds of batch " \
            "32 varied most, 1.30×." in verdict_words(many, [MEMORY_BOUND])
-    assert "Quiet:" not in verdict_words(many, [MEMORY_BOUND])
+    assert "Quiet:" not in verdict_words(many, [MEMORY_BOUND]) and "ostly" not in verdict_words(many, [MEMORY_BOUND])
+    # waits for a core above the chapter's threshold are said in the summary; at or below it, nothing is
+    waited = verdict_words(many, [MEMORY_BOUND], waited=0.4)
+    assert ("- **Waiting for a core:** This process's threads, together, waited up to 0.40 s for a core per second of "
+            "a sample, above 0.05 s: other programs pushed them off their cores.\n") in waited
+    assert "Waiting for a core" not in verdict_words(many, [MEMORY_BOUND], waited=measure.WAIT_SHARE)
     # half or more noisy is noisy; a busy machine is noisy however few spreads were
     half = {f"rounds of batch {b}": 1.05 if b % 2 else 1.5 for b in range(4)}
     assert "Noisy: 2 of its 4 measurements varied more than 1.25×" in verdict_words(half, [MEMORY_BOUND])
     assert "Noisy: 1 of its 21 measurements" in verdict_words(many, [MEMORY_BOUND], busy=True)
+    assert "Other programs also kept the cores busy before measuring." in verdict_words(many, [MEMORY_BOUND], busy=True)
     # the decoder set beside the reference run, where the chapter asks for it
     beside = verdict_words(quiet, [MEMORY_BOUND], reference="this run's rates as shares of the reference's: x 90%.")
     assert ("- **Against the reference run:** This run's rates as shares of the reference's: x 90%.\n"
@@ -1088,7 +1117,7 @@ def test_run_verdict_reads_the_spread_of_the_repeats_and_the_regimes_of_the_deco
                             "repeats of the matrix product", "rounds of 1 vector in the product sweep",
                             "rounds of 2 vectors in the product sweep", "rounds of 4 vectors in the product sweep",
                             "rounds of the product sweep's plain read", "rounds of batch 1 at 128 tokens in the decode sweep"}
-    assert "Mostly quiet: 7 of its 8 measurements varied at most 1.25×" in run_verdict(quiet, near, sweep).data
+    assert "Noisy: 1 of its 8 measurements varied more than 1.25×" in run_verdict(quiet, near, sweep).data
     # beside the reference run kept in the book's data, where the chapter asks for it: a made-up machine is another
     # machine than the reference's, so the shares compare two machines
     from inferlimits.machine import reference
@@ -1145,9 +1174,8 @@ def test_decode_words_give_the_crossing_the_rise_and_the_regimes():
     assert items[-1] == ("- **The lesson:** This run does not show the memory-to-math knee: all 4 batches were "
                          "overhead-bound. Their rounds agreed, so noise did not hold them below half. Costs the formula "
                          "leaves out set the pace. Likely ones are numpy's slower routine at a few sequences (see the "
-                         "product sweep's control) and Python's loop over numpy's calls. The ceilings allow the rate to "
-                         "rise near the memory ceiling up to the knee, then level off under the math ceiling, as the "
-                         "model's circles do.")
+                         "product sweep's control) and Python's loop over numpy's calls.")
+    assert "quiet machine" not in items[-1] and "circles" not in items[-1], "no promise the rounds contradict"
     crossing = decode_knee_batch(c, 3e10, 1e10, 128, "FP32", "FP32", "FP32")
     assert f"The ceilings cross at a batch of about {crossing:.1f}. The short rule, balance point × W/F, gives 6.0." in words
     assert "They dropped from 1 to 2 and from 4 to 8 sequences." in words
@@ -1197,11 +1225,9 @@ def test_knee_lesson_words():
     assert partly == (
         "this run does not show the memory-to-math knee: 2 of its 7 batches were overhead-bound. Their rounds agreed, "
         "so noise did not hold them below half. Costs the formula leaves out set the pace. Likely ones are numpy's "
-        "slower routine at a few sequences (see the product sweep's control) and Python's loop over numpy's calls. The "
-        "ceilings "
-        "allow the rate to rise near the memory ceiling up to the knee, then level off under the math ceiling, as the "
-        "model's circles do.")
-    assert "other programs" not in partly
+        "slower routine at a few sequences (see the product sweep's control) and Python's loop over numpy's calls. Its "
+        "two ends still lie on either side of the knee: batch 1 was memory-bound and batch 64 compute-bound.")
+    assert "other programs" not in partly and "circles" not in partly
     # batches below half whose rounds were noisy (too noisy to place): other programs may have held them there
     noisy = knee_lesson_words(batches, [MEMORY_BOUND] + [TOO_NOISY] * 6, 9.5)
     assert noisy == (
@@ -1211,13 +1237,16 @@ def test_knee_lesson_words():
     assert knee_lesson_words(batches, near[:6] + [TOO_NOISY], 6.1).startswith(
         "this run does not show the memory-to-math knee: 1 of its 7 batches was too noisy to place. Its rounds were "
         "noisy: other programs may have held it below half.")
-    # the long-context sweep the student read, mostly quiet: 5 overhead-bound with quiet rounds, 1 too noisy
+    # the long-context sweep the student read, noisy in one batch only: 5 overhead-bound with quiet rounds, 1 too noisy
     both = knee_lesson_words(batches, [MEMORY_BOUND] + [OVERHEAD_BOUND] + [TOO_NOISY] + [OVERHEAD_BOUND] * 4, 18.0)
     assert both.startswith("this run does not show the memory-to-math knee: 5 of its 7 batches were overhead-bound and 1 "
                            "was too noisy to place. The overhead-bound batches' rounds agreed, so noise did not hold "
                            "them below half.")
     assert "The batch too noisy to place may owe its place below half to other programs." in both
-    assert "On a quiet machine, the formula expects" in both
+    # the overhead-bound batches' rounds agreed, so a quiet machine is not promised the shape: the words say what
+    # the data show instead, the one end that reached half of its ceiling
+    assert "quiet machine" not in both and "circles" not in both
+    assert both.endswith("Only its smallest batch, 1, reached half of its ceiling: memory-bound, below the knee.")
     assert "The batches too noisy to place may owe their place below half" in knee_lesson_words(
         batches, [MEMORY_BOUND] + [OVERHEAD_BOUND] + [TOO_NOISY] * 2 + [OVERHEAD_BOUND] * 3, 18.0)
     assert "The overhead-bound batch's rounds agreed, so noise did not hold it below half." in knee_lesson_words(
@@ -1228,6 +1257,29 @@ def test_knee_lesson_words():
     assert "below the smallest" in knee_lesson_words(batches, near, 0.5)
     with pytest.raises(ValueError, match="one length"):
         knee_lesson_words(batches, near[:3], 6.1)
+
+
+def test_ends_words_say_which_ends_of_a_sweep_still_show_the_knee():
+    """Where the middle batches fell below half, the ends may still sit near their ceilings on either side of the
+    knee: the words say which, and only on the side of the knee where each lies."""
+    from inferlimits.arithmetic.generation import OVERHEAD_BOUND
+    from inferlimits.arithmetic.roofline import COMPUTE_BOUND, MEMORY_BOUND
+    from inferlimits.figures.machine import TOO_NOISY, ends_words
+    batches = [1, 2, 4, 8, 16, 32, 64]
+    # the short-context sweep of the stored run: batch 1 memory-bound, 2 to 16 below half, 32 noisy, 64 compute-bound
+    stored = [MEMORY_BOUND] + [OVERHEAD_BOUND] * 4 + [TOO_NOISY, COMPUTE_BOUND]
+    assert ends_words(batches, stored, 8.4) == ("Its two ends still lie on either side of the knee: batch 1 was "
+                                                "memory-bound and batch 64 compute-bound.")
+    # the long-context sweep: only batch 1
+    assert ends_words(batches, [MEMORY_BOUND] + [OVERHEAD_BOUND] * 6, 9.8) == (
+        "Only its smallest batch, 1, reached half of its ceiling: memory-bound, below the knee.")
+    assert ends_words(batches, [OVERHEAD_BOUND] * 6 + [COMPUTE_BOUND], 9.8) == (
+        "Only its largest batch, 64, reached half of its ceiling: compute-bound, past the knee.")
+    assert ends_words(batches, [OVERHEAD_BOUND] * 7, 9.8) == ""
+    assert ends_words(batches, [MEMORY_BOUND] * 6 + [COMPUTE_BOUND], 95.0).startswith("Only its smallest"), \
+        "a largest batch below the knee is not on its math side"
+    with pytest.raises(ValueError, match="one length"):
+        ends_words(batches, [MEMORY_BOUND], 8.0)
 
 
 def test_context_words_set_the_measured_fall_beside_the_formulas():
@@ -1290,13 +1342,19 @@ def test_regime_kinds_place_a_noisy_point_only_where_noise_cannot_have_put_it():
         regime_kinds(measured, memory, math_, [1.0])
 
 
-def test_noise_words_call_a_sweep_mostly_quiet_when_fewer_than_half_its_spreads_are_noisy():
+def test_noise_words_call_a_sweep_noisy_however_few_of_its_spreads_are_noisy():
+    """The chapter defines quiet (every spread at most 1.25×) and noisy, no third word: a sweep with one noisy
+    batch in seven is noisy, and the words say how few were."""
     from inferlimits.figures.machine import noise_words
     # the long-context sweep the student read: 1 of 7 batches noisy
     assert noise_words([1.1, 1.2, 1.5, 1.2, 1.2, 1.2, 1.1], "batches") == (
-        "mostly quiet: 6 of its 7 batches varied at most 1.25× from slowest to fastest; the other varied 1.50×.")
+        "noisy: 1 of its 7 batches varied more than 1.25× from slowest to fastest, 1.50×; the other 6 varied at most "
+        "1.25×.")
     assert noise_words([1.1, 1.3, 1.9, 1.0, 1.0, 1.0, 1.0], "batches") == (
-        "mostly quiet: 5 of its 7 batches varied at most 1.25× from slowest to fastest; the other 2 varied up to 1.90×.")
+        "noisy: 2 of its 7 batches varied more than 1.25× from slowest to fastest, up to 1.90×; the other 5 varied at "
+        "most 1.25×.")
+    assert noise_words([1.3, 1.1]) == ("noisy: 1 of its 2 rows varied more than 1.25× from slowest to fastest, 1.30×; "
+                                       "the other varied at most 1.25×.")
     assert noise_words([1.1, 1.3, 1.9, 1.4]).startswith("noisy: 3 of its 4 rows"), "half or more is noisy"
     assert noise_words([1.3, 1.0]).startswith("noisy: 1 of its 2 rows")
 
@@ -1406,7 +1464,7 @@ def test_the_reference_run_is_data_with_its_machine_date_and_quiet():
     if ref.blas:
         assert f"numpy's BLAS {ref.blas}" in table
     if ref.last_level_cache_bytes:
-        assert f"{ref.last_level_cache_bytes / 1e6:,.1f} MB of last-level cache" in table
+        assert f"{reference.cache_size(ref.last_level_cache_bytes)} of last-level cache" in table
     median = f" (median {ref.bandwidth_median_gb_per_s:,.1f})" if ref.bandwidth_median_gb_per_s else ""
     assert f"| roof bandwidth (fastest read) | {ref.bandwidth_gb_per_s:,.1f} GB/s{median} |" in table
     assert f"| balance point | {ref.math_gflop_per_s / ref.bandwidth_gb_per_s:,.1f} FLOP per byte |" in table
@@ -1416,6 +1474,11 @@ def test_the_reference_run_is_data_with_its_machine_date_and_quiet():
                  "single_stream_tokens_per_s", "batch_64_tokens_per_s", "batch_64_long_tokens_per_s"):
         assert f"{getattr(ref, name):,.1f}" in table, name
     assert f"{ref.measurements}" in table and f"({ref.cores} cores)" in table
+
+
+def test_a_cache_size_reads_as_the_system_reports_it():
+    from inferlimits.machine.reference import cache_size
+    assert cache_size(33554432) == "32,768 KiB" and cache_size(33554433) == "33,554,433 bytes"
 
 
 def test_the_reference_table_says_how_quiet_the_reference_was():
@@ -1433,7 +1496,7 @@ def test_the_reference_table_says_how_quiet_the_reference_was():
     kept = reference.reference_table(reference.ReferenceRun(**{
         **row, "features": "avx2 fma", "last_level_cache_bytes": 33554432, "blas": "scipy-openblas 0.3.31", "blas_threads": 2,
         "bandwidth_median_gb_per_s": 28.5, "math_median_gflop_per_s": 140.2})).data
-    assert ("kept in the book's data; AVX2 and FMA units, 33.6 MB of last-level cache, numpy's BLAS scipy-openblas "
+    assert ("kept in the book's data; AVX2 and FMA units, 32,768 KiB of last-level cache, numpy's BLAS scipy-openblas "
             "0.3.31, 2 threads. Load before measuring 0.1;") in kept
     assert "| roof bandwidth (fastest read) | 30.0 GB/s (median 28.5) |" in kept
     assert "| roof math rate (2,048 × 2,048 product) | 150.0 GFLOP/s (median 140.2) |" in kept
@@ -1618,10 +1681,15 @@ def test_the_roof_is_the_fastest_sample_of_all_and_the_reference_lifts_a_low_one
     assert replace(m, reference_roof=(3e10, 2e11)).roof_source == "the reference run"
     assert replace(m, reference_roof=(1e10, 0.5e11)).roof_source == "this run"
     table = replace(m, reference_roof=(3e10, 2e11))._repr_markdown_()
-    assert "- **Roof bandwidth:** 30.0 GB/s, the reference run's: this run's fastest read, 25.0 GB/s, was too low." \
-        in table
-    assert ("- **Roof math rate:** 200.0 GFLOP/s, the reference run's: this run's fastest product, 100.0 GFLOP/s, was "
-            "too low.") in table
+    assert ("- **Roof bandwidth:** 30.0 GB/s, the reference run's: this run's fastest read, 25.0 GB/s, fell below 90% "
+            "of it while the decoder kept up (see below).") in table
+    assert ("- **Roof math rate:** 200.0 GFLOP/s, the reference run's: this run's fastest product, 100.0 GFLOP/s, fell "
+            "below 90% of it while the decoder kept up (see below).") in table
+    # the balance point says whose speeds it divides
+    assert ("- **Balance point:** 6.7 FLOP per byte, the roof's math rate over the roof's bandwidth, both the reference "
+            "run's.") in table
+    assert ("the roof's math rate over the roof's bandwidth, the bandwidth the reference run's."
+            in lifted._repr_markdown_())
     # the waits for a core, where the system reports them, and what they say of a run not judged
     waited = replace(m, read=s((2e10,), (0.3,)), matvec_read=s((1.5e10,), (0.0,)), matmul=s((1e11,), (0.0,)),
                      rounds_read=s((2.5e10,), (0.01,)), rounds_matmul=s((0.8e11,), (0.0,)))
@@ -1722,8 +1790,12 @@ def test_judge_sets_the_roof_beside_the_reference_and_says_what_the_ceilings_use
         "while the decoder kept up with it (97%). Other programs slowed the roof's measurements more than the "
         "decoder's. Ceilings from this roof would be too low, and points would seem to beat them. So the ceilings use "
         "the reference run's bandwidth (30.0 GB/s) and math rate (150.0 GFLOP/s).")
-    assert figures.ceiling_words(low) == ("they use the reference run's roof speeds, since this run's roof fell below "
-                                          "90% of the reference run's while the decoder kept up.")
+    assert figures.ceiling_words(low) == ("they use the reference run's bandwidth and math rate, since this run's roof "
+                                          "fell below 90% of the reference run's while the decoder kept up (at least "
+                                          "90% of the reference's decoder rates).")
+    assert figures.reference_speeds(low) == "the reference run's bandwidth and math rate"
+    assert figures.reference_speeds(replace(low, reference_roof=(30e9, 0.0))) == "the reference run's bandwidth"
+    assert figures.reference_speeds(replace(low, reference_roof=None)) == ""
     words = figures.against_reference(low, ref).data
     assert "- **Against the reference run:** This run's rates as shares of the reference's: bandwidth 65% and math " \
            "rate 29%." in words and "- **What the ceilings use:** This run's roof fell below 90% of" in words

@@ -443,3 +443,103 @@ def test_a_note_with_math_brings_the_rule_that_hides_its_mathml(built, decks):
                 found += 1
                 assert slides.NOTES_MATH_CSS.strip() in note, d.name
     assert found, "no note holds math: the rule is not tested"
+
+
+# ---- worked examples: what a GPU reads, not what it stores -----------------------------------------
+
+def test_the_tensor_parallel_example_states_what_a_gpu_reads_not_what_it_stores():
+    """Chapter 9's example: each GPU stores W_stored / T (``ParallelStep.weight_bytes_per_gpu``)
+    but a step reads what ``tensor_parallel_read_bytes`` counts (the weights a token multiplies
+    and the activations), the bytes its memory time is; the slide says "holds" of the one and
+    "reads" of the other."""
+    from inferlimits.arithmetic.parallel import tensor_parallel_on, tensor_parallel_read_bytes
+    from inferlimits.arithmetic.precision import decode_on
+    from inferlimits.data.hardware import accelerator
+    from inferlimits.data.models import model
+
+    ex = slides.EXAMPLES["tensor_parallel"]()
+    name, card = re.fullmatch(r"(\S+) over two and four (.+)s", ex.title).groups()
+    a, c = accelerator(card), model(name).config
+    for T in (2, 4):
+        (step,) = [s for s in ex.steps if s.startswith(f"$T$ = {T}:")]
+        par = tensor_parallel_on(a, c, T)
+        read = sum(tensor_parallel_read_bytes(c, T, decode_on(a, c)))
+        assert read / a.bandwidth_bytes_per_s == pytest.approx(par.memory_s, rel=1e-9)
+        stored, reads = slides.fmt(par.weight_bytes_per_gpu / 1e9), slides.fmt(read / 1e9)
+        assert stored != reads, "the example no longer tells stored from read bytes"
+        assert re.search(rf"reads {re.escape(reads)} GB", step), (T, step)
+        assert f"{slides.fmt(par.memory_s * 1e3)} ms" in step, (T, step)
+        assert not re.search(rf"reads {re.escape(stored)} GB", step), f"T = {T}: the bytes a GPU stores, as read"
+        if stored in step:
+            assert f"holds {stored} GB" in step, (T, step)
+
+
+def test_no_worked_example_says_a_step_reads_the_stored_weights():
+    """The bytes a worked example says a step reads are never the stored weights of the model it
+    names (the embedding table is stored, not multiplied), on one GPU or split over T."""
+    from inferlimits.data.models import models, weight_bytes
+
+    checked = 0
+    for key, make in slides.EXAMPLES.items():
+        ex = make()
+        named = [m for name, m in models().items() if re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])",
+                                                                  ex.title + " " + ex.question)]
+        stored = {slides.fmt(weight_bytes(m.config, precision) / T / 1e9, d)
+                  for m in named for precision in ("BF16", "FP8") for T in (1, 2, 4, 8) for d in (3, 4)}
+        for step in ex.steps:
+            said = re.findall(r"reads (?:\$W\$ = )?([\d,.]+) GB", step)
+            checked += bool(said and named)
+            assert not set(said) & stored, f"{key}: a step 'reads' the stored weights: {step}"
+    assert checked >= 3, "the test finds too few steps that state the bytes read"
+
+
+# ---- homework: the student's own seeded sheet; the take-home exercises, optional practice ----------
+
+def test_the_homework_slide_sends_students_to_their_seeded_sheet(built, decks):
+    """The homework slide says the graded homework is the student's own seeded sheet (``make
+    homework``), lists the session's assigned exercises (``course.homework_exercises``, read live)
+    and says of each what the sheet does with it, as ``render.session_sheet`` sets it."""
+    import nbformat
+
+    from inferlimits.book.homework import render
+
+    for d in decks:
+        assigned = course.homework_exercises(d.session)
+        assert [e.label for e in d.homework] == [e.label for e in assigned], d.name
+        nb = nbformat.read(built / f"{d.name}.ipynb", as_version=4)
+        (hw,) = [c.source for c in nb.cells if "## Homework" in c.source]
+        assert slides.HOMEWORK_SHEET in hw and "`make homework`" in hw, d.name
+        sheet = render.session_sheet(d.number, 1)
+        from_book = {e.label for e in sheet.from_book}
+        assert {v.template for v in sheet.variants} | from_book == {e.label for e in assigned}, d.name
+        for e in assigned:
+            how = "as the book sets it" if e.label in from_book else "with numbers of its own"
+            assert f"- {slides.exercise_name(e)} ({e.title}), {how}" in hw, f"{d.name}: {e.label}"
+        text = page_text(built / f"{d.name}.html")
+        assert "Graded: your own seeded sheet" in text and "make homework" in text, d.name
+
+
+def test_the_take_home_exercises_are_optional_practice(built, decks):
+    import nbformat
+
+    for d in decks:
+        nb = nbformat.read(built / f"{d.name}.ipynb", as_version=4)
+        slide = [c.source for c in nb.cells if "## With the take-home reading" in c.source]
+        if not d.take_home:
+            assert not slide, d.name
+            continue
+        (text,) = slide
+        assert slides.TAKE_HOME_PRACTICE in text and "not graded" in text, d.name
+        practice = {e.label for e in course.practice_exercises(d.session)}
+        assert {e.label for e in d.take_home} <= practice, f"{d.name}: a take-home exercise is assigned"
+        assert all(slides.exercise_name(e) in text for e in d.take_home), d.name
+
+
+def test_the_homework_slide_follows_the_course_plan_live(monkeypatch):
+    """``course.homework_exercises`` is read when the deck is built: a deck follows a change to it."""
+    session = course.SESSIONS[8]
+    chosen = course.homework_exercises(session)[:1]
+    monkeypatch.setattr(course, "homework_exercises", lambda s, root=slides.ROOT: list(chosen))
+    d = slides.deck(9, session)
+    assert [e.label for e in d.homework] == [e.label for e in chosen]
+    assert slides.homework_text(d).count("\n- ") == 1

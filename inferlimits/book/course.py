@@ -131,8 +131,13 @@ MIN_IN_CLASS = 3
 #: the most exercises done in class in a session, labs included, and the most labs
 MAX_IN_CLASS = 4
 MAX_LABS = 1
-#: the most minutes of homework a session assigns (``minutes`` of each exercise): about three hours
+#: the most minutes of homework a session assigns (``minutes`` of each exercise): about three hours;
+#: a session may set a lower limit of its own (``Session.homework_cap``)
 HOMEWORK_MINUTES = 180
+#: the largest share of a session's assigned minutes that exercises without a seeded variant
+#: (``seeded``) may take: their solutions are public in the full book, so they only fill the time
+#: the seeded ones leave (``homework_exercises``)
+MAX_UNSEEDED_SHARE = 0.2
 #: the most questions a session's quiz asks (the quiz has ten minutes of the agenda)
 MAX_QUIZ_QUESTIONS = 4
 
@@ -147,6 +152,8 @@ class Session:
     lab: str = ""                       # what students run themselves, if anything
     notes: str = ""                     # for the instructor: what to stress, what to prepare
     for_homework: tuple[str, ...] = ()  # labels of exercises the rule sends to class, left for home here
+    setup: str = ""                     # for the students, with the homework: what to set up before the next session
+    homework_cap: int = HOMEWORK_MINUTES  # the most minutes of homework it assigns, if fewer than the course's
 
 
 #: the plan: one session a week, two hours each
@@ -236,14 +243,25 @@ SESSIONS = (
             (10, "Break"),
             (20, "[kv-cache-ex7] alone, then compare answers"),
             (20, "Read [figure 12_worked_capacity] together, and hand out the worked example as take-home "
-                 "reading, due and quizzed at the next session"),
+                 "reading, due and quizzed at the next session; then hand out the set-up for next week's lab"),
             (10, "Quiz: [quiz]"),
         ),
         take_home=("12_worked_example",),
         notes="The cache is what batching cannot share: check the fit in memory before any rate, every time. "
               "The worked example ({doc}`12_worked_example`) is take-home reading from this session on: it "
               "needs only decode, batching and the cache, and it checks a published plan claim by claim. Its "
-              "exercises join this session's homework pool, and the next session's quiz asks about it."),
+              "exercises join this session's homework pool, and the next session's quiz asks about it. The "
+              "next session's lab runs on the students' own laptops: hand out its set-up (below) with the "
+              "homework, so that each student installs the student notebooks and runs one before the lab, or "
+              "knows to use Binder alone.",
+        setup="Before the next session's lab, install the student notebooks on your own laptop and run one. "
+              "The lab sheet ({doc}`labs`) gives the address of the book's `student` branch: clone it, then run "
+              "`make lab` in the folder it makes. That installs what the notebooks need, once, and opens "
+              "JupyterLab. Open {doc}`13_measure` there and run it all once (Run, then Run All Cells), so that "
+              "a problem shows before the lab, not in it. `make lab` needs git, Python and make on macOS or Linux; "
+              "on Windows it runs only in WSL. If you cannot install the notebooks, use Binder alone: open the "
+              "lab sheet's Binder link once before the lab, since its first start takes a minute or two, and in "
+              "the lab compare your Binder roof with a neighbour's laptop."),
     Session(
         "The third wall, measured", ("06_overhead",),
         agenda=(
@@ -264,9 +282,12 @@ SESSIONS = (
         lab="run chapter 13 on a laptop and in Binder, and compare the two machines' roofs",
         notes="Chapter 13 measures the machine it runs on, so the hosted book's figures show the machine "
               "that built the book; students get their own machine's numbers only with the notebook running, "
-              "which is the point of the lab. Its main line is take-home reading, after the lab: students "
-              "read it with their own measurements open, and the next session's quiz asks about it. The term "
-              "project's first result is due today: a student who measures can use the lab's roof."),
+              "which is the point of the lab. Students set up the notebooks on their laptops after the last "
+              "session (its set-up): open by asking who could not, and pair each of them with a student whose "
+              "laptop runs them, Binder open beside. The chapter's main line is take-home reading, after the "
+              "lab: students read it with their own measurements open, and the next session's quiz asks about "
+              "it. The term project's first result is due at the next session, so a student who measures can "
+              "use today's roof."),
     Session(
         "Low precision", ("07_low_precision",),
         agenda=(
@@ -282,7 +303,9 @@ SESSIONS = (
             (10, "Quiz: [quiz]"),
         ),
         notes="Keep the precision the weights are stored in apart from the precision the math runs in: "
-              "weight-only formats help decode, and only narrower math helps a compute-bound step."),
+              "weight-only formats help decode, and only narrower math helps a compute-bound step. The term "
+              "project's first result is due today, a week after the lab: return each with a line on what the "
+              "final report must add. The final report is set today, due a week after the last session."),
     Session(
         "Mixtures of experts", ("08_moe",),
         agenda=(
@@ -290,16 +313,21 @@ SESSIONS = (
             (15, "Read [figure 08_moe] together: the MoE curve against its dense twin's, before the formula"),
             (20, "Board derivation: the experts a batch touches under uniform routing"),
             (15, "[moe-ex4] at the figure, in pairs"),
-            (10, "Break"),
+            (5, "Break"),
             (15, "[moe-ex2] at the board: the knee once every expert is read"),
             (10, "[moe-ex6] alone"),
             (15, "[moe-ex5] in groups: find the error"),
+            (5, "Hand out the index card as take-home reading, due and quizzed at the next session"),
             (10, "Quiz: [quiz]"),
         ),
+        take_home=("11_index_card",),
         notes="An MoE step reads the experts its batch touches: few at a batch of one, nearly all of them "
               "once the batch is large, which is why its math binds only at a far larger batch than a dense "
               "model's. Read the figure's MoE curve against its dense twin's before the formula. MLA's "
-              "absorbed attention is the chapter's second idea: keep it for the second hour."),
+              "absorbed attention is the chapter's second idea: keep it for the second hour. Hand out the index card "
+              "({doc}`11_index_card`) as take-home reading: it gathers every formula of the course on one page, "
+              "so students read it with the next session's two chapters, and the next session's quiz asks about "
+              "it. Its exercises join this session's homework pool."),
     Session(
         "Serving at scale", ("09_serving_at_scale", "10_speculative_decoding"),
         agenda=(
@@ -313,20 +341,21 @@ SESSIONS = (
             (30, "Lab: in Binder, [serving-at-scale-ex3] on [figure 10_frontier]: for the set-up it names, the "
                  "largest batch among powers of two that keeps each user at the speed it names, and the "
                  "tokens per second each GPU then makes"),
-            (10, "Hand out the index card as take-home reading; the term project's final report is due in a week"),
+            (10, "The index card, read for today: the lines today's two chapters add to it; the term project's "
+                 "final report is due in a week"),
             (10, "Quiz: [quiz]"),
         ),
-        take_home=("11_index_card",),
         for_homework=("serving-at-scale-ex1", "speculative-ex1", "speculative-ex2"),
+        homework_cap=120,
         lab="in Binder, do {numref}`serving-at-scale-ex3` on the frontier figure of {doc}`10_speculative_decoding`: "
             "for the set-up it names, find the largest batch among powers of two that keeps each user at the "
             "speed it names, and the tokens per second each GPU then makes",
         notes="Two chapters, one question: what more hardware, or a draft model, buys each user and the fleet. "
               "Class keeps four exercises, the lab's among them; the chapters' other basic exercises go to "
-              "homework or practice. The index card ({doc}`11_index_card`) is take-home reading: it gathers "
-              "every formula of the course on one page. No session follows to quiz it, so its questions are "
-              "spares, for a final test if you set one. The term project's final report is due a week after "
-              "this session."),
+              "homework or practice. Students have read the index card ({doc}`11_index_card`) for today, "
+              "handed out in the last session: it gathers every formula of the course on one page, today's "
+              "among them, and today's quiz asks about it. The term project's final report is due a week after "
+              "this session, with this session's homework, so the homework is lighter than a full week's."),
 )
 
 _REF = re.compile(r"\[([^\]\s]+)\]")
@@ -377,23 +406,40 @@ def homework_pool(session: Session, root: Path = ROOT) -> list[Exercise]:
     return [e for e in session_exercises(session, root) if e.label not in done and not e.project]
 
 
+def seeded(ex: Exercise) -> bool:
+    """Whether ``make homework`` sets ``ex`` with numbers of its own for each seed: a template of
+    ``inferlimits.book.homework`` varies it. One without a template is set as the book writes it,
+    and the full book shows its solution."""
+    from inferlimits.book.homework import templates  # noqa: PLC0415 (it reads this module's exercises)
+
+    return ex.label in templates()
+
+
 def homework_exercises(session: Session, root: Path = ROOT) -> list[Exercise]:
-    """The homework a session assigns, due a week later, in the book's order. The rule: from its pool
-    (``homework_pool``), a first pass takes the first exercise of each kind, a second pass the rest,
-    in the book's order; each is assigned only while the estimated minutes (``minutes``) stay within
-    ``HOMEWORK_MINUTES``. The pool's other exercises are optional practice (``practice_exercises``)."""
+    """The homework a session assigns, due a week later, in the book's order. The rule, stated here
+    once: from its pool (``homework_pool``), the exercises with a seeded variant (``seeded``) come
+    first, the first of each kind, then the rest, in the book's order; the others then fill the
+    time left, in the book's order, only while their minutes stay within ``MAX_UNSEEDED_SHARE`` of
+    the session's. Each is assigned only while the estimated minutes (``minutes``) stay within
+    ``session.homework_cap`` (at most ``HOMEWORK_MINUTES``). The pool's other exercises are optional
+    practice (``practice_exercises``)."""
     pool = homework_pool(session, root)
     chosen: set[str] = set()
-    total = 0
-    for first_pass in (True, False):
+    total = unseeded = 0
+    for with_variant, first_of_kind in ((True, True), (True, False), (False, False)):
         kinds: set[str | None] = set()
         for e in pool:
-            if e.label in chosen or (first_pass and e.kind in kinds):
+            if e.label in chosen or seeded(e) != with_variant or (first_of_kind and e.kind in kinds):
                 continue
             kinds.add(e.kind)
-            if total + minutes(e) <= HOMEWORK_MINUTES:
-                chosen.add(e.label)
-                total += minutes(e)
+            m = minutes(e)
+            if total + m > min(session.homework_cap, HOMEWORK_MINUTES):
+                continue
+            if not with_variant and unseeded + m > MAX_UNSEEDED_SHARE * (total + m):
+                continue
+            chosen.add(e.label)
+            total += m
+            unseeded += 0 if with_variant else m
     return [e for e in pool if e.label in chosen]
 
 
@@ -523,7 +569,7 @@ def agenda_markdown(session: Session, root: Path = ROOT) -> str:
 
 def session_markdown(number: int, sessions: tuple[Session, ...] = SESSIONS, root: Path = ROOT) -> str:
     """One session in full: its topic, reading (with its words), take-home reading, lab, timed
-    agenda and notes."""
+    agenda, notes, and the set-up it hands students for the next session, if any."""
     s = sessions[number - 1]
     lines = [f"**{number}. {s.topic}.** Reading: {_docs(s.chapters)}, {reading_words(s, root):,} words of main line."]
     if s.take_home:
@@ -534,6 +580,8 @@ def session_markdown(number: int, sessions: tuple[Session, ...] = SESSIONS, root
     out = [" ".join(lines), agenda_markdown(s, root)]
     if s.notes:
         out.append(f"*Notes.* {s.notes}")
+    if s.setup:
+        out.append(f"*Set-up, for the students, with the homework.* {s.setup}")
     return "\n\n".join(out)
 
 
@@ -573,10 +621,10 @@ MILESTONES = (
               hand_in="One page: the project chosen; the data it needs, each value with its source (a datasheet, "
                       "a `config.json`, a published run), or the machine and software it will measure; the "
                       "method, in the chapter's formulas; and the numbers the final report will give."),
-    Milestone("First result", set_in=3, week=6, percent=10,
+    Milestone("First result", set_in=3, week=7, percent=10,
               hand_in="A first measurement with its ceiling beside it, or a first computed card (the set-up's fit, "
                       "its ceilings and its verdict), with the working, and a line on what remains to do."),
-    Milestone("Final report", set_in=6, week=FINAL_WEEK, percent=30,
+    Milestone("Final report", set_in=7, week=FINAL_WEEK, percent=30,
               hand_in="Every part the project's exercise asks for, each number within the tolerance it states, "
                       "with its sources and its working or command lines, and a page on what limits the result."),
 )

@@ -19,7 +19,9 @@ own ``reveal`` template, with the few blocks that load scripts from CDNs replace
   (``EXAMPLES``);
 - the session's in-class exercises (``course.in_class_exercises``), in the order its agenda
   takes them: each one's text on its slide, and its answer (the chapter's solution) in the slide's
-  speaker notes; then the list of its homework and of the exercises set with its take-home reading;
+  speaker notes; then its homework: the student's own seeded sheet (``make homework``), with the
+  exercises it is drawn from (``course.homework_exercises``); then the exercises set with its
+  take-home reading, as optional practice;
 - the session's questions of the quiz bank (``course.quiz_questions``), one a slide, each one's
   key in the slide's speaker notes.
 
@@ -54,7 +56,7 @@ from inferlimits.arithmetic.generation import (decode_flops_per_token, decode_kn
 from inferlimits.arithmetic.indexcard import read_card
 from inferlimits.arithmetic.kvcache import batch_where_cache_equals_weights, fit, max_sequences, usable_memory_fraction
 from inferlimits.arithmetic.overhead import eager_launches_per_step, launch_assumptions, overhead_ceiling_tokens_per_s
-from inferlimits.arithmetic.parallel import tensor_parallel_on
+from inferlimits.arithmetic.parallel import tensor_parallel_on, tensor_parallel_read_bytes
 from inferlimits.arithmetic.precision import decode_on, knee_on
 from inferlimits.arithmetic.roofline import attainable_flop_per_s, balance_point_flop_per_byte
 from inferlimits.arithmetic.speculative import expected_tokens_per_step
@@ -532,15 +534,21 @@ def _tensor_parallel() -> Example:
     c = model(name).config
     one = fit(a.capacity_bytes, weight_bytes(c))
     two, four = tensor_parallel_on(a, c, 2), tensor_parallel_on(a, c, 4)
+    # what a GPU stores (ParallelStep.weight_bytes_per_gpu, W_stored / T) is not what its step
+    # reads (tensor_parallel_read_bytes: the weights a token multiplies, W / T, and its activations)
+    point = decode_on(a, c)
+    read_two, read_four = (sum(tensor_parallel_read_bytes(c, T, point)) for T in (2, 4))
     ex = Example(f"{name} over two and four {a.name}s",
                  f"One user, {name} in BF16, on {a.name}s in tensor parallelism: what does splitting buy?")
     ex.steps = [
         f"{ex.r(weight_bytes(c) / 1e9, 4)} GB of weights do not fit one card's "
         f"{ex.r(one.usable_bytes / 1e9, 4)} GB usable.",
-        f"$T$ = 2: each GPU reads {ex.r(two.weight_bytes_per_gpu / 1e9)} GB, {ex.r(two.memory_s * 1e3)} ms, "
-        f"then {ex.r(two.communication_s * 1e3)} ms of all-reduces: {ex.r(two.per_user)} tokens/s.",
-        f"$T$ = 4: {ex.r(four.memory_s * 1e3)} ms + {ex.r(four.communication_s * 1e3)} ms: "
-        f"{ex.r(four.per_user)} tokens/s.",
+        f"$T$ = 2: each GPU holds {ex.r(two.weight_bytes_per_gpu / 1e9)} GB of weights. A step reads "
+        f"{ex.r(read_two / 1e9)} GB, in {ex.r(two.memory_s * 1e3)} ms: its half of the weights a token "
+        "multiplies, and the activations. (The embedding table is held, not multiplied: a token looks up its row.)",
+        f"Then {ex.r(two.communication_s * 1e3)} ms of all-reduces: {ex.r(two.per_user)} tokens/s.",
+        f"$T$ = 4: each GPU reads {ex.r(read_four / 1e9)} GB a step, {ex.r(four.memory_s * 1e3)} ms, "
+        f"+ {ex.r(four.communication_s * 1e3)} ms: {ex.r(four.per_user)} tokens/s.",
         f"Twice the GPUs give {ex.r(four.per_user / two.per_user)}× the speed, not 2×.",
     ]
     ex.conclusion = "The memory term shrinks with the GPUs; the all-reduces do not."
@@ -805,6 +813,44 @@ def activity_text(activity: str, root: Path = ROOT, quiz: int = 0) -> str:
     return plain(_AGENDA_REF.sub(ref, text), root)
 
 
+def on_the_sheet_with_own_numbers(ex: course.Exercise) -> bool:
+    """Whether a homework sheet (``make homework``, ``inferlimits.book.homework.render``) gives
+    ``ex`` numbers of its own: a template of ``inferlimits.book.homework`` varies it, as
+    ``render.session_sheet`` decides; a sheet sets any other assigned exercise as the book writes it."""
+    from inferlimits.book.homework import templates
+
+    t = templates().get(ex.label)
+    return t is not None and t.chapter == ex.chapter
+
+
+#: what the homework slide says: the graded homework is each student's seeded sheet, not the
+#: book's versions, whose solutions the full book shows
+HOMEWORK_SHEET = ("Graded: your own seeded sheet (`make homework`). Work the sheet, not the book's versions. "
+                  "It is drawn from these exercises:")
+#: what the slide of the take-home reading's exercises says
+TAKE_HOME_PRACTICE = "Optional practice, not graded. The full book's solutions let you check your work."
+
+
+def homework_text(d: Deck, root: Path = ROOT) -> str:
+    """The homework slide: the graded homework is the student's own seeded sheet (``make
+    homework``), drawn from the session's assigned exercises (``course.homework_exercises``,
+    read when the deck is built), each marked as the sheet sets it: with numbers of its own, or as
+    the book sets it (``on_the_sheet_with_own_numbers``)."""
+    def how(e: course.Exercise) -> str:
+        return "with numbers of its own" if on_the_sheet_with_own_numbers(e) else "as the book sets it"
+
+    return (f"## Homework\n\n{HOMEWORK_SHEET}\n\n"
+            + "\n".join(f"- {exercise_name(e, root)} ({e.title}), {how(e)}" for e in d.homework))
+
+
+def take_home_text(d: Deck, root: Path = ROOT) -> str:
+    """The slide of the exercises set with the take-home reading: optional practice, not graded
+    (the session's ``course.practice_exercises`` of its take-home chapters)."""
+    reading = ", ".join(chapter_ref(c, root) for c in d.session.take_home)
+    return (f"## With the take-home reading ({reading})\n\n{TAKE_HOME_PRACTICE}\n\n"
+            + "\n".join(f"- {exercise_name(e, root)} ({e.title})" for e in d.take_home))
+
+
 def notebook(d: Deck, root: Path = ROOT):
     """The deck as a notebook: Markdown cells, each with its reveal.js slide type."""
     import nbformat
@@ -850,12 +896,9 @@ def notebook(d: Deck, root: Path = ROOT):
               f"{_exercise_text(e, root)}", css="deck-exercise")
         slide(f"**Answer** (the solution in {chapter_ref(e.chapter, root)}):\n\n{answer_text(d, e, root)}", "notes")
     if d.homework:
-        slide("## Homework\n\n" + "\n".join(f"- {exercise_name(e, root)} ({e.title})" for e in d.homework),
-              css="deck-homework")
+        slide(homework_text(d, root), css="deck-homework")
     if d.take_home:
-        reading = ", ".join(chapter_ref(c, root) for c in s.take_home)
-        slide(f"## With the take-home reading ({reading})\n\n"
-              + "\n".join(f"- {exercise_name(e, root)} ({e.title})" for e in d.take_home), css="deck-homework")
+        slide(take_home_text(d, root), css="deck-homework")
     for i, q in enumerate(d.quiz, start=1):
         slide(f"## Quiz: question {i} of {len(d.quiz)}\n\n"
               f"<p class=\"deck-source\">{html.escape(f'{q.id} · {chapter_ref(q.chapter, root)} · {q.kind}')}</p>\n\n"

@@ -154,13 +154,14 @@ def _rounds(chapter: bool, rounds: int) -> tuple[int, str]:
             (1, "one round, measured live"))
 
 
-#: The legend of the model's points in each sweep figure: computed, not measured.
-MODEL_NAME = "what a quiet machine shows: the model's {formula} (computed, not measured)"
+#: The legend of the model's points in each sweep figure: the model, computed, not measured (no promise
+#: of what any machine shows: the words under each table say whether this run showed it).
+MODEL_NAME = "the model, computed, not measured: {formula}"
 
 
 def _model_trace(x: Sequence[float], y: Sequence[float], formula: str, hover: str) -> dict:
     """The book's formula at each setting of a sweep, with this machine's measured roof: the
-    shape a quiet machine's points follow, at or below it. Hollow circles on a dotted line, named
+    shape the formula predicts, at or above the measured points. Hollow circles on a dotted line, named
     in the legend as the model (``MODEL_NAME``) and labelled "model" at the last point, so that no
     reader takes them for measurements."""
     x, y = list(x), list(y)
@@ -181,7 +182,7 @@ def products_spec(side: int = 8192, max_batch: int = 256, chapter: tuple[int, in
     """A side x side float32 weight matrix times 1, 2, 4, ... vectors, each measured product a
     point on this machine's measured roof; beside the roof's slanted line, the plain read of the
     same matrix timed in the same rounds; and the model at each batch, min(P, I x BW) with this
-    machine's roof (``_model_trace``: the climb-then-level shape a quiet machine shows).
+    machine's roof (``_model_trace``: the climb-then-level shape the roofline predicts).
     ``chapter`` is the (side, max_batch) the chapter measured."""
     m = _machine()
     side, max_batch = int(side), int(max_batch)
@@ -234,7 +235,7 @@ def decode_spec(context_tokens: int = 128, max_batch: int = 64, together: tuple[
                 chapter_max_batch: int = 64) -> dict:
     """Measured tokens/s of the small decoder at batches 1, 2, 4, ... against the two ceilings,
     and the model at each measured batch, min(memory, math) (``_model_trace``: the memory-to-math
-    knee a quiet machine shows). The chapter measured the contexts in ``together`` in the same rounds, up to
+    knee the ceilings predict). The chapter measured the contexts in ``together`` in the same rounds, up to
     ``chapter_max_batch``; any other setting is measured live, on its own."""
     m = _machine()
     context_tokens, max_batch = int(context_tokens), int(max_batch)
@@ -390,11 +391,10 @@ def is_noisy(spread: float) -> bool:
 def noise_words(spreads: Sequence[float], what: str = "rows") -> str:
     """Whether a sweep was quiet by the chapter's rule: quiet only when every one of its
     measurements (``spreads``: each one's fastest round over its slowest; ``what`` names them, e.g.
-    "rows" of its table) spread at most QUIET_SPREAD; mostly quiet when fewer than half of them
-    spread more; else noisy. "quiet: all 10 rows varied at most 1.20× from slowest to fastest.",
-    "mostly quiet: 6 of its 7 batches varied at most 1.25× from slowest to fastest; the other
-    varied 1.50×." or "noisy: 5 of its 10 rows varied more than 1.25× from slowest to fastest, up
-    to 3.00×."
+    "rows" of its table) spread at most QUIET_SPREAD; else noisy, however few spread more (the
+    chapter defines no third word). "quiet: all 10 rows varied at most 1.20× from slowest to
+    fastest." or "noisy: 1 of its 7 batches varied more than 1.25× from slowest to fastest, 1.50×;
+    the other 6 varied at most 1.25×."
     """
     spreads = [positive("spreads", x) for x in spreads]
     if not spreads:
@@ -403,13 +403,13 @@ def noise_words(spreads: Sequence[float], what: str = "rows") -> str:
     n, worst = len(spreads), max(spreads)
     if not noisy:
         return f"quiet: all {n} {what} varied at most {_spread_text(worst)} from slowest to fastest."
-    if 2 * len(noisy) < n:
-        rest = "the other varied" if len(noisy) == 1 else f"the other {len(noisy)} varied up to"
-        return (f"mostly quiet: {n - len(noisy)} of its {n} {what} varied at most {QUIET_SPREAD:g}× from slowest to "
-                f"fastest; {rest} {_spread_text(worst)}.")
-    share = f"all {n} {what}" if len(noisy) == n else f"{len(noisy)} of its {n} {what}"
-    return (f"noisy: {share} varied more than {QUIET_SPREAD:g}× from slowest to fastest, "
-            f"up to {_spread_text(worst)}.")
+    if len(noisy) == n:
+        return (f"noisy: all {n} {what} varied more than {QUIET_SPREAD:g}× from slowest to fastest, "
+                f"up to {_spread_text(worst)}.")
+    most = _spread_text(worst) if len(noisy) == 1 else f"up to {_spread_text(worst)}"
+    rest = "the other varied" if n - len(noisy) == 1 else f"the other {n - len(noisy)} varied"
+    return (f"noisy: {len(noisy)} of its {n} {what} varied more than {QUIET_SPREAD:g}× from slowest to fastest, "
+            f"{most}; {rest} at most {QUIET_SPREAD:g}×.")
 
 
 def change_word(ratio: float) -> str:
@@ -517,11 +517,12 @@ def products_words(sweep: measure.ProductSweep, m: measure.Machine) -> Markdown:
     the table), any point above the roof, first, and why (``above_roof_words``: past the ridge, a
     point whose median round beat the median of the roof's square product in the same rounds ran
     its shape more efficiently than the roof's product; one that beat it only in its fastest round
-    ran in a quieter spell; below the ridge, a cache only where ``cache_lift`` allows), what the rate
-    did in each region of the roof (``doubling_words``), where it dropped, the plain read against
-    the roof (``plain_read_words``, with the roof's own read in the same rounds), and whether this
-    run shows the climb-then-level shape (``product_lesson_words``, told whether the run was steady
-    and what the control showed)."""
+    ran in a quieter spell; below the ridge, a cache only where ``cache_lift`` allows), where the
+    rate dropped, the plain read against the roof (``plain_read_words``, with the roof's own read in
+    the same rounds), and whether this run shows the climb-then-level shape (``product_lesson_words``,
+    told whether the run was steady and what the control showed). The lesson alone sets the rate
+    beside the roof over spans of batches, the two spans its rules test, so that the words define
+    "below" and "past the ridge" once (``doubling_words``, region by region, is not shown here)."""
     points = list(sweep)
     roofs = [min(m.peak_flop_per_s, p.intensity_flop_per_byte * m.bandwidth_bytes_per_s) for p in points]
     batches, rates = [p.batch for p in points], [p.flop_per_s for p in points]
@@ -540,7 +541,6 @@ def products_words(sweep: measure.ProductSweep, m: measure.Machine) -> Markdown:
             typical=[a[3] for a in above], roof_side=m.matmul_side, cached=[a[4] for a in above],
             source=m.roof_source))]))
     if len(points) > 1:
-        lines.append(doubling_words(batches, rates, roofs))
         drops = drop_words(batches, rates)
         if drops:
             lines.append(_bullets([("Drops", drops)]))
@@ -624,9 +624,11 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
     batched product's, and whether both were measured cleanly: quiet rounds on a steady run).
     Faster in every round, measured cleanly, shows that the routine made the dip; faster in every
     round on a noisy or unsteady run points to the routine, with the size of the gap in doubt. How the
-    widest batch reached; and, where the shape is missing, why and what a quiet machine should
-    show. ``batches`` double from one to the next; ``rates`` and ``roofs`` are in any one unit;
-    ``spread`` is the sweep's widest spread of rounds (noisy above QUIET_SPREAD).
+    widest batch reached; and, where the shape is missing, why, and what a quiet machine should
+    show only where noise may explain every failure the rounds judged. ``batches`` double from one
+    to the next; ``rates`` and ``roofs`` are in any one unit; ``spread`` is the sweep's widest
+    spread of rounds (noisy above QUIET_SPREAD). Where the control settles nothing, the words count
+    the rounds it was faster in, since the table gives each row's fastest round only.
 
     A rule that fails is put down to noise only where the rounds show it: with ``rounds`` (each
     batch's rate in every round, the rounds in one order), a failure that held within every round
@@ -673,7 +675,7 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
                 "noise."), True
 
     climb, level = _climb_and_level(batches, roofs)
-    said, fails, noisy = [], 0, 0
+    said, fails, noisy, sure = [], 0, 0, 0
     if climb is None:
         said.append(f"Its smallest batch, {_vectors(batches[0])}, lies at or "
                     "past the ridge, so it cannot show the climb.")
@@ -681,19 +683,20 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
     else:
         a, b = climb
         rose, roof = rates[b] / rates[a], roofs[b] / roofs[a]
-        span = f"From {_vectors(batches[a])} to {batches[b]:,}"
+        span = f"The climb, from {_vectors(batches[a])} to {batches[b]:,}: "
         if rose >= CLIMB_SHARE * roof:
-            said.append(f"{span}, the rate rose {_factor(rose)}, at least half of the roof's {_factor(roof)}.")
+            said.append(f"{span}the rate rose {_factor(rose)}, at least half of the roof's {_factor(roof)}.")
         else:
-            said.append(f"{span}, the rate rose only {_factor(rose)}, less than half of the roof's {_factor(roof)}."
+            said.append(f"{span}the rate rose only {_factor(rose)}, less than half of the roof's {_factor(roof)}."
                         if rose > 1 else
-                        f"{span}, the rate did not rise ({_factor(rose)}), while the roof rose {_factor(roof)}.")
+                        f"{span}the rate did not rise ({_factor(rose)}), while the roof rose {_factor(roof)}.")
             fails += 1
             why, maybe = reason(a, b, lambda r: r < CLIMB_SHARE * roof, "shortfall",
                                 "numpy's general routine, which takes over from 2 vectors, may stream the weights "
                                 "less well than its matrix-vector routine")
             said.append(why)
             noisy += maybe
+            sure += not maybe
     if level is None:
         said.append(f"Its widest batch, {_vectors(batches[-1])}, lies below "
                     "the ridge, so it cannot show the level part.")
@@ -701,10 +704,11 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
     else:
         a, b = level
         changed = rates[b] / rates[a]
+        span = f"The level part, past the ridge, from {batches[a]:,} vectors to {batches[b]:,}: "
         if 1 / LEVEL_FACTOR < changed < LEVEL_FACTOR:
-            said.append(f"Past the ridge it changed only {_factor(changed)}, within {LEVEL_FACTOR:g}× either way.")
+            said.append(f"{span}the rate changed only {_factor(changed)}, within {LEVEL_FACTOR:g}× either way.")
         else:
-            said.append(f"Past the ridge it {_went(changed)}, more than {LEVEL_FACTOR:g}× either way.")
+            said.append(f"{span}the rate {_went(changed)}, more than {LEVEL_FACTOR:g}× either way.")
             fails += 1
             up = changed >= LEVEL_FACTOR
             why, maybe = reason(a, b, (lambda r: r >= LEVEL_FACTOR) if up else (lambda r: r <= 1 / LEVEL_FACTOR),
@@ -713,6 +717,7 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
                                 "the library may run the widest batches less efficiently")
             said.append(why)
             noisy += maybe
+            sure += not maybe
     dip = [b for b, r in zip(batches, rates) if SWITCH[0] <= b <= SWITCH[-1] and r < rates[0] * (1 - LEVEL_WITHIN)]
     if dip and batches[0] == 1:
         where = f"{dip[0]:,}" if len(dip) == 1 else f"{dip[0]:,} to {dip[-1]:,}"
@@ -729,8 +734,11 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
                 said.append(f"The control points to the routine numpy switches to: {faster} But other programs "
                             "disturbed these rounds, so the size of the gap is in doubt.")
             else:
+                won = sum(x > 1 + LEVEL_WITHIN for x in ratios)
+                rounds_won = "none" if not won else f"only {won}"
                 said.append(f"The control does not settle why: the same {pair:,} vectors, multiplied one at a time, "
-                            "were not faster in every round.")
+                            f"were faster in {rounds_won} of the {len(ratios)} rounds, compared round by round "
+                            "(the table gives each one's fastest round).")
         elif control is None:
             said.append("numpy may switch routine there; this sweep does not test that.")
     height = f"The widest batch reached {rates[-1] / roofs[-1]:.0%} of the {'flat ' if level else ''}roof."
@@ -739,7 +747,9 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
         return " ".join(["this run shows the climb-then-level shape.", *said, height, *tail])
     shape = ("the rate to climb along the slanted roof to the ridge, then level off under the flat roof, as the "
              "model's circles do. numpy may still dip at a few vectors, where it switches routine.")
-    after = [f"On a quiet machine, the roofline expects {shape}" if noisy else f"The roofline allows {shape}"]
+    # a quiet machine is promised the shape only where noise may explain every failure the rounds judged
+    after = [f"On a quiet machine, the roofline expects {shape}" if noisy and not sure else
+             f"The roofline allows {shape}"]
     return " ".join(["this run does not show the climb-then-level shape.", *said, height, *after])
 
 
@@ -1007,14 +1017,25 @@ def _decode_cached(points: Sequence[measure.DecodePoint], m: measure.Machine) ->
     return out
 
 
+def reference_speeds(m: measure.Machine) -> str:
+    """Which of the roof's speeds come from the reference run, in words: "the reference run's
+    bandwidth", "... math rate", "... bandwidth and math rate"; "" where none does."""
+    source = m.roof_source
+    if source == "this run":
+        return ""
+    if source == "the reference run":
+        return "the reference run's bandwidth and math rate"
+    return f"the reference run's {source.removeprefix('the reference run for the ')}"
+
+
 def ceiling_words(m: measure.Machine) -> str:
     """Where a table's ceilings come from, in one sentence, from how ``judge`` judged the run: this
     run's own roof; the reference run's speeds where this run's were too low; or this run's roof,
     which other programs may have lowered (then the shares may be too high)."""
     j = m.judgement
     if m.reference_roof and m.roof_source != "this run":
-        return (f"they use {m.roof_source}'s roof speeds, since this run's roof fell below {KEPT_UP:.0%} of the "
-                "reference run's while the decoder kept up.")
+        return (f"they use {reference_speeds(m)}, since this run's roof fell below {KEPT_UP:.0%} of the "
+                f"reference run's while the decoder kept up (at least {KEPT_UP:.0%} of the reference's decoder rates).")
     if j is not None and j.state == measure.ROOF_SLOWED:
         return ("they use this run's roof, which other programs slowed along with the decoder: the shares are "
                 "those of a slowed machine.")
@@ -1059,7 +1080,7 @@ def decode_words(points: Sequence[measure.DecodePoint], m: measure.Machine) -> M
 def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: float,
                       spreads: Sequence[float] | None = None) -> str:
     """Whether a decode sweep shows the lesson of its ceilings, the memory-to-math knee, and if
-    not, why not and what a quiet machine should show. It shows the knee when the knee
+    not, why not and what the data do show. It shows the knee when the knee
     (``crossing``, the batch at which the ceilings cross; ``math.inf``: never) lies between the
     smallest and the largest batch measured, and every batch was placed near its lower ceiling
     (``kinds``, as ``regime_kinds`` names them: none overhead-bound, none too noisy to place): then
@@ -1069,7 +1090,11 @@ def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: fl
     the formula leaves out, not noise, held it there; likely ones are named as likely. The batches
     too noisy to place are put down to other programs: by their noisy rounds, or, where their
     rounds agreed (``spreads``, one per batch; default: noisy), by a run other programs may have
-    slowed throughout."""
+    slowed throughout.
+
+    A quiet machine is promised the shape only where noise may explain every batch below half (none
+    overhead-bound). Where some were overhead-bound, the words say instead which ends of the sweep
+    still reached half of their ceiling on either side of the knee (``ends_words``)."""
     batches = [whole("batch", b) for b in batches]
     if not batches or len(batches) != len(kinds):
         raise ValueError("batches and kinds must be of one length, at least 1")
@@ -1109,10 +1134,31 @@ def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: fl
         else:
             said.append(f"The {'batches' if noisy > 1 else 'batch'} too noisy to place may owe "
                         f"{'their' if noisy > 1 else 'its'} place below half to other programs.")
+    if not far:
         said.append(f"On a quiet machine, the formula expects {shape}")
-    else:
-        said.append(f"The ceilings allow {shape}")
+    elif ends_words(batches, kinds, crossing):
+        said.append(ends_words(batches, kinds, crossing))
     return " ".join(said)
+
+
+def ends_words(batches: Sequence[int], kinds: Sequence[str], crossing: float) -> str:
+    """Which ends of a decode sweep reached half of their lower ceiling on their side of the knee
+    (``crossing``; ``kinds`` as ``regime_kinds`` names them): the smallest batch memory-bound below
+    it, the largest compute-bound past it. "Its two ends still lie on either side of the knee: batch
+    1 was memory-bound and batch 64 compute-bound.", one end alone, or "" where neither did."""
+    batches = [whole("batch", b) for b in batches]
+    if not batches or len(batches) != len(kinds):
+        raise ValueError("batches and kinds must be of one length, at least 1")
+    first = kinds[0] == MEMORY_BOUND and batches[0] < crossing
+    last = len(batches) > 1 and kinds[-1] == COMPUTE_BOUND and batches[-1] > crossing
+    if first and last:
+        return (f"Its two ends still lie on either side of the knee: batch {batches[0]:,} was memory-bound and batch "
+                f"{batches[-1]:,} compute-bound.")
+    if first:
+        return f"Only its smallest batch, {batches[0]:,}, reached half of its ceiling: memory-bound, below the knee."
+    if last:
+        return f"Only its largest batch, {batches[-1]:,}, reached half of its ceiling: compute-bound, past the knee."
+    return ""
 
 
 def context_words(batch: int, contexts: tuple[int, int], measured_ratio: float,
@@ -1203,7 +1249,8 @@ _VERDICT_KINDS = ((MEMORY_BOUND, "reached at least half of the lower ceiling, th
 
 
 def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool = False,
-                  reference: str = "", steady: bool = True, ceilings: str = "") -> str:
+                  reference: str = "", steady: bool = True, ceilings: str = "",
+                  waited: float | None = None) -> str:
     """The whole run in short bullets: quiet or noisy (``spreads``: how far each measurement's
     fastest repeat or round lay above its slowest, keyed by what was measured, e.g. "repeats of the
     plain read"; quiet only when every one is at most QUIET_SPREAD and the machine was not
@@ -1212,9 +1259,12 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
     every decode point, as ``regime_kinds`` names them, counted plainly), and what to read in it:
     the relations only, or the heights too, and what a quiet machine would show. Noise is blamed
     only for what it can explain: the points too noisy to place; a point below half whose rounds
-    agreed on a ``steady`` run was held there by the decoder's own costs. A run is mostly quiet when
-    fewer than half of its spreads are noisy and the machine was not busy. With ``reference``
-    (``decode_against_reference``'s words), a bullet sets the decoder beside the reference run."""
+    agreed on a ``steady`` run was held there by the decoder's own costs, so a quiet machine is not
+    promised the model's shape where any such point is. The run is quiet or noisy by the chapter's
+    own definition, with no third word: quiet only when every spread is. With ``waited`` (the most
+    any sample waited for a core, a share of its time) above WAIT_SHARE, a bullet says so. With
+    ``reference`` (``decode_against_reference``'s words), a bullet sets the decoder beside the
+    reference run."""
     if not spreads or not kinds:
         raise ValueError("spreads and kinds must each hold at least one value")
     spreads = {name: positive("spreads", x) for name, x in spreads.items()}
@@ -1223,13 +1273,12 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
     name, worst = max(spreads.items(), key=lambda item: item[1])
     noisy_ones, total = sum(is_noisy(x) for x in spreads.values()), len(spreads)
     noisy = bool(noisy_ones) or bool(busy) or not steady
-    if noisy_ones and 2 * noisy_ones < total and not busy:
-        noise = (f"mostly quiet: {total - noisy_ones} of its {total} measurements varied at most {QUIET_SPREAD:g}× "
-                 f"from slowest to fastest. The {name} varied most, {_spread_text(worst)}.")
-    elif noisy_ones:
+    if noisy_ones:
         share = f"all {total}" if noisy_ones == total else f"{noisy_ones} of its {total}"
         noise = (f"noisy: {share} measurements varied more than {QUIET_SPREAD:g}× from slowest to fastest. "
                  f"The {name} varied most, {_spread_text(worst)}.")
+        if busy:
+            noise += " Other programs also kept the cores busy before measuring."
     elif busy:
         noise = (f"noisy: other programs kept the cores busy, though all {total} measurements varied at most "
                  f"{_spread_text(worst)}.")
@@ -1254,8 +1303,8 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
                  f" The one below half is different: {own}" if far else "")
         advice = (f"the relations, and the heights only where the rounds were quiet. "
                   f"{'The one measurement' if unplaced == 1 else f'The {unplaced} measurements'} too noisy to place "
-                  f"may sit higher on a quiet run.{below} On a quiet machine, expect smaller spreads, and points that "
-                  "follow the shape of the model's circles.")
+                  f"may sit higher on a quiet run.{below} On a quiet machine, expect smaller spreads"
+                  + ("." if far else ", and points that follow the shape of the model's circles."))
     elif noisy and far:
         advice = (f"the relations, and the shares below half too: {own} Another run may move the other heights by as "
                   "much as their spread.")
@@ -1267,6 +1316,10 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
     else:
         advice = "the relations and the heights. Both describe this machine."
     items = [("Quiet or noisy", noise)]
+    if waited is not None and waited > measure.WAIT_SHARE:
+        items.append(("Waiting for a core", f"this process's threads, together, waited up to {waited:.2f} s for a core "
+                      f"per second of a sample, above {measure.WAIT_SHARE:.2f} s: other programs pushed them off "
+                      "their cores."))
     if ceilings:
         items.append(("The ceilings", ceilings))
     items.append(("The decoder", decoder))
@@ -1284,7 +1337,8 @@ def run_verdict(m: measure.Machine, runs: Sequence[measure.DecodePoint],
     """``verdict_words`` for this run: every spread of ``run_spreads``, where the ceilings come
     from (``ceiling_words``, where ``judge`` judged the run), and the regime of every decode point
     (every context) against this machine's ceilings (``regime_kinds``, told whether the run was
-    steady); with ``reference``, the decoder beside the reference run kept in the book's data
+    steady), and the most any sample waited for a core (the judgement's, over every sample, where
+    judged); with ``reference``, the decoder beside the reference run kept in the book's data
     (``decode_against_reference``)."""
     runs = list(runs)
     if not runs:
@@ -1292,9 +1346,11 @@ def run_verdict(m: measure.Machine, runs: Sequence[measure.DecodePoint],
     ceilings = [measure.decode_ceilings_tokens_per_s(m, p.batch, p.context_tokens, p.config) for p in runs]
     kinds = regime_kinds([p.tokens_per_s for p in runs], [c[0] for c in ceilings], [c[1] for c in ceilings],
                          [p.rate.spread for p in runs], m.steady)
+    waited = m.judgement.waited if m.judgement is not None else m.waited
     return Markdown(verdict_words(run_spreads(m, runs, products), kinds, busy=m.busy,
                                   reference=decode_against_reference(m, runs) if reference else "",
-                                  steady=m.steady, ceilings=ceiling_words(m) if m.judgement else ""))
+                                  steady=m.steady, ceilings=ceiling_words(m) if m.judgement else "",
+                                  waited=waited))
 
 
 def share_words(measured: float, memory: float, math_: float, eager_share: float,
@@ -1361,7 +1417,7 @@ def single_stream(point: measure.DecodePoint, m: measure.Machine, eager_tokens_p
             f"| the small decoder on this machine, {point.context_tokens:,} tokens of context "
             f"| {point.tokens_per_s:,.1f} | {ceiling:,.1f} | **{point.tokens_per_s / ceiling:.0%}** |",
             f"| {eager_label} | {eager_tokens_per_s:,.0f} | {eager_ceiling:,.0f} | {eager_share:.1%} |"]
-    whose = "" if m.roof_source == "this run" else f" (ceiling from {m.roof_source}'s roof speeds)"
+    whose = "" if m.roof_source == "this run" else f" (ceiling from {reference_speeds(m)})"
     return Markdown(f"Measured on {m.label}{whose}:\n\n" + "\n".join(rows) + "\n\n"
                     + share_words(point.tokens_per_s, memory, math_, eager_share, spread=point.rate.spread,
                                   clean=m.clean_ceiling, cache=_decode_cached([point], m)[0], source=m.roof_source,

@@ -643,6 +643,17 @@ class Machine:
         return self.judgement.clean_ceiling if self.judgement is not None else self.steady
 
     @property
+    def _lifted_note(self) -> str:
+        """For the balance point's line: which of its two speeds are the reference run's (", both the
+        reference run's", ", the bandwidth the reference run's"); "" where both are this run's."""
+        source = self.roof_source
+        if source == "this run":
+            return ""
+        if source == "the reference run":
+            return ", both the reference run's"
+        return f", the {source.removeprefix('the reference run for the ')} the reference run's"
+
+    @property
     def balance_point_flop_per_byte(self) -> float:
         return balance_point_flop_per_byte(self.peak_flop_per_s, self.bandwidth_bytes_per_s)
 
@@ -679,11 +690,13 @@ class Machine:
             bandwidth, math_rate = (
                 f"- **Roof bandwidth:** {self.bandwidth_bytes_per_s / 1e9:,.1f} GB/s"
                 + (f", the reference run's: this run's fastest read, {self.measured_bandwidth_bytes_per_s / 1e9:,.1f} "
-                   "GB/s, was too low." if self.reference_roof[0] > self.measured_bandwidth_bytes_per_s else
+                   f"GB/s, fell below {KEPT_UP:.0%} of it while the decoder kept up (see below)."
+                   if self.reference_roof[0] > self.measured_bandwidth_bytes_per_s else
                    f", the fastest sample of {self.bandwidth_from}."),
                 f"- **Roof math rate:** {self.peak_flop_per_s / 1e9:,.1f} GFLOP/s"
                 + (f", the reference run's: this run's fastest product, {self.measured_peak_flop_per_s / 1e9:,.1f} "
-                   "GFLOP/s, was too low." if self.reference_roof[1] > self.measured_peak_flop_per_s else
+                   f"GFLOP/s, fell below {KEPT_UP:.0%} of it while the decoder kept up (see below)."
+                   if self.reference_roof[1] > self.measured_peak_flop_per_s else
                    f", the fastest sample of the product, in {self.peak_from}."))
         library = ([f"- **numpy's BLAS library:** {self.blas}"
                     + (f", running {self.blas_threads} {'thread' if self.blas_threads == 1 else 'threads'}."
@@ -701,8 +714,8 @@ class Machine:
             "",
             bandwidth,
             math_rate,
-            f"- **Balance point:** {self.balance_point_flop_per_byte:,.1f} FLOP per byte, the math rate over the "
-            "bandwidth.",
+            f"- **Balance point:** {self.balance_point_flop_per_byte:,.1f} FLOP per byte, the roof's math rate over "
+            f"the roof's bandwidth{self._lifted_note}.",
             f"- **Caches:** {caches}",
             *library,
         ] + ([f"- **Load before measuring:** {self.load:,.1f}, the system's 1-minute load average: a decaying "
@@ -1229,7 +1242,8 @@ def products_table(sweep: ProductSweep, m: Machine) -> Markdown:
                     f"| {_percent(p.flop_per_s / roof)} | {_spread(p.rate)} | {read} |")
     if sweep.one_at_a_time is not None:
         b = sweep.control_batch
-        rows.append(f"| {b:,}, one at a time (control) | | {sweep.one_at_a_time.high / 1e9:,.1f} | | "
+        rows.append(f"| control: the same {b:,} vectors, one matrix-vector product each | | "
+                    f"{sweep.one_at_a_time.high / 1e9:,.1f} | | "
                     f"{_spread(sweep.one_at_a_time)} | |")
     rows.append(f"| plain read, same rounds | | | | {_spread(sweep.read)} | {sweep.read_bytes_per_s / 1e9:,.1f} GB/s |")
     above = any(p.flop_per_s > min(m.peak_flop_per_s, p.intensity_flop_per_byte * m.bandwidth_bytes_per_s)
@@ -1270,13 +1284,15 @@ RETRIES = 2
 
 
 def relation(claim: str, measured: float | Ratio, *, at_least: float | None = None,
-             below: float | None = None, show_measured: bool = False) -> None:
+             below: float | None = None, show_measured: bool = False, as_ratio: str = "") -> None:
     """Assert a relation that holds on any machine: ``measured`` is at least ``at_least``, or
     below ``below``. When it does not hold and ``measured`` can be measured again, measure it
     again (up to ``RETRIES`` times) before raising CheckFailed, which names the claim and the
     values measured. Prints one line with the bound; stable, without the measured values (they
     belong to the machine), unless ``show_measured``: then the line also gives what this machine
-    measured, for a cell whose outputs nbval does not compare."""
+    measured, for a cell whose outputs nbval does not compare; ``as_ratio`` names that value as the
+    ratio it is ("ratio to the B200's"), so that no reader takes it for a quantity of its own:
+    "(on this machine, ratio to the B200's: 0.0142; below 1 needed)"."""
     if not isinstance(claim, str) or not claim.strip():
         raise ValueError("claim must say in words what relation holds")
     if (at_least is None) == (below is None):
@@ -1296,6 +1312,7 @@ def relation(claim: str, measured: float | Ratio, *, at_least: float | None = No
         raise CheckFailed(f"{claim}: not so on this machine (measured {values}; "
                           f"{need} needed). Was another program busy? Run the chapter again.")
     if show_measured:
-        print(f"✓ {claim} (on this machine: {values}; {need} needed)")
+        named = f", {as_ratio.strip()}" if as_ratio.strip() else ""
+        print(f"✓ {claim} (on this machine{named}: {values}; {need} needed)")
     else:
         print(f"✓ {claim} (on this machine: {need})")

@@ -110,11 +110,17 @@ def _identity(run: ReferenceRun) -> str:
     if run.features:
         parts.append(" and ".join(f.upper() for f in run.features.split()) + " units")
     if run.last_level_cache_bytes:
-        parts.append(f"{run.last_level_cache_bytes / 1e6:,.1f} MB of last-level cache")
+        parts.append(f"{cache_size(run.last_level_cache_bytes)} of last-level cache")
     if run.blas:
         threads = f", {run.blas_threads} threads" if run.blas_threads else ""
         parts.append(f"numpy's BLAS {run.blas}{threads}")
     return ", ".join(parts)
+
+
+def cache_size(n: int) -> str:
+    """A cache's size exactly as the system reports it: in KiB where it is whole KiB (Linux's
+    ``size`` files say "32768K"), else in bytes."""
+    return f"{n // 1024:,} KiB" if n % 1024 == 0 else f"{n:,} bytes"
 
 
 def reference_table(run: ReferenceRun | None = None, quiet_spread: float = 1.25) -> Markdown:

@@ -228,8 +228,9 @@ class TwoKernels(Template):
              calc("M₁", "(2 m₁ d + d²) × 2 bytes", f"(2 × {few:,} × {d:,} + {d:,} × {d:,}) × 2", mb(m1, 4)),
              calc("F₂", "2 m₂ d²", f"2 × {many:,} × {d:,} × {d:,}", f"{sig(f2 / 1e9, 4)} GFLOP"),
              calc("M₂", "(2 m₂ d + d²) × 2 bytes", f"(2 × {many:,} × {d:,} + {d:,} × {d:,}) × 2", mb(m2, 4)),
-             calc("I", "(F₁ + F₂) / (M₁ + M₂)", f"({sig(f1 / 1e9, 4)} GFLOP + {sig(f2 / 1e9, 4)} GFLOP) / "
-                  f"({mb(m1, 4)} + {mb(m2, 4)})", flop_per_byte(I, 4)),
+             calc("F", "F₁ + F₂", f"{sig(f1 / 1e9, 4)} GFLOP + {sig(f2 / 1e9, 4)} GFLOP", f"{sig(F / 1e9, 4)} GFLOP"),
+             calc("M", "M₁ + M₂", f"{mb(m1, 4)} + {mb(m2, 4)}", mb(M, 4)),
+             calc("I", "F / M", f"{sig(F / 1e9, 4)} GFLOP / {mb(M, 4)}", flop_per_byte(I, 4)),
              calc("T₁", "max(F/P, M/BW)", f"max({sig(F / 1e9, 4)} GFLOP / {tflops(P)}, {mb(M, 4)} / {gbps(BW)})",
                   us(one, 4)),
              calc("T₂", "max(F₁/P, M₁/BW) + max(F₂/P, M₂/BW)",

@@ -320,7 +320,7 @@ class CachedDocument(Template):
              "cache and moves their activations, C(K + A). It is compute-bound when operations ≥ R × bytes: an "
              "ordinary prompt's condition, 2(N - H)C + aC² ≥ R(W + C(K + A)), plus P(2aC - RK) ≥ 0, which holds for "
              "every P once C ≥ RK/(2a).",
-             calc("R K / (2a)", "", f"{flop_per_byte(R, 4)} × {whole(K)} bytes / (2 × {round(_a(c)):,})",
+             calc("R K / (2a)", "", f"{flop_per_byte(R, 4)} × {kib(K)} / (2 × {round(_a(c)):,})",
                   f"{sig(bound, 4)} tokens", "(b)"),
              calc("operations, document cached", "2(N - H)C + 2H + a(2PC + C² + C)",
                   f"2 × {billions(NH)} × {C:,} + 2 × {billions(H)} + {round(_a(c)):,} × (2 × {D:,} × {C:,} + "
@@ -328,10 +328,10 @@ class CachedDocument(Template):
              calc("time to first token, document cached", "F / P (compute-bound)",
                   f"{sig(cached.flops / 1e12, 4)} TFLOP / {tflops(P)}", ms(cached.time_s, 4)),
              calc(f"one pass over {D + C:,} tokens", "(2(N - H)S + 2H + aS(S + 1)) / P",
-                  f"(2 × {billions(NH)} × {D + C:,} + 2 × {billions(H)} + {round(_a(c)):,} × {D + C:,} × {D + C + 1:,}) "
+                  f"(2 × {billions(NH)} × {D + C:,} + 2 × {billions(H)} + {round(_a(c)):,} × {D + C:,} × ({D + C:,} + 1)) "
                   f"/ {tflops(P)}", ms(full.time_s, 4)),
              calc(f"the question alone, {C:,} tokens", "(2(N - H)C + 2H + aC(C + 1)) / P",
-                  f"(2 × {billions(NH)} × {C:,} + 2 × {billions(H)} + {round(_a(c)):,} × {C:,} × {C + 1:,}) / {tflops(P)}",
+                  f"(2 × {billions(NH)} × {C:,} + 2 × {billions(H)} + {round(_a(c)):,} × {C:,} × ({C:,} + 1)) / {tflops(P)}",
                   ms(alone.time_s, 4)),
              calc("times shorter than one pass", "", f"{ms(full.time_s, 4)} / {ms(cached.time_s, 4)}", times(shorter, 4)),
              calc("times longer than the question alone", "", f"{ms(cached.time_s, 4)} / {ms(alone.time_s, 4)}",

@@ -160,7 +160,9 @@ class CheaperChip(Template):
              f"context in its KV cache? Give the cost per million tokens on each chip in each case. Check first that "
              f"each setup fits: weights and caches within {pct(usable_memory_fraction(), 2)} of the memory the device "
              f"reports. Where a chip cannot hold {B} such conversations, run it at the largest batch that fits.",
-             "The data you need: " + _model_data(name, c) + " " + datasheet(card(x)) + " " + datasheet(card(y))),
+             "The data you need: " + _model_data(name, c) + f" Attention does 2a = "
+             f"{round(attention_flops_per_token(c, 1)):,} FLOPs per cached token. " + datasheet(card(x)) + " "
+             + datasheet(card(y))),
             tuple(working),
             tuple(self.count(f"(c) the batch the {n} holds", self._batch(p, n, B, L), str(self._batch(p, n, B, L)))
                   for n in short_of)
@@ -213,7 +215,7 @@ class KneeWithContext(Template):
              f"(c) For {name} on {an(a.name)}, evaluate the cache's own intensity 2a/K, L_max, the knee with no context "
              f"and the knee at {L} tokens of context. Does that batch fit in memory? The data you need: "
              + _model_data(name, c) + f" Attention does 2a = {round(two_a):,} FLOPs per cached token. "
-             + datasheet(a)),
+             + datasheet(a) + f" Weights and caches may use {pct(usable_memory_fraction(), 2)} of its memory."),
             ("(a) A step of B conversations does B (F + 2aL) operations and moves W + B (A + K L) bytes. It turns "
              "compute-bound where the math time meets the memory time, B (F + 2aL)/P = (W + B (A + K L))/BW, that is "
              "B (F + 2aL) = R W + R B (A + K L), which gives B*(L) = R W / (F + 2aL - R (A + K L)). At L = 0 it is "

@@ -67,7 +67,8 @@ class CacheAgainstWeights(Template):
              f"{gb(stored, 4)} of them, and the {a.name} reports {gb(a.capacity_bytes, 4)}, of which "
              f"{pct(usable_memory_fraction(), 2)} is usable."),
             (f"K = 2 × {c.num_hidden_layers} × {c.num_key_value_heads} × {c.head_dim_qk} × "
-             f"{bytes_per_element('FP8'):g} byte = {kib(K)}; {L:,} tokens take {gib(one, 4)} ({gb(one, 4)}).",
+             f"{bytes_per_element('FP8'):g} byte = {kib(K)}.",
+             f"One conversation: K L = {kib(K)} × {L:,} = {gib(one, 4)} ({gb(one, 4)}).",
              f"Caches equal the weights at W / (K L) = {gb(W, 4)} / {gb(one, 4)} = {sig(even, 4)} conversations.",
              f"Room beside the weights: {gb(usable_memory_fraction() * a.capacity_bytes - stored, 4)}, for {most} "
              f"whole conversations: the batch of {round(even)} {'fits' if holds else 'does not fit'}."),
@@ -138,7 +139,9 @@ class ShrinkWhich(Template):
         lines = [calc("usable", "u × C", f"{pct(u, 2)} × {mib(a.capacity_bytes)}", gb(u * a.capacity_bytes, 4)),
                  "A memory-bound step of B conversations reads W + B(K L + A) bytes and makes B tokens: the ceiling is "
                  "B × BW over those bytes. Whole conversations that fit: floor((u C - W_s) / (K L)), with W_s the "
-                 "stored weights."]
+                 "stored weights.",
+                 calc("the cache per token in FP8", "K / 2", f"{kib(kv_bytes_per_token(c))} / 2",
+                      kib(kv_bytes_per_token(c, "FP8")))]
         for (k, (d, m)), (wp, kp) in zip(s.items(), (("BF16", "BF16"), ("FP8", "BF16"), ("BF16", "FP8"))):
             K, A, Ws = kv_bytes_per_token(c, kp), d.activation_bytes / B, weight_bytes(c, wp)
             lines += [calc(f"step bytes, {k}", "W + B(K L + A)", f"{gb(d.weight_bytes, 4)} + {B} × ({kib(K)} × {L:,} + "
@@ -339,7 +342,7 @@ class SpeedPromise(Template):
              calc("KL + A", "", f"{L:,} × {kib(K)} + {mb(A, 4)}", gb(own, 4), "(c)"),
              calc("B_s", "(BW/s - W)/(KL + A)", f"({gbps(a.bandwidth_bytes_per_s)} / {s} - {gb(W, 4)}) / {gb(own, 4)}",
                   sig(B_s, 4)),
-             f"The whole batch below it: B = {B} conversations.",
+             calc("the whole batch below it", "floor(B_s)", f"floor({sig(B_s, 4)})", f"{B} conversations"),
              calc("the aggregate there", "B × BW / (W + B(KL + A))",
                   f"{B} × {gbps(a.bandwidth_bytes_per_s)} / ({gb(W, 4)} + {B} × {gb(own, 4)})", rate(at_B.ceiling, 4)),
              calc("the promise at which the limits meet", "BW/(W + B_m(KL + A))",

@@ -58,7 +58,8 @@ class LaunchBudget(Template):
              f"may each of the {c.num_hidden_layers} layers launch?",
              f"The data you need: a step reads {gb(weight_bytes_read_per_step(c), 4)} of weights and "
              f"{mb(_point(c, a).activation_bytes, 4)} of activations. " + datasheet(a, memory=False, math=False)),
-            (f"Memory ceiling: BW / (W + A) = {rate(ceiling, 4)}.",
+            (f"Memory ceiling: BW / (W + A) = {gbps(a.bandwidth_bytes_per_s)} / ({gb(weight_bytes_read_per_step(c), 4)} "
+             f"+ {mb(_point(c, a).activation_bytes, 4)}) = {rate(ceiling, 4)}.",
              f"Budget: n = 1 / (ceiling × t) = 1 / ({rate(ceiling, 4)} × {p['launch_us']} µs) = {sig(budget, 4)} launches.",
              f"Per layer: ({sig(budget, 4)} - {outside}) / {c.num_hidden_layers} = {sig(per_layer, 4)}, so "
              f"{math.floor(per_layer)} whole kernels."),
@@ -193,7 +194,8 @@ class HostBoundBatch(Template):
              f"{mb(d.activation_bytes, 4)} of activations, and its cache takes {sig(kv_bytes_per_token(c) / 1024, 4)} "
              f"KiB per token; a token does {sig(d.flops_per_token / 1e9, 4)} GFLOP with no context and "
              f"{sig(dL.flops_per_token / 1e9, 4)} GFLOP at {L:,} tokens; memory holds {gb(weight_bytes(c, 'FP16'), 4)} "
-             f"of weights. " + datasheet(a)),
+             f"of weights. " + datasheet(a) + f" Weights and caches may use {pct(usable_memory_fraction(), 2)} of its "
+             f"memory."),
             ("(a) The host needs n t per step whatever B is; the GPU needs (W + B s) / BW for the bytes and B F / P for "
              "the math. The overhead ceiling is the lowest while the host is the slowest: n t > (W + B s) / BW, that "
              "is B < (n t · BW - W) / s, and n t > B F / P, that is B < n t · P / F. Both hold below the smaller "
@@ -205,7 +207,8 @@ class HostBoundBatch(Template):
                   f"min(({ms(host, 5)} × {gbps(BW)} - {gb(d.weight_bytes, 5)}) / {mb(s, 4)}, {ms(host, 5)} × "
                   f"{tflops(P)} / {sig(d.flops_per_token / 1e9, 4)} GFLOP)", sig(b0, 4)),
              f"Above it the {wall0} wall binds, the term that gave the minimum.",
-             calc(f"s at {L:,} tokens", "K L + A", f"{kib(K)} × {L:,} + {mb(d.activation_bytes, 4)}", gb(sL, 4)),
+             calc(f"K L at {L:,} tokens", "", f"{kib(K)} × {L:,}", gb(dL.cache_bytes, 4)),
+             calc(f"s at {L:,} tokens", "K L + A", f"{gb(dL.cache_bytes, 4)} + {mb(d.activation_bytes, 4)}", gb(sL, 4)),
              calc(f"B_o at {L:,} tokens", "min((n t · BW - W) / s, n t · P / F)",
                   f"min(({ms(host, 5)} × {gbps(BW)} - {gb(d.weight_bytes, 5)}) / {gb(sL, 4)}, {ms(host, 5)} × "
                   f"{tflops(P)} / {sig(dL.flops_per_token / 1e9, 4)} GFLOP)", sig(bL, 4)),

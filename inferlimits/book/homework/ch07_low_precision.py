@@ -37,13 +37,22 @@ def _fp8_rate(a, c, L: float = 0.0):
     attention = attention_flops_per_token(c, L)
     rate_ = decode_math_rate(a, c, "FP8", "FP8", L)
     P16, P8 = a.dense_bf16_flops_per_s, a.math_flops_per_s("FP8")
+    F = wide + narrow + attention
     if attention:
-        return calc("the effective FP8 rate", "F / ((2H + attention) / P₁₆ + 2(N - H) / P₈)",
-                    f"{_gflop(wide + narrow + attention)} / (({_gflop(wide)} + {_gflop(attention)}) / {tflops(P16)} + "
-                    f"{_gflop(narrow)} / {tflops(P8)})", tflops(rate_)), rate_
-    return calc("the effective FP8 rate", "F / (2H / P₁₆ + 2(N - H) / P₈)",
-                f"{_gflop(wide + narrow)} / ({_gflop(wide)} / {tflops(P16)} + {_gflop(narrow)} / {tflops(P8)})",
-                tflops(rate_)), rate_
+        return (calc("2(N - H), the products in FP8", "F - 2H - attention",
+                     f"{_gflop(F)} - {_gflop(wide)} - {_gflop(attention)}", _gflop(narrow)),
+                calc("the effective FP8 rate", "F / ((2H + attention) / P₁₆ + 2(N - H) / P₈)",
+                     f"{_gflop(F)} / (({_gflop(wide)} + {_gflop(attention)}) / {tflops(P16)} + "
+                     f"{_gflop(narrow)} / {tflops(P8)})", tflops(rate_))), rate_
+    return (calc("2(N - H), the products in FP8", "F - 2H", f"{_gflop(F)} - {_gflop(wide)}", _gflop(narrow)),
+            calc("the effective FP8 rate", "F / (2H / P₁₆ + 2(N - H) / P₈)",
+                 f"{_gflop(F)} / ({_gflop(wide)} / {tflops(P16)} + {_gflop(narrow)} / {tflops(P8)})",
+                 tflops(rate_))), rate_
+
+
+def _head_flops(c) -> float:
+    """2H: the output head's FLOPs per token, which stay in BF16 when the other products run in FP8."""
+    return product_flops_by_precision(c, "FP8", "FP8").get("BF16", 0.0)
 
 
 @register
@@ -67,20 +76,26 @@ class BitsPerWeight(Template):
         w = stored_weights(c)
         held, wide = weight_bytes(c, RECIPE), weight_bytes(c, "BF16")
         return Key(
-            (f"{An(_words(e1))}-bit format gives every {g1} numbers one {s1}-bit scale; {an(_words(e2))}-bit format "
+            (f"{_a(e1).capitalize()} {e1}-bit format gives every {g1} numbers one {s1}-bit scale; {_a(e2)} {e2}-bit format "
              f"gives every {g2} numbers one {s2}-bit scale. How many bits does each cost per weight?",
              f"{name} stores {billions(w.total)} weights, {billions(w.experts)} of them in its experts' matrices. What "
              f"do they take on disk with those in MXFP4, at {sig(mx.bits_per_element, 3)} bits, and everything else in "
-             f"BF16, in GiB? What would the same weights take in BF16, in GB?"),
+             f"BF16, in GiB? What would the same weights take in BF16, in GB? (A byte is 8 bits; a BF16 weight takes 2 "
+             f"bytes.)"),
             (f"Bits per weight: element bits + scale bits / block = {e1} + {s1}/{g1} = {sig(one, 4)}, and {e2} + "
              f"{s2}/{g2} = {sig(two, 4)}.",
-             f"MXFP4: {mx.element_bits:g} + {mx.scale_bits:g}/{mx.block} = {sig(mx.bits_per_element, 4)} bits. "
-             f"{billions(w.experts)} × {sig(mx.bits_per_element, 4)} / 8 bytes + {billions(w.total - w.experts)} × "
-             f"2 bytes = {gib(held, 4)}; all in BF16, {gb(wide, 4)}."),
+             f"MXFP4 experts at {sig(mx.bits_per_element, 3)} bits: {billions(w.experts)} × "
+             f"{sig(mx.bits_per_element, 3)} / 8 bytes + ({billions(w.total)} - {billions(w.experts)}) × 2 bytes = {gib(held, 4)}.",
+             f"All in BF16: {billions(w.total)} × 2 bytes = {gb(wide, 4)}."),
             (self.number(f"bits per weight, the {_words(e1)}-bit format", one, sig(one, 4)),
              self.number(f"bits per weight, the {_words(e2)}-bit format", two, sig(two, 4)),
              self.number("the model with MXFP4 experts", held, gib(held)),
              self.number("the model in BF16", wide, gb(wide))))
+
+
+def _a(bits: int) -> str:
+    """The article before a width written in numerals: an 8-bit format, a 4-bit format."""
+    return "an" if str(bits).startswith("8") or bits in (11, 18) else "a"
 
 
 def _words(bits: int) -> str:
@@ -117,7 +132,7 @@ class KneeUnchanged(Template):
         name, c, a = p["model"], cfg(p["model"]), card(p["card"])
         w16, w8, k16, k8, gain = self._knees(p)
         eta = embedding_params(c) / (weight_bytes_read_per_step(c) / 2)
-        rate_line, P8 = _fp8_rate(a, c)
+        rate_lines, P8 = _fp8_rate(a, c)
         P16, BW, F, A = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s, decode_flops_per_token(c), activation_bytes_per_token(c)
         W16, W8 = weight_bytes_read_per_step(c), weight_bytes_read_per_step(c, "FP8")
         return Key(
@@ -141,7 +156,8 @@ class KneeUnchanged(Template):
              "(1 + η)/2, so the knee, where math time meets memory time, stays where it was.",
              calc("weights-only knee, BF16", "(P / BW) · (W / F)", f"({tflops(P16)} / {gbps(BW)}) × ({gb(W16, 4)} / "
                   f"{_gflop(F)})", sig(w16, 4)),
-             rate_line,
+             calc("2H, the head's products in BF16", "η F", f"{sig(eta, 3)} × {_gflop(F)}", _gflop(_head_flops(c))),
+             *rate_lines,
              calc("effective FP8 rate over BF16", "", f"{tflops(P8)} / {tflops(P16)}", times(gain, 4)),
              calc("weights-only knee, FP8", "(P / BW) · (W / F)", f"({tflops(P8)} / {gbps(BW)}) × ({gb(W8, 4)} / "
                   f"{_gflop(F)})", sig(w8, 4)),
@@ -195,7 +211,8 @@ class Int4OrFp8(Template):
              f"bytes and its math), and memory holds {gb(weight_bytes(c, 'INT4'), 4)} or "
              f"{gb(weight_bytes(c, 'FP8'), 4)}; the FP8 cache is {kib(k)} per token; a token moves "
              f"{mb(activation_bytes_per_token(c), 4)} of BF16 activations and does "
-             f"{sig(decode_flops_per_token(c, L) / 1e9, 4)} GFLOP at this context, attention in BF16. "
+             f"{sig(decode_flops_per_token(c, L) / 1e9, 4)} GFLOP at this context, of which the output head does "
+             f"{_gflop(_head_flops(c))} and attention {_gflop(attention_flops_per_token(c, L))}, both in BF16. "
              f"The {a.name} does {tflops(a.dense_bf16_flops_per_s)} in BF16 and {tflops(a.math_flops_per_s('FP8'))} "
              f"in FP8, moves {gbps(a.bandwidth_bytes_per_s)}, and can use {gb(usable_memory_fraction() * a.capacity_bytes, 4)}."),
             self._working(p),
@@ -213,10 +230,10 @@ class Int4OrFp8(Template):
         k, A, F = kv_bytes_per_token(c, "FP8"), activation_bytes_per_token(c), decode_flops_per_token(c, L)
         W4, W8 = weight_bytes_read_per_step(c, "INT4"), weight_bytes_read_per_step(c, "FP8")
         P16, BW, u = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s, usable_memory_fraction()
-        rate_line, P8 = _fp8_rate(a, c, L)
+        rate_lines, P8 = _fp8_rate(a, c, L)
         lines = ["A step of B sequences makes min(B × BW / (W + B(K L + A)), P / F) tokens a second: INT4 weight-only "
                  "multiplies at the BF16 rate, FP8 at an effective rate between the two (its head and attention stay "
-                 "in BF16).", rate_line]
+                 "in BF16).", *rate_lines]
         for b, (i, f) in ((1, (i1, f1)), (B, (iB, fB))):
             for name_, W, P, pt in (("INT4", W4, P16, i), ("FP8", W8, P8, f)):
                 lines.append(calc(f"{name_} ceiling, {b:,} sequence{'s' if b > 1 else ''}", "",
@@ -227,9 +244,13 @@ class Int4OrFp8(Template):
                                times(i1.ceiling / f1.ceiling, 4)),
                           "Higher for one user: INT4. One user is memory-bound: the bytes count.",
                           calc(f"caches of {B:,} sequences", "B K L", f"{B:,} × {kib(k)} × {L:,}", gb(B * L * k, 4)),
-                          calc("usable", "u × C", f"{pct(u, 2)} × {mib(a.capacity_bytes)}", gb(u * a.capacity_bytes, 4)),
-                          f"Both fit: {gb(weight_bytes(c, 'INT4'), 4)} or {gb(weight_bytes(c, 'FP8'), 4)} of weights "
-                          f"plus the caches stay below the usable memory."]
+                          calc("INT4 weights and the caches", "W_s + B K L",
+                               f"{gb(weight_bytes(c, 'INT4'), 4)} + {gb(B * L * k, 4)}",
+                               gb(weight_bytes(c, 'INT4') + B * L * k, 4)),
+                          calc("FP8 weights and the caches", "W_s + B K L",
+                               f"{gb(weight_bytes(c, 'FP8'), 4)} + {gb(B * L * k, 4)}",
+                               gb(weight_bytes(c, 'FP8') + B * L * k, 4)),
+                          f"Both fit: each stays below the usable {gb(u * a.capacity_bytes, 4)}."]
         lines += [calc(f"FP8 over INT4, {B:,} sequences", "", f"{rate(fB.ceiling, 4)} / {rate(iB.ceiling, 4)}",
                        times(fB.ceiling / iB.ceiling, 4)),
                   f"Higher for {B:,} sequences: FP8. The batch is compute-bound, and only FP8 multiplies faster. "

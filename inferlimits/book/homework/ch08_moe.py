@@ -23,6 +23,12 @@ def _expert_bytes(c) -> float:
     return routed_expert_params(c) * bytes_per_element("BF16")
 
 
+def _every_expert_bytes(c) -> float:
+    """W_all: the BF16 weight bytes a step reads once its batch touches every routed expert, one
+    token's bytes plus the experts it did not pick, W_1 + n_moe (E - k) w_e."""
+    return weight_bytes_read_per_step(c) + moe_layers(c) * (c.routed_experts - c.num_experts_per_tok) * _expert_bytes(c)
+
+
 @register
 class ExpertsTouched(Template):
     chapter, label = "08_moe", "moe-ex1"
@@ -63,26 +69,36 @@ class MoeKnee(Template):
         return {"model": pick(rng, moe_models()), "card": pick(rng, cards())}
 
     def _knees(self, p):
+        """The twin's and the MoE model's knees, weights alone and with every hand-off; the MoE model's
+        with every expert read, W_all, as the derivation has it (``holds`` checks that the package's
+        knees, which count the experts touched at the knee's batch, read every expert)."""
         c, a = cfg(p["model"]), card(p["card"])
         P, BW = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
-        one = weight_bytes_read_per_step(c)
+        one, every = weight_bytes_read_per_step(c), _every_expert_bytes(c)
         F, K, A = decode_flops_per_token(c), kv_bytes_per_token(c), activation_bytes_per_token(c)
-        return (batch_where_math_binds(P, BW, one, F, K, 0.0, 0.0), knee_weights_only_on(a, c),
-                batch_where_math_binds(P, BW, one, F, K, 0.0, A), decode_knee_batch(c, P, BW))
+        return (batch_where_math_binds(P, BW, one, F, K, 0.0, 0.0), batch_where_math_binds(P, BW, every, F, K, 0.0, 0.0),
+                batch_where_math_binds(P, BW, one, F, K, 0.0, A), batch_where_math_binds(P, BW, every, F, K, 0.0, A))
+
+    def _package_knees(self, p):
+        c, a = cfg(p["model"]), card(p["card"])
+        return knee_weights_only_on(a, c), decode_knee_batch(c, a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s)
 
     def holds(self, p):
         c = cfg(p["model"])
         knees = self._knees(p)
-        return {"every knee is finite": all(math.isfinite(k) for k in knees),
+        package = self._package_knees(p)
+        return {"every knee is finite": all(math.isfinite(k) for k in knees + package),
                 "every expert read at both MoE knees":
-                    all(math.isfinite(k) and round(experts_touched_per_layer(c, k)) == c.routed_experts for k in knees[1::2])}
+                    all(math.isfinite(k) and round(experts_touched_per_layer(c, k)) == c.routed_experts for k in package),
+                "the package's knees agree with W_all's (within 1%)":
+                    all(math.isfinite(k) and abs(k / x - 1) < 0.01 for k, x in zip(package, knees[1::2]))}
 
     def key(self, p):
         name, c, a = p["model"], cfg(p["model"]), card(p["card"])
         twin_low, moe_low, twin, moe = self._knees(p)
         one = weight_bytes_read_per_step(c)
-        every = weight_bytes_read_per_step(c, "BF16", moe)
-        every_low = weight_bytes_read_per_step(c, "BF16", moe_low)
+        every = every_low = _every_expert_bytes(c)
+        E, k, n, w_e = c.routed_experts, c.num_experts_per_tok, moe_layers(c), _expert_bytes(c)
         P, BW = a.dense_bf16_flops_per_s, a.bandwidth_bytes_per_s
         R, F, A = P / BW, decode_flops_per_token(c), activation_bytes_per_token(c)
         return Key(
@@ -92,15 +108,17 @@ class MoeKnee(Template):
              f"Check it for {name} in BF16 on {an(a.name)} ({tflops(a.dense_bf16_flops_per_s)}, "
              f"{gbps(a.bandwidth_bytes_per_s)}), with no context: give the twin's knee and the MoE knee counting the "
              f"weights alone (activations kept on chip) and counting every hand-off through memory. What ratio do "
-             f"the knees give at each end of the range, and what ratio do the bytes? The data you need: one token reads {gb(one, 4)} of weights, the whole model holds "
-             f"{gb(weight_bytes(c), 4)}, a token does {sig(decode_flops_per_token(c) / 1e9, 4)} GFLOP and moves "
-             f"{mb(activation_bytes_per_token(c), 4)} of activations; {c.routed_experts} routed experts per MoE layer, "
-             f"{c.num_experts_per_tok} picked per token."),
+             f"the knees give at each end of the range, and what ratio do the bytes? The data you need: one token reads "
+             f"{gb(one, 4)} of weights, does {sig(decode_flops_per_token(c) / 1e9, 4)} GFLOP and moves "
+             f"{mb(activation_bytes_per_token(c), 4)} of activations; {n} of its layers are MoE layers, each with "
+             f"{E} routed experts of {mb(w_e, 4)} in BF16, {k} picked per token."),
             ("The knee is where a step's math time meets its memory time: B F / P = (W + B A) / BW, so "
              "B* = R W / (F - R A), with R = P / BW (A = 0 when the activations stay on chip). The twin reads W = W_1 "
              "at every batch. The MoE model reads more experts as the batch grows; once the batch reads every expert "
              "it reads W = W_all. F, A and R are shared, so the knees' ratio is W_all / W_1 whatever A is.",
              calc("R", "P / BW", f"{tflops(P)} / {gbps(BW)}", flop_per_byte(R, 4)),
+             calc("W_all, every expert read", "W_1 + n_moe (E - k) w_e", f"{gb(one, 4)} + {n} × ({E} - {k}) × {mb(w_e, 4)}",
+                  gb(every, 4)),
              calc("twin's knee, weights alone", "R W_1 / F", f"{flop_per_byte(R, 4)} × {gb(one, 4)} / {_gflop(F)}",
                   sig(twin_low, 4)),
              calc("MoE knee, weights alone", "R W_all / F", f"{flop_per_byte(R, 4)} × {gb(every_low, 4)} / {_gflop(F)}",
@@ -149,9 +167,12 @@ class MoeOrDense(Template):
         return {"both hold the batch": min(room.values()) >= p["batch"],
                 "no count at the edge of a whole number (they are graded exactly)": steady,
                 "the MoE model holds more": room[p["moe"]] > room[p["dense"]],
+                "the MoE model costs less, each filled (its advantage, as the sheet says)": min(room.values()) >= 1 and
+                    self._cost(p, p["moe"], room[p["moe"]]) < self._cost(p, p["dense"], room[p["dense"]]),
                 "the context fits both models": all(p["context"] <= mdl(n).context_length for n in room),
-                "both memory-bound (as the sheet says)": all(
-                    decode_on(card(p["card"]), cfg(n), p["batch"], p["context"]).wall == MEMORY_BOUND for n in room)}
+                "both memory-bound (as the sheet says), at the batch and filled": all(
+                    decode_on(card(p["card"]), cfg(n), b, p["context"]).wall == MEMORY_BOUND
+                    for n in room for b in (p["batch"], max(room[n], 1)))}
 
     def _cost(self, p, name, batch):
         a = card(p["card"])
@@ -166,16 +187,19 @@ class MoeOrDense(Template):
         full = self._cost(p, moe, room[moe])
         full_dense = self._cost(p, dense, room[dense])
         pts = {n: decode_on(a, cfg(n), B, L) for n in (moe, dense)}
+        cm_ = cfg(moe)
         return Key(
             (f"Suppose that for your task {moe} and {dense} answer equally well, and your users hold conversations of "
              f"{L:,} tokens. You serve one of them on {an(a.name)} at the assumed {usd(price)} an hour, with BF16 weights "
              f"and cache. How many such conversations fit beside each model's weights? What does a million generated "
              f"tokens cost with {B} of them decoding together, and with as many as fit? Why does the MoE model's "
              f"advantage grow with the context?",
-             f"The data you need: the {a.name} can use {gb(usable_memory_fraction() * a.capacity_bytes, 4)} and moves "
-             f"{gbps(a.bandwidth_bytes_per_s)}; {moe} holds {gb(weight_bytes(cfg(moe)), 4)} of weights, and a step of "
-             f"{B} reads {gb(pts[moe].weight_bytes, 4)} of them; {dense} holds and reads "
-             f"{gb(weight_bytes(cfg(dense)), 4)} and {gb(pts[dense].weight_bytes, 4)}; their caches take "
+             f"The data you need: the {a.name} reports {mib(a.capacity_bytes)} of memory, of which "
+             f"{pct(usable_memory_fraction(), 2)} can hold weights and caches, and moves {gbps(a.bandwidth_bytes_per_s)}. "
+             f"{moe} holds {gb(weight_bytes(cm_), 4)} of weights; one token's step reads {gb(weight_bytes_read_per_step(cm_), 4)} "
+             f"of them, and each of its {moe_layers(cm_)} MoE layers has {cm_.routed_experts} routed experts of "
+             f"{mb(_expert_bytes(cm_), 4)}, {cm_.num_experts_per_tok} per token. {dense} holds and reads "
+             f"{gb(weight_bytes(cfg(dense)), 4)} and {gb(pts[dense].weight_bytes, 4)}. Their caches take "
              f"{kib(kv_bytes_per_token(cfg(moe)))} and {kib(kv_bytes_per_token(cfg(dense)))} per token, and a token "
              f"moves {mb(activation_bytes_per_token(cfg(moe)), 4)} and {mb(activation_bytes_per_token(cfg(dense)), 4)} "
              f"of activations. Both are memory-bound here."),
@@ -193,18 +217,27 @@ class MoeOrDense(Template):
         BW, P, u = a.bandwidth_bytes_per_s, a.dense_bf16_flops_per_s, usable_memory_fraction()
         usable = u * a.capacity_bytes
         lines = [calc("usable", "u × C", f"{pct(u, 2)} × {mib(a.capacity_bytes)}", gb(usable, 4)),
-                 "Conversations that fit: floor((u C - W_s) / (K L)). A step of B makes min(B × BW / (W + B(K L + A)), "
-                 "P / F) tokens a second, with W the weights the step reads (an MoE step reads more experts as the "
-                 "batch grows). A million tokens cost the price per hour × 1,000,000 / (3,600 × that rate)."]
+                 "Conversations that fit: floor((u C - W_s) / (K L)). A memory-bound step of B makes "
+                 "B × BW / (W + B(K L + A)) tokens a second, with W the weights the step reads. A dense step reads "
+                 "every weight; an MoE step reads W_1 + n_moe (D - k) w_e, since its B tokens touch "
+                 "D = E (1 - (1 - k/E)^B) of the E experts of each MoE layer, on average, under uniform routing. "
+                 "A million tokens cost the price per hour × 1,000,000 / (3,600 × that rate)."]
         for n in (p["moe"], p["dense"]):
             c = cfg(n)
-            K, A, F = kv_bytes_per_token(c), activation_bytes_per_token(c), decode_flops_per_token(c, L)
+            K, A = kv_bytes_per_token(c), activation_bytes_per_token(c)
             lines.append(calc(f"conversations that fit, {n}", "", f"floor(({gb(usable, 4)} - {gb(weight_bytes(c), 4)}) / "
                               f"({kib(K)} × {L:,}))", whole(room[n])))
             for b, cost in ((B, costs[n][0]), (room[n], costs[n][1])):
                 pt = decode_on(a, c, b, L)
-                lines += [calc(f"rate of {n} at {b}", "", f"min({b} × {gbps(BW)} / ({gb(pt.weight_bytes, 4)} + {b} × "
-                               f"({kib(K)} × {L:,} + {mb(A, 4)})), {tflops(P)} / {_gflop(F)})", rate(pt.ceiling, 4)),
+                if c.is_moe:
+                    E, k, D = c.routed_experts, c.num_experts_per_tok, experts_touched_per_layer(c, b)
+                    lines += [calc(f"experts touched per layer, {n} at {b}", "D = E (1 - (1 - k/E)^B)",
+                                   f"{E} × (1 - (1 - {k} / {E})^{b})", sig(D, 4)),
+                              calc(f"weights read, {n} at {b}", "W_1 + n_moe (D - k) w_e",
+                                   f"{gb(weight_bytes_read_per_step(c), 4)} + {moe_layers(c)} × ({sig(D, 4)} - {k}) × "
+                                   f"{mb(_expert_bytes(c), 4)}", gb(pt.weight_bytes, 4))]
+                lines += [calc(f"rate of {n} at {b}", "B × BW / (W + B(K L + A))", f"{b} × {gbps(BW)} / ("
+                               f"{gb(pt.weight_bytes, 4)} + {b} × ({kib(K)} × {L:,} + {mb(A, 4)}))", rate(pt.ceiling, 4)),
                           calc(f"cost per million, {n} at {b}", "", f"{usd(price, 4)} × 1,000,000 / (3,600 × "
                                f"{rate(pt.ceiling, 4)})", usd(cost, 4))]
         lines.append("The caches weigh more at long contexts, and the MoE model's cache per token is smaller, so more "
@@ -260,6 +293,8 @@ class AbsorbedAttention(Template):
              f"{tflops(a.dense_bf16_flops_per_s)} of dense BF16 math and moves {gbps(a.bandwidth_bytes_per_s)}."),
             (f"Per cached token: 2 × {c.num_hidden_layers} × {c.num_attention_heads} × {width:,} = {millions(per)} FLOPs.",
              f"Equal at {sig(F / 1e9, 4)} GFLOP / {millions(per)} = {tokens(L)} of context.",
+             f"Cache per token: {c.num_hidden_layers} × {c.kv_lora_rank + c.qk_rope_head_dim} × "
+             f"{bytes_per_element(prec):g} bytes = {kib(kv_bytes_per_token(c, prec))}.",
              f"Intensity: {millions(per)} / {kib(kv_bytes_per_token(c, prec))} = {flop_per_byte(intensity, 4)}, "
              f"against a BF16 ridge of {flop_per_byte(R, 4)}: {verdict}."),
             (self.number("FLOPs per cached token", per, f"{millions(per)} FLOPs"),

@@ -66,8 +66,13 @@ class WhenSplittingPays(Template):
         one, two = pick_distinct(rng, dense_models(), 2)
         return {"models": [one, two], "card": pick(rng, linked_cards())}
 
+    @staticmethod
+    def _fixed(c, a) -> float:
+        """t_comm as the question counts it: the collectives' fixed costs, (2n + 2) α."""
+        return (all_reduces_per_step(c) + 1) * collective_latency_s(a.link.kind, 2)
+
     def _bound(self, c, a) -> float:
-        return 2 * tensor_parallel_on(a, c, 2).communication_s * a.bandwidth_bytes_per_s
+        return 2 * self._fixed(c, a) * a.bandwidth_bytes_per_s
 
     def holds(self, p):
         a = card(p["card"])
@@ -78,6 +83,8 @@ class WhenSplittingPays(Template):
             ok[f"{n}: the bound and the full count agree"] = (weight_bytes_read_per_step(c) < self._bound(c, a)) == slower
             ok[f"{n}: not within the tolerance of the bound"] = abs(weight_bytes_read_per_step(c) / self._bound(c, a) - 1) > 0.05
         ok["different layer counts"] = cs[0].num_hidden_layers != cs[1].num_hidden_layers
+        ok["the messages' bytes add under 1% to the fixed costs"] = all(
+            tensor_parallel_on(a, c, 2).communication_s < 1.01 * self._fixed(c, a) for c in cs)
         ok["both fit on one GPU"] = all(tensor_parallel_on(a, c, 1).fits for c in cs)
         return ok
 
@@ -85,10 +92,10 @@ class WhenSplittingPays(Template):
         a = card(p["card"])
         names, cs = p["models"], [cfg(n) for n in p["models"]]
         bounds = [self._bound(c, a) for c in cs]
-        comm = [tensor_parallel_on(a, c, 2).communication_s for c in cs]
+        comm = [self._fixed(c, a) for c in cs]
+        extra = max(tensor_parallel_on(a, c, 2).communication_s / self._fixed(c, a) - 1 for c in cs)
         slower = [tensor_parallel_on(a, c, 2).per_user < tensor_parallel_on(a, c, 1).per_user for c in cs]
         alpha = collective_latency_s(a.link.kind, 2)
-        link = a.link.bytes_per_s_among(2)
         return Key(
             ("At one sequence and no context a decode step is memory-bound; leave the activations aside. Show that "
              "splitting a model over T GPUs makes each user slower than one GPU exactly when (1 - 1/T) W/BW < t_comm, "
@@ -101,15 +108,11 @@ class WhenSplittingPays(Template):
             ("One GPU reads the weights in W/BW. Each of T GPUs reads a T-th of them, W/(T BW), and then the group "
              "talks, t_comm. A user is slower on T GPUs when W/(T BW) + t_comm > W/BW, that is when "
              "(1 - 1/T) W/BW < t_comm; for T = 2, when W/(2 BW) < t_comm, W < 2 t_comm BW. The messages are small, "
-             "so t_comm is about the collectives' fixed costs, (2n + 2) α. The key adds the messages' bytes over "
-             f"the link ({gbps(link)}): each all-reduce of the hidden vector, h numbers of 2 bytes, sends 2(T - 1)/T of "
-             "it, and the gather of the logits, V numbers, (T - 1)/T; for T = 2 they add a few percent.",)
+             "so t_comm is about the collectives' fixed costs, (2n + 2) α. (Their bytes over the link, the hidden "
+             f"vector of each all-reduce and the logits of the gather, would add {pct(extra, 2)} here.)",)
             + tuple(line for n, c, t, b, sl in zip(names, cs, comm, bounds, slower) for line in (
-                calc(f"(2n + 2) α, {c.num_hidden_layers} layers", "", f"(2 × {c.num_hidden_layers} + 2) × {us(alpha)}",
-                     ms((2 * c.num_hidden_layers + 2) * alpha, 4)),
-                calc(f"t_comm, {c.num_hidden_layers} layers", "(2n + 1)(α + 2 × 2h / 2 / link) + α + 2V / 2 / link",
-                     f"(2 × {c.num_hidden_layers} + 1) × ({us(alpha)} + 2 × {c.hidden_size:,} × 2 / 2 / {gbps(link)}) + "
-                     f"{us(alpha)} + {c.vocab_size:,} × 2 / 2 / {gbps(link)}", ms(t, 4)),
+                calc(f"t_comm, {c.num_hidden_layers} layers", "(2n + 2) α", f"(2 × {c.num_hidden_layers} + 2) × {us(alpha)}",
+                     ms(t, 4)),
                 calc(f"the bound, {c.num_hidden_layers} layers", "2 t_comm BW", f"2 × {ms(t, 4)} × "
                      f"{gbps(a.bandwidth_bytes_per_s)}", gb(b, 4)),
                 f"Is {n} slower on two GPUs? {yes_no(sl).capitalize()}: it reads {gb(weight_bytes_read_per_step(c), 4)}, "
@@ -150,6 +153,7 @@ class SplitOrReplicate(Template):
         lines, answers = list(self._terms(p)), []
         T, W, BW = 8, weight_bytes_read_per_step(c, pr), a.bandwidth_bytes_per_s
         *_, s1, sT, n_c, alpha, beta = self._numbers(p)
+        K, A, share_K, share_A = self._numbers(p)[:4]
         for B, (split, copies) in s.items():
             lines += [calc(f"{B:,} sequences, a group GPU's read", "(W/T + B s_T) / BW",
                            f"({gb(W, 4)} / {T} + {B:,} × {mb(sT, 4)}) / {gbps(BW)}", ms(split.memory_s, 4)),
@@ -178,13 +182,14 @@ class SplitOrReplicate(Template):
                                     "split" if split.aggregate > copies.aggregate else "replicas")]
         lines.append("Split while the weights are most of a step's bytes; replicate once the caches are.")
         return Key(
-            (f"You have eight {a.name} cards for {name} with {pr} weights, {pr} math and {an(pr)} cache, contexts of "
+            (f"You have eight {a.name} cards (T = 8) for {name} with {pr} weights, {pr} math and {an(pr)} cache, contexts of "
              f"{L:,} tokens. Should they form one tensor-parallel group of eight (split) or serve as eight replicas? "
              f"Decide at {p['few']} sequences in all and at {p['many']:,} sequences in all: what does each user get, "
              f"and what do the eight GPUs make together? Say which term decides each case.",
-             f"The data you need: a step reads {gb(weight_bytes_read_per_step(c, pr), 4)} of weights; the cache takes "
-             f"{kib(kv_bytes_per_token(c, pr))} per token ({c.num_key_value_heads} KV heads, split among the GPUs); the "
-             f"model has {c.num_hidden_layers} layers of width {c.hidden_size:,} and a vocabulary of "
+             f"The data you need: a step reads {gb(weight_bytes_read_per_step(c, pr), 4)} of weights. On one GPU a "
+             f"sequence's cache takes {kib(K)} per token and its token moves {mb(A, 4)} of activations; on a GPU of "
+             f"the group, which holds its share of the {c.num_key_value_heads} KV heads and of the activations that "
+             f"split, {kib(share_K * K)} and {mb(share_A * A, 4)}. The model has {c.num_hidden_layers} layers of width {c.hidden_size:,} and a vocabulary of "
              f"{c.vocab_size:,}; a split step makes 2n + 1 all-reduces of the batch's BF16 hidden vectors and one "
              f"gather of its logits, each costing {us(collective_latency_s(a.link.kind, 8))} plus its bytes over "
              f"{gbps(a.link.bytes_per_s_among(8))} each way (an all-reduce sends 2(T - 1)/T of its message, a gather "
@@ -211,15 +216,17 @@ class SplitOrReplicate(Template):
         K, A, share_K, share_A, link, s1, sT, n_c, alpha, beta = self._numbers(p)
         n = c.num_hidden_layers
         return (calc("s, a sequence's bytes on its replica", "K L + A", f"{kib(K)} × {L:,} + {mb(A, 4)}", mb(s1, 4)),
-                calc("s_T, a sequence's bytes on a group GPU", "(its share of the KV heads) K L + A_T",
-                     f"{sig(share_K, 4)} × {kib(K)} × {L:,} + {sig(share_A, 4)} × {mb(A, 4)}", mb(sT, 4)),
-                f"A_T: the activations that split (heads, the MLP's inner width) divide by 8; the norms, residuals "
-                f"and the whole hidden vector each product reads do not: {pct(share_A, 4)} of A per GPU.",
+                calc("s_T, a sequence's bytes on a group GPU", "K_T L + A_T",
+                     f"{kib(share_K * K)} × {L:,} + {mb(share_A * A, 4)}", mb(sT, 4)),
+                f"K_T and A_T: a group GPU keeps only its KV heads, and the activations that split (heads, the MLP's "
+                f"inner width) divide by 8; the norms, residuals and the whole hidden vector each product reads do "
+                f"not, so A_T is {pct(share_A, 4)} of A.",
+                calc("n_c, the collectives per step", "(2n + 1) + 1", f"2 × {n} + 1 + 1", str(n_c)),
                 calc("β, the link time per sequence", "((2n + 1) × 2(T - 1)/T × 2h + (T - 1)/T × 2V) / link",
-                     f"((2 × {n} + 1) × 2 × 7 / 8 × 2 × {c.hidden_size:,} + 7 / 8 × 2 × {c.vocab_size:,}) / {gbps(link)}",
-                     us(beta, 4)),
-                f"A split step: read (W/T + B s_T) / BW, then talk n_c α + β B with n_c = {n_c} collectives; B "
-                f"tokens a step. A replica's step: (W + (B/T) s) / BW, B/T tokens on each of 8 GPUs.")
+                     f"((2 × {n} + 1) × 2 × (8 - 1) / 8 × 2 × {c.hidden_size:,} + (8 - 1) / 8 × 2 × {c.vocab_size:,}) "
+                     f"/ {gbps(link)}", us(beta, 4)),
+                "A split step: read (W/T + B s_T) / BW, then talk n_c α + β B; B tokens a step. A replica's step: "
+                "(W + (B/T) s) / BW, B/T tokens on each of the 8 GPUs.")
 
 
 def measured_busbw() -> dict[str, float]:

@@ -11,7 +11,7 @@ from inferlimits.arithmetic.serving import READING_TOKENS_PER_S, mixed_step_s
 from inferlimits.arithmetic.speculative import estimated_speedup, expected_tokens_per_step, speculative_on
 from inferlimits.data.models import kv_bytes_per_token, weight_bytes
 from inferlimits.book.homework import Key, Template, calc, pick, register, sig, whole
-from inferlimits.book.homework.common import (an, card, cards, cards_with, cfg, fp8_or_bf16, gb, gbps, linked_cards,
+from inferlimits.book.homework.common import (an, card, cards, cards_with, cfg, fp8_or_bf16, gb, gbps, kib, linked_cards,
                                               mb, mdl, ms, pct, rate, tflops, times, us)
 
 DRAFT = "Llama-3.2-1B"
@@ -59,8 +59,11 @@ class SpeedupEstimate(Template):
              f"you need: a plain step of the target reads {gb(weight_bytes_read_per_step(t, pr), 4)} of weights and "
              f"{mb(kv_bytes_per_token(t, pr) * L, 4)} of cache; one of the draft reads "
              f"{gb(weight_bytes_read_per_step(d, pr), 4)} (its tied embedding, which is also its output head, counted "
-             f"once) and {mb(kv_bytes_per_token(d, pr) * L, 4)} of cache; while both are memory-bound, c is the ratio "
-             f"of their bytes, activations included. The {a.name} moves {gbps(a.bandwidth_bytes_per_s)}."),
+             f"once) and {mb(kv_bytes_per_token(d, pr) * L, 4)} of cache; a token moves "
+             f"{mb(decode_on(a, t, 1, L, pr, pr, pr).activation_bytes, 4)} of activations through the target and "
+             f"{mb(decode_on(a, d, 1, L, pr, pr, pr).activation_bytes, 4)} through the draft. While both are "
+             f"memory-bound, c is the ratio of their bytes, activations included. The {a.name} moves "
+             f"{gbps(a.bandwidth_bytes_per_s)}."),
             ("A round drafts k tokens, k steps of the draft, then the target checks the k + 1 positions in one pass "
              "and keeps E[tokens] of them on average: token i survives with probability a^i. Memory-bound, the check "
              "reads the weights and the cache once, what one plain step reads, so it takes about one plain step, "
@@ -119,7 +122,8 @@ class MovingTheCache(Template):
              f"itself, which takes {ms(prefill, 4)} on the {T} prefill GPUs at the ceiling. How long does one layer's "
              f"share of the cache take to send over the {T} cards, and one layer's share of the prefill?",),
             (f"Per token: 2 × {n} × {c.num_key_value_heads} × {c.head_dim_qk} × 1 byte = "
-             f"{whole(kv_bytes_per_token(c, 'FP8'))} bytes; the prompt leaves {mb(cache, 4)}.",
+             f"{whole(kv_bytes_per_token(c, 'FP8'))} bytes.",
+             f"The prompt's cache: {whole(kv_bytes_per_token(c, 'FP8'))} bytes × {p['prompt']:,} = {mb(cache, 4)}.",
              f"{a.link.kind}: {mb(cache, 4)} / {gbps(a.link.bytes_per_s)} = {ms(nvlink, 4)}, {pct(nvlink / prefill)} of "
              f"the prefill; {T} cards at once: {mb(cache / T, 4)} each, {ms(cards_time, 4)}, "
              f"{pct(cards_time / prefill)} of it.",
@@ -207,8 +211,8 @@ class SpeculateOrBatch(Template):
              f"The data you need: use the package's ceilings (inferlimits.arithmetic.speculative.speculative_on), or "
              f"count them: the target reads {gb(weight_bytes_read_per_step(t, 'FP8'), 4)} of weights and holds "
              f"{gb(weight_bytes(t, 'FP8'), 4)}, the draft {gb(weight_bytes_read_per_step(d, 'FP8'), 4)} and "
-             f"{gb(weight_bytes(d, 'FP8'), 4)}; their FP8 caches take {sig(kv_bytes_per_token(t, 'FP8') / 1024, 4)} "
-             f"and {sig(kv_bytes_per_token(d, 'FP8') / 1024, 4)} KiB per token. The {a.name} does "
+             f"{gb(weight_bytes(d, 'FP8'), 4)}; their FP8 caches take {kib(kv_bytes_per_token(t, 'FP8'))} "
+             f"and {kib(kv_bytes_per_token(d, 'FP8'))} per token. The {a.name} does "
              f"{tflops(a.math_flops_per_s('FP8'))} of FP8 math, moves {gbps(a.bandwidth_bytes_per_s)} and can use "
              f"{gb(usable_memory_fraction() * a.capacity_bytes, 4)}."),
             self._working(p, r, fits, top, plain_user, plain_B, spec_B, short, limit, choice),
@@ -238,45 +242,53 @@ class SpeculateOrBatch(Template):
         Ks = kv_bytes_per_token(t, "FP8") + kv_bytes_per_token(d, "FP8")
 
         def plain(B, tag):
-            return calc(f"{tag}plain decoding at {B}: each user", "1 / t_plain", f"1 / {ms(r[B].plain_s, 4)}",
-                        rate(plain_user[B], 4))
+            return (f"From speculative_on at {B}: t_plain = {ms(r[B].plain_s, 4)}.",
+                    calc(f"{tag}plain decoding at {B}: each user", "1 / t_plain", f"1 / {ms(r[B].plain_s, 4)}",
+                         rate(plain_user[B], 4)))
 
         def spec(x, kk, tag):
-            return calc(f"{tag}speculation at {round(x.batch)}, k = {kk}: each user", "E[tokens] / (k t_draft + t_verify)",
-                        f"{sig(x.tokens_per_step, 4)} / ({kk} × {ms(x.draft_s / kk, 4)} + {ms(x.verify_s, 4)})",
-                        rate(x.per_user, 4))
+            return (f"From speculative_on at {round(x.batch)}, k = {kk}: t_draft = {ms(x.draft_s / kk, 4)}, "
+                    f"t_verify = {ms(x.verify_s, 4)}.",
+                    calc(f"{tag}speculation at {round(x.batch)}, k = {kk}: each user", "E[tokens] / (k t_draft + t_verify)",
+                         f"{sig(x.tokens_per_step, 4)} / ({kk} × {ms(x.draft_s / kk, 4)} + {ms(x.verify_s, 4)})",
+                         rate(x.per_user, 4)))
 
         lines = ["From speculative_on, at each batch B: t_plain, a plain step of the target; t_draft, a step of the "
                  "draft; t_verify, the target checking k + 1 tokens per sequence in one pass. A round makes E[tokens] "
                  "per user in k t_draft + t_verify; the GPU makes B times what each user gets.",
                  calc("E[tokens]", "1 + a + ... + a^k", " + ".join(["1", str(acc)] + [f"{acc}^{i}" for i in range(2, k + 1)]),
                       sig(E, 4)),
-                 plain(plain_B, "strict line: ")]
+                 *plain(plain_B, "strict line: ")]
         nxt = plain_B * 2
         if nxt in fits:
-            lines += [plain(nxt, ""), f"Below {strict} tokens/s: plain decoding keeps at most {plain_B} sequences."]
+            lines += [*plain(nxt, ""), f"Below {strict} tokens/s: plain decoding keeps at most {plain_B} sequences."]
         lines += [calc("strict line: plain decoding, per GPU", "B × each user", f"{plain_B} × {rate(plain_user[plain_B], 4)}",
                        rate(plain_B * plain_user[plain_B], 4)),
-                  spec(r[spec_B], k, "strict line: ")]
+                  *spec(r[spec_B], k, "strict line: ")]
         if spec_B * 2 in fits:
-            lines += [spec(r[spec_B * 2], k, ""), f"Below {strict} tokens/s: speculation keeps at most {spec_B} sequences."]
+            lines += [*spec(r[spec_B * 2], k, ""), f"Below {strict} tokens/s: speculation keeps at most {spec_B} sequences."]
         lines += [calc("strict line: speculation, per GPU", "B × each user", f"{spec_B} × {rate(r[spec_B].per_user, 4)}",
                        rate(r[spec_B].aggregate, 4)),
                   f"Strict line: speculate, it makes more per GPU; {limit} limits the batch."]
         if top * 2 in POWERS:
             need = W + top * 2 * Ks * (L + k)
             lines.append(calc(f"lax line: memory for {top * 2} sequences", "W_t + W_d + B (K_t + K_d)(L + k)",
-                              f"{gb(W, 4)} + {top * 2} × ({sig(Ks / 1024, 4)} KiB) × ({L:,} + {k})", gb(need, 4)))
+                              f"({gb(weight_bytes(t, 'FP8'), 4)} + {gb(weight_bytes(d, 'FP8'), 4)}) + {top * 2} × "
+                              f"({kib(kv_bytes_per_token(t, 'FP8'))} + {kib(kv_bytes_per_token(d, 'FP8'))}) × "
+                              f"({L:,} + {k})", gb(need, 4)))
         lines += [f"Lax line: every batch meets {READING_TOKENS_PER_S} tokens/s; memory limits the batch to {top} "
                   f"(usable: {gb(usable, 4)}).",
-                  plain(top, "lax line: "),
+                  *plain(top, "lax line: "),
                   calc("lax line: plain decoding, per GPU", "B × each user", f"{top} × {rate(plain_user[top], 4)}",
                        rate(top * plain_user[top], 4)),
-                  spec(r[top], k, "lax line: "),
+                  *spec(r[top], k, "lax line: "),
                   calc("lax line: speculation, per GPU", "B × each user", f"{top} × {rate(r[top].per_user, 4)}",
                        rate(r[top].aggregate, 4)),
                   f"Lax line: {choice(r[top])} ({times(r[top].speedup, 4)} the plain rate).",
-                  spec(short, k2, f"k = {k2}: "),
+                  calc(f"E[tokens] with k = {k2}", "1 + a + ... + a^k",
+                       " + ".join(["1", str(acc)] + [f"{acc}^{i}" for i in range(2, k2 + 1)]),
+                       sig(expected_tokens_per_step(acc, k2), 4)),
+                  *spec(short, k2, f"k = {k2}: "),
                   calc(f"lax line with k = {k2}: speculation, per GPU", "B × each user",
                        f"{top} × {rate(short.per_user, 4)}", rate(short.aggregate, 4)),
                   f"With k = {k2}: {choice(short)} ({times(short.speedup, 4)} the plain rate)."]
@@ -374,10 +386,15 @@ class HowLongADraft(Template):
             + self._condition(acc, c, k1)
             + (calc(f"E_{k1}", "1 + a + ... + a^k", " + ".join(["1", str(acc)] + [f"{acc}^{i}" for i in range(2, k1 + 1)]),
                     sig(expected_tokens_per_step(acc, k1), 4)),
-               calc("its speed-up", "E_k / (1 + k c)", f"{sig(expected_tokens_per_step(acc, k1), 4)} / (1 + {k1} × {c})",
+               calc(f"its speed-up, k = {k1}", "E_k / (1 + k c)", f"{sig(expected_tokens_per_step(acc, k1), 4)} / (1 + {k1} × {c})",
                     times(S1, 4)),
                f"(c) At {B} sequences, from speculative_on: t_plain = {ms(got[1].plain_s, 4)}, a draft step "
-               f"{ms(got[1].draft_s, 4)}; speed-up = E_k × t_plain / (k t_draft + t_verify).")
+               f"{ms(got[1].draft_s, 4)}, and t_verify = "
+               + ", ".join(ms(x.verify_s, 4) for x in got.values()) + " for k = "
+               + ", ".join(str(k) for k in got) + "; speed-up = E_k × t_plain / (k t_draft + t_verify).")
+            + tuple(calc(f"E_k at k = {k}", "1 + a + ... + a^k",
+                         " + ".join(["1", str(acc)] + [f"{acc}^{i}" for i in range(2, k + 1)]) if k > 1 else f"1 + {acc}",
+                         sig(expected_tokens_per_step(acc, k), 4)) for k in got if k != k1)
             + tuple(calc(f"speed-up at {B} sequences, k = {k}", "", f"{sig(x.tokens_per_step, 4)} × {ms(x.plain_s, 4)} / "
                          f"({k} × {ms(x.draft_s / k, 4)} + {ms(x.verify_s, 4)})", times(x.speedup, 4))
                     for k, x in got.items())
@@ -398,6 +415,8 @@ class HowLongADraft(Template):
             E = expected_tokens_per_step(acc, k)
             out += [calc(f"a^(k+1)(1 + k c) at k = {k}", "", f"{acc}^{k + 1} × (1 + {k} × {c})",
                          sig(acc ** (k + 1) * (1 + k * c), 4), "(b)" if not out else ""),
+                    calc(f"E_k at k = {k}", "1 + a + ... + a^k",
+                         " + ".join(["1", str(acc)] + [f"{acc}^{i}" for i in range(2, k + 1)]), sig(E, 4)),
                     calc(f"c E_k at k = {k}", "", f"{c} × {sig(E, 4)}", sig(c * E, 4)),
                     f"At k = {k} the condition {'holds: one more token pays' if k < k1 else 'fails: the best draft has'}"
                     + (f" {k1} tokens." if k == k1 else ".")]

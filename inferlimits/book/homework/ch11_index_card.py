@@ -10,7 +10,7 @@ from inferlimits.arithmetic.parallel import TENSOR_PARALLEL_DEGREES, collective_
 from inferlimits.data.models import multiplied_params_per_token, param_count
 from inferlimits.book.homework import Key, Template, calc, pick, register, sig
 from inferlimits.book.homework.common import (multiplied_note, an, billions, card, cards, cards_with, cfg, datasheet, dense_models, gb, gbps,
-                                         kib, mb, mdl, ms, pct, rate, tflops, times, us)
+                                         kib, mb, mdl, mib, ms, pct, rate, tflops, times, us)
 
 DOMINANT = {WEIGHTS_BOUND: "the weights", CACHE_BOUND: "the caches", ACTIVATIONS_BOUND: "the activations"}
 CONTEXTS = (1024, 2048, 4096, 8192)
@@ -62,14 +62,26 @@ class FillTheCard(Template):
             (f"Fill in the card by hand for {name} in BF16 on {an(a.name)}, with a batch of {B} sequences of {L:,} "
              f"tokens each. Does it fit? How much memory do the weights and caches need? What are the two ceilings, "
              f"which wall binds, and which bytes dominate?",
-             "The data you need: " + _model_lines(name, c) + " " + datasheet(a)),
-            (f"K = 2 n_layers n_kv d × 2 bytes = {kib(q.kv_bytes_per_token)}; caches {gb(q.cache_bytes, 4)}; with "
-             f"{gb(q.stored_weight_bytes, 4)} of weights they need {gb(q.memory.needed_bytes, 4)} of "
-             f"{gb(q.memory.usable_bytes, 4)} usable: it fits.",
-             f"Memory ceiling: {B} × BW / ({gb(q.weight_bytes, 4)} + {gb(q.cache_bytes, 4)} + "
-             f"{gb(q.activation_bytes, 4)}) = {rate(q.memory_ceiling, 4)}.",
-             f"A token: 2N + attention = {sig(q.flops_per_token / 1e9, 4)} GFLOP ({sig(attention / 1e9, 4)} GFLOP of "
-             f"it attention); math ceiling {rate(q.math_ceiling, 4)}. Memory-bound; {DOMINANT[q.verdict]} dominate."),
+             "The data you need: " + _model_lines(name, c) + " " + datasheet(a) + f" Weights and caches may use "
+             f"{pct(q.memory.usable_bytes / q.capacity_bytes, 2)} of its memory."),
+            (f"K = 2 n_layers n_kv d × 2 bytes = 2 × {c.num_hidden_layers} × {c.num_key_value_heads} × "
+             f"{c.head_dim_qk} × 2 bytes = {kib(q.kv_bytes_per_token)}.",
+             f"Caches: B L K = {B} × {L:,} × {kib(q.kv_bytes_per_token)} = {gb(q.cache_bytes, 4)}.",
+             f"Stored weights: {billions(param_count(c))} × 2 bytes = {gb(q.stored_weight_bytes, 4)}.",
+             f"Weights and caches: {gb(q.stored_weight_bytes, 4)} + {gb(q.cache_bytes, 4)} = "
+             f"{gb(q.memory.needed_bytes, 4)}.",
+             f"Usable: {pct(q.memory.usable_bytes / q.capacity_bytes, 2)} × {mib(q.capacity_bytes)} = "
+             f"{gb(q.memory.usable_bytes, 4)}: it fits.",
+             f"Weights a step reads: {billions(multiplied_params_per_token(c))} × 2 bytes = {gb(q.weight_bytes, 4)}.",
+             f"Memory ceiling: B × BW / (W + caches + B A) = {B} × {gbps(a.bandwidth_bytes_per_s)} / "
+             f"({gb(q.weight_bytes, 4)} + {gb(q.cache_bytes, 4)} + {B} × {mb(q.activation_bytes / B, 4)}) = "
+             f"{rate(q.memory_ceiling, 4)}.",
+             f"Attention per token: 2 × {c.num_hidden_layers} × {c.num_attention_heads} × 2 × {c.head_dim_qk} × "
+             f"{L:,} = {sig(attention / 1e9, 4)} GFLOP.",
+             f"A token: 2N + attention = 2 × {billions(multiplied_params_per_token(c))} + {sig(attention / 1e9, 4)} "
+             f"GFLOP = {sig(q.flops_per_token / 1e9, 4)} GFLOP.",
+             f"Math ceiling: P / F = {tflops(a.dense_bf16_flops_per_s)} / {sig(q.flops_per_token / 1e9, 4)} GFLOP = "
+             f"{rate(q.math_ceiling, 4)}. Memory-bound; {DOMINANT[q.verdict]} dominate."),
             (self.choice("does it fit", "yes"),
              self.number("weights and caches", q.memory.needed_bytes, gb(q.memory.needed_bytes)),
              self.number("memory ceiling", q.memory_ceiling, rate(q.memory_ceiling)),
@@ -138,7 +150,7 @@ class MeasuredRate(Template):
         BW, P, F = a.bandwidth_bytes_per_s, q.math_flop_per_s, q.flops_per_token
         seq = f"{gb(q.cache_bytes, 4)} + {gb(q.activation_bytes, 4)}"
 
-        def ceiling(name, b, W, extra, x):
+        def ceiling(name, b: str, W, extra, x):
             return calc(name, "min(B × BW / (W + caches + activations), P / F)",
                         f"min({b} × {gbps(BW)} / ({gb(W, 4)} + {extra}), {tflops(P)} / {sig(F / 1e9, 4)} GFLOP)",
                         rate(x.ceiling, 4))
@@ -148,16 +160,32 @@ class MeasuredRate(Template):
                 calc("share of the ceiling", "measured / the lower ceiling", f"{sig(r, 2)} tokens/s / {rate(q.ceiling, 4)}",
                      pct(r / q.ceiling, 4)),
                 f"The regime: {MEMORY_BOUND}. The lower ceiling is memory's, and the rate reaches more than half of it.",
-                ceiling("twice the batch: ceiling", 2 * B, q.weight_bytes, f"2 × ({seq})", doubled),
+                ceiling("twice the batch: ceiling", f"2 × {B}", q.weight_bytes, f"2 × ({seq})", doubled),
                 calc("twice the batch, aggregate", "", f"{rate(doubled.ceiling, 4)} / {rate(q.ceiling, 4)}", times(g2, 4)),
-                ceiling("FP8 weights: ceiling", B, lighter.weight_bytes, seq, lighter),
+                ceiling("FP8 weights: ceiling", str(B), lighter.weight_bytes, seq, lighter),
                 calc("FP8 weights, aggregate", "", f"{rate(lighter.ceiling, 4)} / {rate(q.ceiling, 4)}", times(g8, 4)),
                 calc("each user now", "ceiling / B", f"{rate(q.ceiling, 4)} / {B}", rate(u0, 4)),
-                calc("each user, twice the batch", "ceiling / 2B", f"{rate(doubled.ceiling, 4)} / {2 * B}", rate(u2, 4)),
+                calc("each user, twice the batch", "ceiling / 2B", f"{rate(doubled.ceiling, 4)} / (2 × {B})", rate(u2, 4)),
                 calc("each user, FP8 weights", "ceiling / B", f"{rate(lighter.ceiling, 4)} / {B}", rate(u8, 4)),
                 f"Raises the aggregate more: {'twice the batch' if g2 > g8 else 'FP8 weights'}. If each user's speed "
                 f"matters: {'FP8 weights' if u8 > u2 else 'twice the batch'}, since doubling the batch shares each "
                 f"step among more users.")
+
+
+def _per_gpu(x, batch: int, context: int, BW: float) -> tuple[float, float]:
+    """K_T and A_T: the cache per token and the activations per token one GPU of a tensor-parallel
+    group moves (its KV heads, and its share of the activations that split), from its card's read
+    times at the bandwidth ``BW``."""
+    return x.cache_time_s * BW / (batch * context), x.activation_time_s * BW / batch
+
+
+def _links(a) -> str:
+    """A card's link among 2, 4 and 8 GPUs, as a question gives it: one figure where a switch gives
+    every group the same, else one for each group size."""
+    among = [a.link.bytes_per_s_among(T) for T in (2, 4, 8)]
+    if len(set(among)) == 1:
+        return f"its link carries {gbps(among[0])} each way"
+    return f"its links carry {gbps(among[0])}, {gbps(among[1])} and {gbps(among[2])} each way among 2, 4 and 8 GPUs"
 
 
 @register
@@ -188,18 +216,22 @@ class MoreGpus(Template):
         team = self._team(p)
         one, eight = team[1], team[8]
         share = eight.communication_time_s / eight.step_time_s
+        per = {T: _per_gpu(team[T], B, L, a.bandwidth_bytes_per_s) for T in (2, 4, 8)}
         return Key(
             (f"A team serves {name} with FP8 weights and FP8 math on {a.name} cards, {B} sequences of {L:,} tokens at a "
-             f"time, its cache in BF16. Does it fit on one GPU? Work the card for two, four and eight GPUs in tensor "
+             f"time, its cache in BF16. Does it fit on one GPU? Work the card for 2, 4 and 8 GPUs in tensor "
              f"parallelism: what does each user get, how much of the eight-GPU step do the all-reduces take, and what "
              f"happens to the tokens each GPU produces?",
              f"The data you need: {a.name}: {gb(a.capacity_bytes, 4)} reported, {pct(one.memory.usable_bytes / a.capacity_bytes, 2)} "
-             f"usable, {gbps(a.bandwidth_bytes_per_s)}; its link carries {gbps(a.link.bytes_per_s_among(8))} each way "
-             f"at {us(collective_latency_s(a.link.kind, 8))} per collective. {name} holds {gb(one.stored_weight_bytes, 4)} "
-             f"in FP8 and a step reads {gb(one.weight_bytes, 4)}; its cache takes {kib(one.kv_bytes_per_token)} per "
-             f"token in BF16 ({c.num_key_value_heads} KV heads, split among the GPUs); it has a hidden size of "
-             f"{c.hidden_size:,}, {c.num_hidden_layers} layers and a vocabulary of {c.vocab_size:,}, its activations "
-             f"BF16 ({mb(activation_bytes_per_token(c), 4)} per token on one GPU)."),
+             f"usable, {gbps(a.bandwidth_bytes_per_s)}; {_links(a)}, at {us(collective_latency_s(a.link.kind, 8))} per "
+             f"collective. {name} holds {gb(one.stored_weight_bytes, 4)} in FP8 and a step reads "
+             f"{gb(one.weight_bytes, 4)}; its cache takes {kib(one.kv_bytes_per_token)} per token in BF16 "
+             f"({c.num_key_value_heads} KV heads, split among the GPUs: "
+             f"{kib(per[2][0])}, {kib(per[4][0])} and {kib(per[8][0])} per GPU on 2, 4 and 8); it has a hidden size "
+             f"of {c.hidden_size:,}, {c.num_hidden_layers} layers and a vocabulary of {c.vocab_size:,}, its "
+             f"activations BF16 ({mb(activation_bytes_per_token(c), 4)} per token on one GPU; {mb(per[2][1], 4)}, "
+             f"{mb(per[4][1], 4)} and {mb(per[8][1], 4)} on each GPU of 2, 4 and 8). On 2 to 8 GPUs each GPU's reads "
+             f"take longer than its math."),
             self._working(p, team, share),
             (self.choice("does it fit on one GPU", "no"),
              self.number("what one GPU would need", one.memory.needed_bytes, gb(one.memory.needed_bytes)))
@@ -221,21 +253,21 @@ class MoreGpus(Template):
                  "On T GPUs each reads its T-th of the weights, its share of the caches (its KV heads) and of the "
                  "activations; then 2n + 1 all-reduces of the batch's hidden vectors (B × h numbers of 2 bytes, "
                  "2(T - 1)/T of them sent) and one gather of the logits (B × V, (T - 1)/T sent), each costing α plus "
-                 "its bytes over the link. Step = max(read, math) + all-reduces; B tokens a step."]
+                 "its bytes over the link. Step = read + all-reduces (the reads outlast the math); B tokens a step."]
         for T in (2, 4, 8):
             x = team[T]
             link, alpha = a.link.bytes_per_s_among(T), collective_latency_s(a.link.kind, T)
             read = x.weights_time_s + x.cache_time_s + x.activation_time_s
-            lines += [calc(f"{T} GPUs: read", "(W/T + its caches + its activations) / BW",
-                           f"({gb(x.weights_time_s * BW, 4)} + {gb(x.cache_time_s * BW, 4)} + "
-                           f"{gb(x.activation_time_s * BW, 4)}) / {gbps(BW)}", ms(read, 4)),
+            K_T, A_T = _per_gpu(x, B, L, BW)
+            lines += [calc(f"{T} GPUs: read", "(W/T + B K_T L + B A_T) / BW",
+                           f"({gb(one.weight_bytes, 4)} / {T} + {B} × {kib(K_T)} × {L:,} + {B} × {mb(A_T, 4)}) / "
+                           f"{gbps(BW)}", ms(read, 4)),
                       calc(f"{T} GPUs: all-reduces", "(2n + 1)(α + 2(T - 1)/T × 2Bh / link) + α + (T - 1)/T × 2BV / link",
-                           f"(2 × {n} + 1) × ({us(alpha)} + 2 × {T - 1} / {T} × 2 × {B} × {c.hidden_size:,} / {gbps(link)}) + "
-                           f"{us(alpha)} + {T - 1} / {T} × 2 × {B} × {c.vocab_size:,} / {gbps(link)}",
+                           f"(2 × {n} + 1) × ({us(alpha)} + 2 × ({T} - 1) / {T} × 2 × {B} × {c.hidden_size:,} / "
+                           f"{gbps(link)}) + {us(alpha)} + ({T} - 1) / {T} × 2 × {B} × {c.vocab_size:,} / {gbps(link)}",
                            ms(x.communication_time_s, 4)),
-                      calc(f"{T} GPUs: step", "max(read, math) + all-reduces",
-                           f"max({ms(read, 4)}, {ms(x.math_time_s, 4)}) + {ms(x.communication_time_s, 4)}",
-                           ms(x.step_time_s, 4)),
+                      calc(f"{T} GPUs: step", "read + all-reduces",
+                           f"{ms(read, 4)} + {ms(x.communication_time_s, 4)}", ms(x.step_time_s, 4)),
                       calc(f"each user on {T}", "1 / step", f"1 / {ms(x.step_time_s, 4)}", rate(x.ceiling / B, 4)),
                       calc(f"tokens per GPU on {T}", "B / step / T", f"{B} / {ms(x.step_time_s, 4)} / {T}",
                            rate(x.ceiling / T, 4))]
@@ -347,9 +379,11 @@ class FirstLines(Template):
              f"reads {gb(q.weight_bytes)} of them; each token of context adds {kib(q.kv_bytes_per_token)} of cache, "
              f"and each sequence moves {mb(q.activation_bytes / B)} of activations. Does the setup fit, and what is "
              f"its memory ceiling?",),
-            (f"Fit: {gb(q.stored_weight_bytes, 4)} + {B} × {L:,} × {kib(q.kv_bytes_per_token)} = "
-             f"{gb(q.memory.needed_bytes, 4)}, within {gb(q.memory.usable_bytes, 4)}: it fits.",
-             f"Ceiling: {B} × BW / ({gb(q.weight_bytes, 4)} + {gb(q.cache_bytes, 4)} + {gb(q.activation_bytes, 4)}) = "
+            (f"Fit: W_s + B L K = {gb(q.stored_weight_bytes, 4)} + {B} × {L:,} × {kib(q.kv_bytes_per_token)} = "
+             f"{gb(q.memory.needed_bytes, 4)}.",
+             f"Usable: {pct(u, 2)} × {gb(q.capacity_bytes, 4)} = {gb(q.memory.usable_bytes, 4)}: it fits.",
+             f"Ceiling: B × BW / (W + B L K + B A) = {B} × {gbps(a.bandwidth_bytes_per_s)} / ({gb(q.weight_bytes, 4)} + "
+             f"{B} × {L:,} × {kib(q.kv_bytes_per_token)} + {B} × {mb(q.activation_bytes / B, 4)}) = "
              f"{rate(q.memory_ceiling, 4)}."),
             (self.choice("does it fit", "yes"),
              self.number("weights and caches", q.memory.needed_bytes, gb(q.memory.needed_bytes)),

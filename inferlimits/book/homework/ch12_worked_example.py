@@ -54,9 +54,10 @@ class Fp8Cache(Template):
              f"layers. How large is the FP8 cache of one sequence of {L:,} tokens? How many whole such sequences fit "
              f"on {an(a.name)}, where that share leaves {gb(room)} beside the BF16 weights?",),
             (f"K = 2 × {c.num_hidden_layers} × {c.num_key_value_heads} × {c.head_dim_qk} × 1 byte = {whole(k8)} bytes "
-             f"({kib(k8)}); a sequence of {L:,} tokens: {gb(one, 4)}.",
-             f"Room: {pct(usable_memory_fraction(), 2)} × {gb(a.capacity_bytes, 4)} - {gb(weight_bytes(c), 4)} = "
-             f"{gb(room, 4)}, so {n} whole sequences ({sig(room / one, 3)} if they could be split)."),
+             f"({kib(k8)}).",
+             f"A sequence of {L:,} tokens: {whole(k8)} bytes × {L:,} = {gb(one, 4)}.",
+             f"Whole sequences in the room the problem gives: floor({gb(room, 4)} / {gb(one, 4)}) = {n} "
+             f"({sig(room / one, 3)} if they could be split)."),
             (self.number("one sequence's cache", one, gb(one)),
              self.count("whole sequences that fit", n, whole(n))))
 
@@ -188,6 +189,8 @@ class UnitSlip(Template):
                   sig(x['multiplier'], 4)),
              calc("the share the room is understated by", "ε × uC/(uC - W)", f"{pct(eps, 4)} × {sig(x['multiplier'], 4)}",
                   pct(x['under'], 4)),
+             calc("the misread capacity", "C - εC", f"{gb(a.capacity_bytes, 4)} - {pct(eps, 4)} × "
+                  f"{gb(a.capacity_bytes, 4)}", gb(x['misread'], 4)),
              calc("the misread room", "u(C - εC) - W", f"{pct(x['u'], 2)} × {gb(x['misread'], 4)} - {gb(x['W'], 4)}",
                   gb(x['slipped'], 4)),
              calc("caches that fit", "floor(room / cache)", f"floor({gb(x['room'], 4)} / {gb(x['one'], 4)})",

@@ -87,6 +87,8 @@ class HalveWhich(Template):
              "the bytes after: BW and B cancel.",
              calc("the step's bytes", "W + B (K L + A)", f"{mb(now.weight_bytes, 4)} + {B} × ({_kb(K)} × {L:,} + "
                   f"{mb(A, 4)})", mb(now.bytes, 4)),
+             calc("B K L, the caches", "", f"{B} × {_kb(K)} × {L:,}", mb(now.cache_bytes, 4)),
+             calc("B A, the activations", "", f"{B} × {mb(A, 4)}", mb(now.activation_bytes, 4)),
              calc("with BF16 weights", "W/2 + B (K L + A)", f"{mb(now.weight_bytes, 4)} / 2 + {mb(now.cache_bytes, 4)} + "
                   f"{mb(now.activation_bytes, 4)}", mb(w.bytes, 4)),
              calc("gain from BF16 weights", "", f"{mb(now.bytes, 4)} / {mb(w.bytes, 4)}", times(gw, 4)),
@@ -144,8 +146,8 @@ class NoCrossing(Template):
              "R ≥ F/(K L + A), no positive batch solves it: memory binds at every batch.",
              calc("K L + A in float32", "", f"{_kb(kv_bytes_per_token(SMALL, WIDE))} × {L:,} + "
                   f"{mb(activation_bytes_per_token(SMALL, 'decode', WIDE), 4)}", mb(own[WIDE], 4), "3."),
-             calc("K L + A in BF16", "", f"{_kb(kv_bytes_per_token(SMALL, NARROW))} × {L:,} + "
-                  f"{mb(activation_bytes_per_token(SMALL, 'decode', NARROW), 4)}", mb(own[NARROW], 4)),
+             calc("K L + A in BF16", "K L / 2 + A / 2", f"{_kb(kv_bytes_per_token(SMALL, WIDE))} × {L:,} / 2 + "
+                  f"{mb(activation_bytes_per_token(SMALL, 'decode', WIDE), 4)} / 2", mb(own[NARROW], 4)),
              calc("F/(K L + A) in float32", "", f"{sig(F / 1e6, 4)} million FLOPs / {mb(own[WIDE], 4)}",
                   flop_per_byte(F / own[WIDE], 4)),
              calc("F/(K L + A) in BF16", "", f"{sig(F / 1e6, 4)} million FLOPs / {mb(own[NARROW], 4)}",

@@ -10,7 +10,9 @@ Chromium as the book's PDF is), and the seed an index for the instructor:
 A session's sheet holds the homework the plan assigns it (``course.homework_exercises``): each
 assigned exercise that has a template comes with numbers of its own for the seed; the sheet names
 the others (those no template varies: comparisons, explorations, errors to find, projects), which
-are set as the book writes them. An exercise done in class is never on a sheet.
+are set as the book writes them; the instructor's key gives the book's own solution to each of
+those (``course.solutions``) and the range a grader accepts for each number it grades (its
+``answer`` calls, ``book_answers``). An exercise done in class is never on a sheet.
 ``--practice`` also writes, for each numbered chapter, a practice sheet and key with every one of
 its templates (in-class and optional exercises included), under ``seed-N/practice/``.
 
@@ -24,14 +26,17 @@ be handed out as it is.
 from __future__ import annotations
 
 import html
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from inferlimits.book import ROOT
-from inferlimits.book.homework import (KINDS, Variant, chapter_title, distinct_variants, exercise_number, seed_value,
-                                       templates, variant, variants, without_template)
+from inferlimits.book.homework import (KINDS, Variant, chapter_title, distinct_variants, exercise_number,
+                                       seed_value, sig, templates, variant, variants, without_template)
+from inferlimits.checks import parse_stated
 
 OUT = ROOT / "_build" / "homework"
 STUDENT, KEY, PRACTICE = "student", "key", "practice"
@@ -53,6 +58,8 @@ p { margin: .35rem 0; }
 .key li.calc { font-variant-numeric: tabular-nums; }
 .book { border-top: 1px solid var(--rule); margin-top: 1.2rem; }
 .book ul { margin: .2rem 0 .2rem 1.2rem; padding: 0; }
+.book li { margin: .3rem 0; }
+.key p.math { text-align: center; font-variant-numeric: tabular-nums; }
 table { border-collapse: collapse; width: 100%; font-size: .92rem; margin: .3rem 0; }
 th, td { text-align: left; border-bottom: 1px solid var(--rule); padding: .2rem .4rem; vertical-align: top; }
 th { font-weight: 600; }
@@ -136,6 +143,241 @@ def session_sheets(seed: object, numbers: Sequence[int] | None = None, root: Pat
     return [session_sheet(n, seed, root) for n in (numbers or range(1, len(course.SESSIONS) + 1))]
 
 
+# ---- the book's own key, for an exercise set as the book writes it ----------------------------------
+
+@dataclass(frozen=True)
+class BookAnswer:
+    """One graded number of an exercise set as the book writes it: an ``answer(claim, computed,
+    stated, tolerance=...)`` call of its solution (``inferlimits.book.student.answers``), with what
+    it is (``part``, the call's claim), the number as the solution states it ("about 190
+    conversations") and the exercise's tolerance (a fraction; 0 for exact)."""
+
+    part: str
+    stated: str
+    tolerance: float
+
+    @property
+    def number(self) -> float:
+        """The stated number, in its unit."""
+        return float(parse_stated(self.stated).value)
+
+    @property
+    def unit(self) -> str:
+        """The known unit the solution writes after the number ("GB", "%", "ms", "×"; ``checks.UNITS``),
+        or "" for a plain number; the words around it ("223 tokens") only place it in the text."""
+        return parse_stated(self.stated).unit
+
+    @property
+    def shown(self) -> str:
+        """The number as the solution writes it, with its unit, and "about" where it is rounded:
+        "about 190", "18%", "0.60 TB/s"."""
+        s = parse_stated(self.stated)
+        unit = s.unit if s.unit in ("%", "×", "x", "") else f" {s.unit}"
+        return f"{'about ' if s.mode == 'approximate' else ''}{s.value:,.{s.decimals}f}{unit}"
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """The lowest and the highest number a grader accepts, in the stated unit."""
+        return self.number * (1 - self.tolerance), self.number * (1 + self.tolerance)
+
+    @property
+    def range_shown(self) -> str:
+        if not self.tolerance:
+            return "exact"
+        lo, hi = self.bounds
+        unit = self.unit if self.unit in ("%", "×", "x", "") else f" {self.unit}"
+        return f"±{self.tolerance * 100:.10g}%: {sig(lo, 4)} to {sig(hi, 4)}{unit}"
+
+
+def book_answers(e, root: Path = ROOT) -> tuple[BookAnswer, ...]:
+    """The graded numbers of exercise ``e`` (a ``course.Exercise``) as its solution states them, in
+    the order of its ``answer`` calls: stated number and tolerance from
+    ``inferlimits.book.student.answers``, what each is from the call's claim."""
+    from inferlimits.book import course  # noqa: PLC0415
+
+    path = course.chapter_path(e.chapter, root)
+    return _book_answers(path, path.stat().st_mtime_ns).get(e.label, ()) if path.exists() else ()
+
+
+@lru_cache(maxsize=32)
+def _book_answers(path: Path, mtime_ns: int) -> dict[str, tuple[BookAnswer, ...]]:
+    """A chapter's graded numbers, by exercise, read again only when the notebook changes."""
+    from collections import defaultdict  # noqa: PLC0415
+
+    from inferlimits.book import student  # noqa: PLC0415
+
+    found = [a for a in student.answers(path) if a.label is not None and a.stated is not None]
+    claims = _claims(path, {a.cell for a in found})
+    out = defaultdict(tuple)
+    for a in found:
+        out[a.label] += (BookAnswer(claims.get((a.cell, a.stated), a.stated), a.stated,
+                                    a.tolerance if a.tolerance is not None else 0.0),)
+    return dict(out)
+
+
+def _claims(path: Path, cells: set[int]) -> dict[tuple[int, str], str]:
+    """(cell, stated) -> claim, for the ``answer`` calls of the given code cells of notebook ``path``."""
+    import ast  # noqa: PLC0415
+    import json  # noqa: PLC0415
+
+    out = {}
+    notebook = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    for i in cells:
+        source = "".join(notebook[i]["source"])
+        code = "\n".join(ln for ln in source.splitlines() if not ln.lstrip().startswith(("%", "!")))
+        for node in ast.walk(ast.parse(code)):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "answer":
+                args = [a.value if isinstance(a, ast.Constant) else None for a in node.args]
+                claim = args[0] if args else None
+                stated = args[2] if len(args) > 2 else next(
+                    (k.value.value for k in node.keywords if k.arg == "stated" and isinstance(k.value, ast.Constant)),
+                    None)
+                if isinstance(claim, str) and isinstance(stated, str):
+                    out.setdefault((i, stated), claim)
+    return out
+
+
+def book_solution(e, root: Path = ROOT) -> str | None:
+    """The text of exercise ``e``'s solution, as its chapter writes it (None where it has none)."""
+    from inferlimits.book import course  # noqa: PLC0415
+
+    return course.solutions(course.chapter_path(e.chapter, root)).get(e.label)
+
+
+#: LaTeX commands the solutions' math uses, as plain text (any other command keeps its name)
+TEX_SIGNS = {"cdot": "·", "times": "×", "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "approx": "≈", "to": "→",
+             "ne": "≠", "infty": "∞", "eta": "η", "varepsilon": "ε", "epsilon": "ε", "alpha": "α", "beta": "β",
+             "gamma": "γ", "tau": "τ", "lambda": "λ", "mu": "μ", "ast": "*", "left": "", "right": "", "big": "",
+             "Big": "", "bigg": "", "Bigg": "", "quad": " ", "qquad": " ", "lceil": "⌈", "rceil": "⌉",
+             "lfloor": "⌊", "rfloor": "⌋", "sum": "Σ"}
+_FRACTION = re.compile(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}")
+
+
+def plain_tex(tex: str) -> str:
+    """A solution's math as plain text, as the sheets write math: ``\\frac{a}{b}`` as a/b, a command
+    as its sign (``TEX_SIGNS``) or its name, ``\\text{...}`` as its words, no braces or backslashes."""
+    def group(x: str) -> str:
+        x = x.strip()
+        return x if re.fullmatch(r"[\w.·^*]+", x) else f"({x})"
+
+    s = tex.replace("{,}", ",").replace(r"\%", "%")
+    s = re.sub(r"\\(?:text|mathrm|mathbb|mathit|operatorname|textrm|mathbf)\{([^{}]*)\}", r"\1", s)
+    s = s.replace(r"\,", "\u2009").replace(r"\;", " ").replace(r"\:", " ").replace(r"\!", "").replace("\\ ", " ")
+    s = re.sub(r"\\([A-Za-z]+)", lambda m: m.group(0) if m.group(1) in ("frac", "dfrac", "tfrac")
+               else TEX_SIGNS.get(m.group(1), m.group(1)), s)
+    while _FRACTION.search(s):
+        s = _FRACTION.sub(lambda m: f"{group(m.group(1))}/{group(m.group(2))}", s)
+    s = re.sub(r"([_^])\{([^{}]*)\}", lambda m: m.group(1) + (m.group(2) if len(m.group(2)) == 1 else f"({m.group(2)})"), s)
+    s = s.replace("{", "").replace("}", "").replace("\\", "")
+    return re.sub(r"[ \t]+", " ", s).strip()
+
+
+_ROLE = re.compile(r"\{([\w:-]+)\}`([^`]*)`")
+
+
+def _role(kind: str, body: str, root: Path) -> str:
+    """A MyST role as the words a reader sees: a chapter as "chapter 4 (...)", an exercise by its
+    number, a citation dropped."""
+    from inferlimits.book import course  # noqa: PLC0415
+
+    shown = re.match(r"^(.*?)\s*<([^>]+)>$", body, re.S)
+    if shown:
+        return shown.group(1)
+    if kind == "doc":
+        return _where(Path(body).name, root)
+    if kind.startswith("cite"):
+        return ""
+    for p in numbered_or_not(root):
+        if kind in ("ref", "numref") and f"({body})=" in course.markdown(p):
+            return _where(p.stem, root)
+        for e in course.exercises(p):
+            if e.label == body:
+                return f"Exercise {exercise_number(e, root) or body}"
+    return body.replace("-", " ")
+
+
+def numbered_or_not(root: Path = ROOT) -> list[Path]:
+    """Every chapter's notebook, the primer's included."""
+    return sorted((root / "chapters").glob("*.ipynb"))
+
+
+def _inline_html(text: str, root: Path) -> str:
+    """One paragraph of a solution as HTML: roles as words, math as plain text, code, bold, italic."""
+    text = _ROLE.sub(lambda m: _role(m.group(1), m.group(2), root), text)
+    out = []
+    for part in re.split(r"(`[^`]*`)", text):
+        if len(part) > 1 and part.startswith("`") and part.endswith("`"):
+            out.append(f"<code>{_e(part[1:-1])}</code>")
+            continue
+        maths: list[str] = []
+
+        def math_(m: re.Match) -> str:
+            maths.append(plain_tex(m.group(1)))
+            return f"\0{len(maths) - 1}\0"
+
+        part = _e(re.sub(r"\$([^$]+)\$", math_, part))
+        part = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", part)
+        part = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", r"<em>\1</em>", part)
+        part = re.sub(r"\0(\d+)\0", lambda m: f'<span class="math">{_e(maths[int(m.group(1))])}</span>', part)
+        out.append(part)
+    return "".join(out)
+
+
+def solution_html(text: str, root: Path = ROOT) -> str:
+    """A solution's MyST Markdown as HTML, as a sheet shows it: paragraphs, lists, tables and display
+    math (as plain text), its roles as words; nothing that needs a script or a font from elsewhere."""
+    text = re.sub(r"\$\$(.+?)\$\$", lambda m: "\n\n\0" + plain_tex(" ".join(m.group(1).split())) + "\n\n", text,
+                  flags=re.S)
+    blocks = []
+    for block in re.split(r"\n\s*\n", text.strip()):
+        lines = [ln.rstrip() for ln in block.strip().splitlines() if ln.strip()]
+        if not lines:
+            continue
+        if lines[0].startswith("\0"):
+            blocks.append(f'<p class="math">{_e(lines[0][1:])}</p>')
+        elif all(ln.lstrip().startswith("|") for ln in lines):
+            rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in lines
+                    if not re.fullmatch(r"\|?[\s:|-]+\|?", ln.strip())]
+            head, *body = rows
+            blocks.append("<table><thead><tr>" + "".join(f"<th>{_inline_html(c, root)}</th>" for c in head)
+                          + "</tr></thead><tbody>" + "".join(
+                              "<tr>" + "".join(f"<td>{_inline_html(c, root)}</td>" for c in r) + "</tr>" for r in body)
+                          + "</tbody></table>")
+        elif all(re.match(r"\s*(?:[-*]|\d+\.)\s", ln) for ln in lines[:1]) and re.match(r"\s*(?:[-*]|\d+\.)\s", lines[0]):
+            ordered = bool(re.match(r"\s*\d+\.\s", lines[0]))
+            items, current = [], []
+            for ln in lines:
+                if re.match(r"\s*(?:[-*]|\d+\.)\s", ln):
+                    if current:
+                        items.append(" ".join(current))
+                    current = [re.sub(r"^\s*(?:[-*]|\d+\.)\s+", "", ln)]
+                else:
+                    current.append(ln.strip())
+            items.append(" ".join(current))
+            tag = "ol" if ordered else "ul"
+            blocks.append(f"<{tag}>" + "".join(f"<li>{_inline_html(x, root)}</li>" for x in items) + f"</{tag}>")
+        else:
+            blocks.append(f"<p>{_inline_html(' '.join(ln.strip() for ln in lines), root)}</p>")
+    return "\n".join(blocks)
+
+
+def _book_key(e, root: Path = ROOT) -> str:
+    """The instructor's key of an exercise set as the book writes it: the book's solution, and each
+    number it grades with the range a grader accepts."""
+    text = book_solution(e, root)
+    parts = ['<div class="key">', "<h3>The book's solution</h3>",
+             solution_html(text, root) if text else "<p>The book gives no solution for it.</p>"]
+    answers = book_answers(e, root)
+    if answers:
+        rows = "".join(f"<tr><td>{_e(a.part)}</td><td class=\"value\">{_e(a.shown)}</td><td>{_e(a.range_shown)}</td></tr>"
+                       for a in answers)
+        parts += ["<h3>Answers</h3>",
+                  "<table><thead><tr><th>Asked</th><th>Key</th><th>Accept (the range a grader takes)</th></tr></thead>"
+                  f"<tbody>{rows}</tbody></table>"]
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
 # ---- the pages -------------------------------------------------------------------------------------
 
 def _time(minutes: int | None) -> str:
@@ -171,18 +413,22 @@ def _exercise(i: int, v: Variant, key: bool, minutes: int | None = None) -> str:
     return "\n".join(parts)
 
 
-def _from_book(exs: Sequence, root: Path = ROOT, sheet: SessionSheet | None = None) -> str:
-    """The assigned exercises no template varies, set as the book writes them."""
+def _from_book(exs: Sequence, root: Path = ROOT, sheet: SessionSheet | None = None, key: bool = False) -> str:
+    """The assigned exercises no template varies, set as the book writes them; in the key, each with
+    the book's own solution and the numbers it grades (``_book_key``)."""
     if not exs:
         return ""
-    items = "".join(f"<li>Exercise {_e(exercise_number(e, root) or e.label)} ({_e(e.title)}), in "
+    items = "".join(f'<li id="book-{_e(e.label)}">Exercise {_e(exercise_number(e, root) or e.label)} ({_e(e.title)}), in '
                     f"{_e(_where(e.chapter, root))}"
-                    + (f", {_time(sheet.estimate(e.label))}" if sheet and sheet.estimate(e.label) else "") + "</li>"
+                    + (f", {_time(sheet.estimate(e.label))}" if sheet and sheet.estimate(e.label) else "")
+                    + (_book_key(e, root) if key else "") + "</li>"
                     for e in exs)
     return ('<section class="book" id="from-the-book"><h2>Also set: exercises from the book as it stands</h2>'
             "<p>These assigned exercises have no variant with numbers of their own. Do them as the book "
             "sets them.</p>"
-            f"<ul>{items}</ul></section>")
+            + ("<p>The key gives the book's own solution to each, and the range a grader accepts for each number "
+               "it grades.</p>" if key else "")
+            + f"<ul>{items}</ul></section>")
 
 
 def _where(stem: str, root: Path = ROOT) -> str:
@@ -212,7 +458,7 @@ def sheet_html(sheet: SessionSheet, key: bool = False, who: str | None = None, r
             + ("" if key else f"<p class=\"meta\">{HOW}</p>") + "</header>")
     body = "\n".join([head] + [_exercise(i, v, key, sheet.estimate(v.template))
                                 for i, v in enumerate(sheet.variants, start=1)]
-                     + [_from_book(sheet.from_book, root, sheet)])
+                     + [_from_book(sheet.from_book, root, sheet, key)])
     return _page(f"{title} · {'key' if key else 'homework'} · {who}", body)
 
 
@@ -267,7 +513,8 @@ def index_html(seed: int, sheets: Sequence[SessionSheet], pdf: bool, practice: S
             f"</p></header>\n"
             f"<p>Each sheet holds the homework the course plan assigns its session. An exercise that a template "
             f"varies comes with numbers of its own; the sheet lists the other assigned exercises, set as the book "
-            f"writes them. Exercises done in class are never on a sheet. Hand out the <code>{STUDENT}/</code> "
+            f"writes them, and the key gives the book's own solution to each, with the range a grader accepts for "
+            f"each number it grades. Exercises done in class are never on a sheet. Hand out the <code>{STUDENT}/</code> "
             f"folder; keep <code>{KEY}/</code>. The same seed gives the same numbers on every machine. Every answer "
             f"in a key is computed by the book's own arithmetic, with the working and the range a grader accepts. "
             f"For a class, <code>make homework ROSTER=roster.csv SALT=...</code> gives each student a seed of "

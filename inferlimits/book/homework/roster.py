@@ -24,19 +24,28 @@ high``. ``exercise`` is the book's number of the exercise the problem varies ("2
 the answer is (as the key's table names it), ``answer`` the key's number in ``unit`` (the unit the
 key shows it in: "GB", "tokens/s", "%", ""), and ``low`` and ``high`` the range a grader accepts, in
 the same unit (equal to the answer where it is exact). A choice ("yes", "memory-bound", a card's
-name) has its text as ``answer`` and no unit, low or high.
+name) has its text as ``answer`` and no unit, low or high. An assigned exercise set as the book
+writes it (no template varies it) has a row for each number its solution grades (each
+``answer`` call of the chapter's solution: its claim as ``part``, the number as the solution states
+it, and the exercise's tolerance), after the session's problems: the same for every student.
+
+A roster run starts by clearing ``roster/`` and ``roster-keys/`` (those two folders only), so that
+no sheet or key of an earlier run, of a student no longer on the roster, is left among them.
 """
 from __future__ import annotations
 
 import csv
 import hashlib
 import re
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from inferlimits.book.homework import Answer
-from inferlimits.book.homework.render import OUT, SessionSheet, _e, _page, print_pdfs, session_sheets, sheet_html
+from inferlimits.checks import parse_stated
+from inferlimits.book.homework.render import (OUT, BookAnswer, SessionSheet, _e, _page, book_answers, print_pdfs,
+                                              session_sheets, sheet_html)
 
 SHEETS, KEYS = "roster", "roster-keys"
 KEYS_CSV = "keys.csv"
@@ -120,10 +129,35 @@ def answer_row(student_id: str, session: int, exercise: str, a: Answer) -> dict[
                               _number(lo / scale), _number(hi / scale))))
 
 
+def book_answer_row(student_id: str, session: int, exercise: str, a: BookAnswer) -> dict[str, str]:
+    """One row of the keys CSV for a number an exercise set as the book writes it grades: the number
+    as its solution states it, in its unit, and the range a grader accepts."""
+    lo, hi = a.bounds
+    exact = f"{a.number:.{parse_stated(a.stated).decimals}f}"   # as the solution states it, every figure
+    return dict(zip(COLUMNS, (student_id, str(session), exercise, a.part, exact, a.unit,
+                              _number(lo) if a.tolerance else exact, _number(hi) if a.tolerance else exact)))
+
+
 def key_rows(student: Student, sheets: Sequence[SessionSheet]) -> list[dict[str, str]]:
-    """Every answer of one student's sheets, as rows of the keys CSV, in the sheets' order."""
-    return [answer_row(student.student_id, sh.number, v.number or v.template, a)
-            for sh in sheets for v in sh.variants for a in v.key.answers]
+    """Every answer of one student's sheets, as rows of the keys CSV, in the sheets' order: each
+    session's problems, then the numbers its exercises set from the book grade (``book_answers``)."""
+    from inferlimits.book.homework import exercise_number  # noqa: PLC0415
+
+    return [row for sh in sheets for row in (
+        [answer_row(student.student_id, sh.number, v.number or v.template, a) for v in sh.variants for a in v.key.answers]
+        + [book_answer_row(student.student_id, sh.number, exercise_number(e) or e.label, a)
+           for e in sh.from_book for a in book_answers(e)])]
+
+
+def clear(out: Path = OUT) -> None:
+    """Remove the folders an earlier roster run wrote under ``out`` (``roster/`` and ``roster-keys/``,
+    and nothing else), so that a run leaves only its own students' sheets and keys."""
+    for sub in (SHEETS, KEYS):
+        folder = Path(out) / sub
+        if folder.is_symlink() or folder.is_file():
+            folder.unlink()
+        elif folder.exists():
+            shutil.rmtree(folder)
 
 
 def _index_html(students: Sequence[Student], by_id: dict[str, int], names: Sequence[str], pdf: bool) -> str:
@@ -148,8 +182,10 @@ def write_roster(students: Sequence[Student], salt: str, out: Path = OUT, pdf: b
                  sessions: Sequence[int] | None = None) -> tuple[Path, Path]:
     """Write each student's session sheets under ``out``/roster/<student_id>/ (HTML, and PDF where
     ``pdf``), their keys under ``out``/roster-keys/<student_id>/, the keys CSV and the instructor's
-    index in ``out``/roster-keys/; return the two folders. ``sessions`` limits the sessions written."""
+    index in ``out``/roster-keys/; return the two folders. ``sessions`` limits the sessions written.
+    Both folders are cleared first (``clear``): what an earlier run left there goes."""
     by_id = seeds(students, salt)
+    clear(out)
     sheets_dir, keys_dir = Path(out) / SHEETS, Path(out) / KEYS
     keys_dir.mkdir(parents=True, exist_ok=True)
     rows, pages, names = [], [], []
@@ -175,5 +211,5 @@ def write_roster(students: Sequence[Student], salt: str, out: Path = OUT, pdf: b
     return sheets_dir, keys_dir
 
 
-__all__ = ["COLUMNS", "KEYS", "KEYS_CSV", "SHEETS", "Student", "answer_row", "key_rows", "read_roster", "roster_seed",
-           "seeds", "write_roster"]
+__all__ = ["COLUMNS", "KEYS", "KEYS_CSV", "SHEETS", "Student", "answer_row", "book_answer_row", "clear", "key_rows",
+           "read_roster", "roster_seed", "seeds", "write_roster"]
