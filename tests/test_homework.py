@@ -1133,3 +1133,10 @@ def test_the_command_writes_a_roster_and_asks_for_a_salt(tmp_path, capsys):
     with pytest.raises(SystemExit) as stop:
         render.main(["--roster", str(path), "--no-pdf", "--out", str(tmp_path / "p")])
     assert stop.value.code != 0 and "SALT" in capsys.readouterr().err
+
+
+def test_a_book_answers_part_drops_the_exercises_own_prefix():
+    """keys.csv names a graded number by what it is, not by the check's internal label."""
+    from inferlimits.book.homework.render import _part
+    assert _part("ex5 share of BW") == "share of BW" and _part("ex12, answer") == "answer"
+    assert _part("Q12.2: one sequence's cache") == "Q12.2: one sequence's cache" and _part("ex4") == "ex4"

@@ -543,3 +543,17 @@ def test_the_homework_slide_follows_the_course_plan_live(monkeypatch):
     d = slides.deck(9, session)
     assert [e.label for e in d.homework] == [e.label for e in chosen]
     assert slides.homework_text(d).count("\n- ") == 1
+
+
+def test_a_session_that_sets_something_up_shows_it_on_a_slide(built, decks):
+    """What a session asks students to set up before the next one (``Session.setup``, the laptop
+    lab's install) is on a slide of its deck, not only on the instructor's page."""
+    import nbformat
+
+    assert any(d.session.setup for d in decks), "no session sets anything up"
+    for d in decks:
+        nb = nbformat.read(built / f"{d.name}.ipynb", as_version=4)
+        shown = [c.source for c in nb.cells if "## Before the next session: set up" in c.source]
+        assert len(shown) == (1 if d.session.setup else 0), d.name
+        if d.session.setup:
+            assert slides.plain(d.session.setup) in shown[0], d.name

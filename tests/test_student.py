@@ -790,6 +790,9 @@ def test_the_lab_sheet_names_every_lab_what_it_needs_and_its_binder_links():
         section = text.split(f"### Session {i}:", 1)[1].split("###", 1)[0]
         measures = any(measures_this_machine(ROOT / "chapters" / f"{c}.ipynb") for c in student.lab_notebooks(s))
         assert ("your own laptop" in section) == measures
+        # what the session before sets up for this lab, where the students read about the lab
+        assert i == 1 or SESSIONS[i - 2].setup in section
+    assert any(SESSIONS[i - 2].setup for i, _ in labs if i > 1), "no lab is set up the session before"
     assert student.lab_notebooks(next(s for _, s in labs if "chapter 13" in s.lab)) == ["13_measure"]
     assert all(f"notebooks/{p.name}" in text or p.name not in text for p in STUDENT_NOTEBOOKS)
     assert "mybinder" not in student.labs_markdown(None) and "ask your instructor" in student.labs_markdown(None)

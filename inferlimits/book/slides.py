@@ -653,6 +653,10 @@ def plain(text: str, root: Path = ROOT) -> str:
             return shown.group(1)
         target = shown.group(2) if shown else body
         if kind == "doc":
+            page = root / "chapters" / f"{Path(target).name}.md"  # a page, not a chapter: its title's head
+            if page.exists():
+                title = re.search(r"^# (.+)$", page.read_text(encoding="utf-8"), re.M)
+                return title.group(1).split(":")[0].strip() if title else Path(target).name
             return chapter_ref(Path(target).name, root)
         if kind in ("numref", "ref") and target in names:
             return names[target][1]
@@ -899,6 +903,8 @@ def notebook(d: Deck, root: Path = ROOT):
         slide(homework_text(d, root), css="deck-homework")
     if d.take_home:
         slide(take_home_text(d, root), css="deck-homework")
+    if s.setup:
+        slide(f"## Before the next session: set up\n\n{plain(s.setup, root)}", css="deck-homework")
     for i, q in enumerate(d.quiz, start=1):
         slide(f"## Quiz: question {i} of {len(d.quiz)}\n\n"
               f"<p class=\"deck-source\">{html.escape(f'{q.id} · {chapter_ref(q.chapter, root)} · {q.kind}')}</p>\n\n"

@@ -455,6 +455,9 @@ def labs_markdown(repository: str | None, root: Path = ROOT) -> str:
                   f"- **The lab:** {s.lab[0].upper()}{s.lab[1:]}.",
                   f"- **Open:** {', '.join(opens)}.",
                   f"- **It needs:** {needs}"]
+        before = course.SESSIONS[i - 2].setup if i > 1 else ""
+        if before:
+            lines += [f"- **Before the session** (set with session {i - 1}'s homework): {before}"]
         in_class = [(minutes, text) for minutes, text in getattr(s, "agenda", ()) if text.startswith("Lab")]
         if in_class:
             labels = {e.label: e for p in student_notebooks(root) for e in course.exercises(p)}

@@ -187,8 +187,8 @@ class HostBoundBatch(Template):
              f"(b) Evaluate B_o for an eager loop of {name} in FP16 on {an(a.name)}, {whole(n)} launches at "
              f"{p['launch_us']} µs each, with no context and with {L:,} tokens of context, and say which wall takes "
              f"over above it. Count each sequence's bytes as the memory ceiling does: its cache read once per step, "
-             f"its activations at a serving engine's fusion. How many such sequences fit in memory, and does that "
-             f"batch? (c) The loop's DynamicCache grows each layer's cache with torch.cat, which reads the whole cache "
+             f"its activations at a serving engine's fusion. How many such sequences fit in memory, and does a "
+             f"batch of B_o fit? (c) The loop's DynamicCache grows each layer's cache with torch.cat, which reads the whole cache "
              f"and writes it again at every step. Evaluate B_o at the longer context with its copies counted.",
              f"The data you need: a step reads {gb(d.weight_bytes, 4)} of weights; a sequence's token moves "
              f"{mb(d.activation_bytes, 4)} of activations, and its cache takes {sig(kv_bytes_per_token(c) / 1024, 4)} "

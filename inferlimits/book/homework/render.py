@@ -210,9 +210,15 @@ def _book_answers(path: Path, mtime_ns: int) -> dict[str, tuple[BookAnswer, ...]
     claims = _claims(path, {a.cell for a in found})
     out = defaultdict(tuple)
     for a in found:
-        out[a.label] += (BookAnswer(claims.get((a.cell, a.stated), a.stated), a.stated,
+        out[a.label] += (BookAnswer(_part(claims.get((a.cell, a.stated), a.stated)), a.stated,
                                     a.tolerance if a.tolerance is not None else 0.0),)
     return dict(out)
+
+
+def _part(claim: str) -> str:
+    """What a graded number is, as a key names it: the check's claim without the exercise's own
+    prefix ("ex5 share of BW" -> "share of BW")."""
+    return re.sub(r"^ex\d+\s*[,:]?\s*", "", claim) or claim
 
 
 def _claims(path: Path, cells: set[int]) -> dict[tuple[int, str], str]:
