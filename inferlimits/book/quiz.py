@@ -28,6 +28,7 @@ from pathlib import Path
 
 from inferlimits.book import ROOT
 from inferlimits.book import course
+from inferlimits.book.homework.render import inline_html, page
 
 OUT = ROOT / "_build" / "quiz"
 SHEETS, KEYS = "sheets", "keys"
@@ -57,16 +58,6 @@ th, td { text-align: left; border-bottom: 1px solid var(--rule); padding: .25rem
 """
 
 
-def _e(text: str) -> str:
-    return html.escape(text, quote=True)
-
-
-def _page(title: str, body: str) -> str:
-    return (f'<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>{_e(title)}</title>\n'
-            f"<style>{CSS}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
-
-
 # ---- the quiz's Markdown, as a sheet's HTML ---------------------------------------------------------
 
 def chapter_name(stem: str, root: Path = ROOT) -> str:
@@ -92,32 +83,18 @@ def plain_math(tex: str) -> str:
     return out
 
 
+def _role(name: str, body: str, root: Path) -> str:
+    """A role as a quiz sheet writes it: the text it shows, a chapter by its number and title."""
+    shown = re.match(r"(.*?)\s*<([^>]+)>$", body)
+    if shown:
+        return shown.group(1)
+    return chapter_name(body, root) if name == "doc" else body
+
+
 def _inline(text: str, root: Path) -> str:
-    """One line of the quiz's Markdown as HTML: roles as words, math as plain text, code, bold, italic."""
-    def role(m: re.Match) -> str:
-        name, body = m.group(1), m.group(2)
-        shown = re.match(r"(.*?)\s*<([^>]+)>$", body)
-        if shown:
-            return shown.group(1)
-        return chapter_name(body, root) if name == "doc" else body
-
-    out, parts = [], re.split(r"(`[^`]*`)", re.sub(r"\{(\w+)\}`([^`]*)`", role, text))
-    for part in parts:
-        if part.startswith("`") and part.endswith("`") and len(part) > 1:
-            out.append(f"<code>{_e(part[1:-1])}</code>")
-            continue
-        maths = []
-
-        def math(m: re.Match) -> str:
-            maths.append(plain_math(m.group(1)))
-            return f"\0{len(maths) - 1}\0"
-
-        part = _e(re.sub(r"\$([^$]+)\$", math, part))
-        part = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", part)
-        part = re.sub(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])", r"<em>\1</em>", part)
-        part = re.sub(r"\0(\d+)\0", lambda m: f'<span class="math">{_e(maths[int(m.group(1))])}</span>', part)
-        out.append(part)
-    return "".join(out)
+    """One line of the quiz's Markdown as HTML (``render.inline_html``, with the quiz's roles and
+    its strict ``plain_math``)."""
+    return inline_html(text, root, role=_role, math=plain_math)
 
 
 def to_html(markdown: str, root: Path = ROOT) -> str:
@@ -149,9 +126,9 @@ def _title(number: int | None, sessions: Sequence[course.Session]) -> str:
 
 
 def _question(i: int, q: course.Question, key: bool, root: Path) -> str:
-    parts = [f'<section class="question" id="{_e(q.id)}">',
-             f"<h2>{i} · {_e(q.id)}</h2>",
-             f'<p class="from">{_e(chapter_name(q.chapter, root))} · {_e(q.kind)}</p>',
+    parts = [f'<section class="question" id="{html.escape(q.id)}">',
+             f"<h2>{i} · {html.escape(q.id)}</h2>",
+             f'<p class="from">{html.escape(chapter_name(q.chapter, root))} · {html.escape(q.kind)}</p>',
              to_html(q.text, root)]
     if key:
         parts.append(f'<div class="key">{to_html(q.key, root).replace("<p>", "<p><strong>Key.</strong> ", 1)}</div>')
@@ -170,14 +147,14 @@ def sheet_html(number: int | None, key: bool = False, questions: Sequence[course
     count = f"{len(questions)} question{'s' if len(questions) != 1 else ''}"
     if key:
         meta = f"Key for the instructor · {count}. Each key is computed by the book's package."
-        head = f'<header><h1>{_e(title)}</h1><p class="meta">{_e(meta)}</p></header>'
+        head = f'<header><h1>{html.escape(title)}</h1><p class="meta">{html.escape(meta)}</p></header>'
     else:
         meta = (f"{count}. Give a number to the tolerance its question states; "
                 "for a multiple-choice question, give one letter.")
-        head = (f'<header><h1>{_e(title)}</h1><p class="meta">{_e(meta)}</p>'
+        head = (f'<header><h1>{html.escape(title)}</h1><p class="meta">{html.escape(meta)}</p>'
                 '<p class="name">Name: ______________________________</p></header>')
     body = "\n".join([head] + [_question(i, q, key, root) for i, q in enumerate(questions, start=1)])
-    return _page(f"{title} · {'key' if key else 'questions'}", body)
+    return page(f"{title} · {'key' if key else 'questions'}", body, CSS)
 
 
 def index_html(by_sheet: dict[int | None, list[course.Question]], pdf: bool,
@@ -191,7 +168,7 @@ def index_html(by_sheet: dict[int | None, list[course.Question]], pdf: bool,
             links += [f'<a href="{SHEETS}/{name}.pdf">sheet (PDF)</a>', f'<a href="{KEYS}/{name}.pdf">key (PDF)</a>']
         chapters = ", ".join(dict.fromkeys(chapter_name(q.chapter, root) for q in questions))
         what = "Spare: in no session's quiz" if number is None else f"{number}. {sessions[number - 1].topic}"
-        rows.append(f"<tr><td>{_e(what)}</td><td>{len(questions)}</td><td>{_e(chapters)}</td>"
+        rows.append(f"<tr><td>{html.escape(what)}</td><td>{len(questions)}</td><td>{html.escape(chapters)}</td>"
                     f"<td>{' · '.join(links)}</td></tr>")
     body = ("<header><h1>Quiz: sheets and keys</h1><p class=\"meta\">For the instructor. Hand out "
             f"<code>{SHEETS}/</code>; keep <code>{KEYS}/</code>.</p></header>\n"
@@ -201,7 +178,7 @@ def index_html(by_sheet: dict[int | None, list[course.Question]], pdf: bool,
             "tests check it.</p>\n"
             "<table><thead><tr><th>Session</th><th>Questions</th><th>Chapters</th><th>Files</th></tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table>")
-    return _page("Quiz: sheets and keys", body)
+    return page("Quiz: sheets and keys", body, CSS)
 
 
 def sheets(sessions: Sequence[course.Session] = course.SESSIONS,

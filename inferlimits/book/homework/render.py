@@ -74,10 +74,11 @@ def _e(text: str) -> str:
     return html.escape(text, quote=True)
 
 
-def _page(title: str, body: str) -> str:
+def page(title: str, body: str, css: str = CSS) -> str:
+    """A sheet's whole HTML page, with its stylesheet inline (nothing loaded from elsewhere)."""
     return (f'<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>{_e(title)}</title>\n'
-            f"<style>{CSS}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
+            f"<style>{css}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n")
 
 
 # ---- what a session's sheet holds ------------------------------------------------------------------
@@ -307,9 +308,12 @@ def numbered_or_not(root: Path = ROOT) -> list[Path]:
     return sorted((root / "chapters").glob("*.ipynb"))
 
 
-def _inline_html(text: str, root: Path) -> str:
-    """One paragraph of a solution as HTML: roles as words, math as plain text, code, bold, italic."""
-    text = _ROLE.sub(lambda m: _role(m.group(1), m.group(2), root), text)
+def inline_html(text: str, root: Path, role=None, math=None) -> str:
+    """One paragraph of MyST Markdown as HTML: roles as words (``role(kind, body, root)``, a
+    solution's ``_role`` unless given), math as plain text (``math(tex)``, ``plain_tex`` unless
+    given), code, bold, italic."""
+    role, math = role or _role, math or plain_tex
+    text = _ROLE.sub(lambda m: role(m.group(1), m.group(2), root), text)
     out = []
     for part in re.split(r"(`[^`]*`)", text):
         if len(part) > 1 and part.startswith("`") and part.endswith("`"):
@@ -318,7 +322,7 @@ def _inline_html(text: str, root: Path) -> str:
         maths: list[str] = []
 
         def math_(m: re.Match) -> str:
-            maths.append(plain_tex(m.group(1)))
+            maths.append(math(m.group(1)))
             return f"\0{len(maths) - 1}\0"
 
         part = _e(re.sub(r"\$([^$]+)\$", math_, part))
@@ -345,9 +349,9 @@ def solution_html(text: str, root: Path = ROOT) -> str:
             rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in lines
                     if not re.fullmatch(r"\|?[\s:|-]+\|?", ln.strip())]
             head, *body = rows
-            blocks.append("<table><thead><tr>" + "".join(f"<th>{_inline_html(c, root)}</th>" for c in head)
+            blocks.append("<table><thead><tr>" + "".join(f"<th>{inline_html(c, root)}</th>" for c in head)
                           + "</tr></thead><tbody>" + "".join(
-                              "<tr>" + "".join(f"<td>{_inline_html(c, root)}</td>" for c in r) + "</tr>" for r in body)
+                              "<tr>" + "".join(f"<td>{inline_html(c, root)}</td>" for c in r) + "</tr>" for r in body)
                           + "</tbody></table>")
         elif all(re.match(r"\s*(?:[-*]|\d+\.)\s", ln) for ln in lines[:1]) and re.match(r"\s*(?:[-*]|\d+\.)\s", lines[0]):
             ordered = bool(re.match(r"\s*\d+\.\s", lines[0]))
@@ -361,9 +365,9 @@ def solution_html(text: str, root: Path = ROOT) -> str:
                     current.append(ln.strip())
             items.append(" ".join(current))
             tag = "ol" if ordered else "ul"
-            blocks.append(f"<{tag}>" + "".join(f"<li>{_inline_html(x, root)}</li>" for x in items) + f"</{tag}>")
+            blocks.append(f"<{tag}>" + "".join(f"<li>{inline_html(x, root)}</li>" for x in items) + f"</{tag}>")
         else:
-            blocks.append(f"<p>{_inline_html(' '.join(ln.strip() for ln in lines), root)}</p>")
+            blocks.append(f"<p>{inline_html(' '.join(ln.strip() for ln in lines), root)}</p>")
     return "\n".join(blocks)
 
 
@@ -465,7 +469,7 @@ def sheet_html(sheet: SessionSheet, key: bool = False, who: str | None = None, r
     body = "\n".join([head] + [_exercise(i, v, key, sheet.estimate(v.template))
                                 for i, v in enumerate(sheet.variants, start=1)]
                      + [_from_book(sheet.from_book, root, sheet, key)])
-    return _page(f"{title} · {'key' if key else 'homework'} · {who}", body)
+    return page(f"{title} · {'key' if key else 'homework'} · {who}", body)
 
 
 def practice_html(stem: str, vs: Sequence[Variant], seed: int, key: bool = False) -> str:
@@ -477,7 +481,7 @@ def practice_html(stem: str, vs: Sequence[Variant], seed: int, key: bool = False
             f"{len(vs)} problem{'s' if len(vs) != 1 else ''}</p>"
             + ("" if key else f"<p class=\"meta\">{HOW}</p>") + "</header>")
     body = "\n".join([head] + [_exercise(i, v, key) for i, v in enumerate(vs, start=1)])
-    return _page(f"{title} · {'practice key' if key else 'practice'} · seed {seed}", body)
+    return page(f"{title} · {'practice key' if key else 'practice'} · seed {seed}", body)
 
 
 def _links(folder: str, name: str, pdf: bool) -> list[str]:
@@ -527,7 +531,7 @@ def index_html(seed: int, sheets: Sequence[SessionSheet], pdf: bool, practice: S
             f"their own.</p>\n"
             f"<table><thead><tr><th>Session</th><th>Problems (variants of exercises)</th><th>Set from the book</th>"
             f"<th>Files</th></tr></thead><tbody>{''.join(rows)}</tbody></table>\n{rest}\n{gap}")
-    return _page(f"Homework, seed {seed}", body)
+    return page(f"Homework, seed {seed}", body)
 
 
 def write(seed: object, out: Path = OUT, pdf: bool = True, sessions: Sequence[int] | None = None,

@@ -44,7 +44,7 @@ from pathlib import Path
 
 from inferlimits.book.homework import Answer
 from inferlimits.checks import parse_stated
-from inferlimits.book.homework.render import (OUT, BookAnswer, SessionSheet, _e, _page, book_answers, print_pdfs,
+from inferlimits.book.homework.render import (OUT, BookAnswer, SessionSheet, _e, page, book_answers, print_pdfs,
                                               session_sheets, sheet_html)
 
 SHEETS, KEYS = "roster", "roster-keys"
@@ -175,7 +175,7 @@ def _index_html(students: Sequence[Student], by_id: dict[str, int], names: Seque
             f"the students: with a seed, the package prints its key.</p>\n"
             "<table><thead><tr><th>Student</th><th>Name</th><th>Seed</th><th>Keys, by session</th></tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table>")
-    return _page("Homework for a class roster", body)
+    return page("Homework for a class roster", body)
 
 
 def write_roster(students: Sequence[Student], salt: str, out: Path = OUT, pdf: bool = True,
