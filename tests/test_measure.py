@@ -616,8 +616,8 @@ def test_the_products_table_reads_the_weights_only_below_the_ridge():
     lifted = measure.Machine("cpu", 2, "2026-01-01", s((1e10, 2e10)), s((1e10,)), s((4e10, 2e10)), 2**28, 2048,
                              reference_roof=(3e10, 6e10))
     assert measure.products_table(sweep, lifted).data.startswith(
-        "Measured on cpu (2 cores), 2026-01-01; one round each; the roof from the reference run's speeds where this "
-        "run's were too low:")
+        "Measured on cpu (2 cores), 2026-01-01; one round each; the roof from the reference run's speeds, since a "
+        "measured point beat this run's:")
 
 
 def test_products_words_give_the_reasons_the_rounds_and_the_control_show():
@@ -852,8 +852,8 @@ def test_product_lesson_words_put_a_failure_down_to_noise_only_where_a_round_dis
     assert "On a quiet machine, the roofline expects the rate to climb" in loaded
     # the shortfall in the fastest rounds only: a second round rose 6×, so it may be noise
     mixed = _lesson([(1.0, 0.5), (0.8, 1.0), (1.2, 1.5), (2.0, 3.0), (2.0, 3.0), (2.0, 3.0)])
-    assert ("The climb, from 1 vector to 16: the rate rose only 3×, less than half of the roof's 8×. It did not hold in every "
-            "round, so other programs may have caused it.") in mixed
+    assert ("The climb, from 1 vector to 16: the rate rose only 3×, less than half of the roof's 8×. The shortfall did not "
+            "hold in every round, so other programs may have caused it.") in mixed
     assert "On a quiet machine, the roofline expects the rate to climb" in mixed
     # past the ridge (16 to 32 vectors) the rate rose 2× in every round, quiet at both ends: numpy's efficiency
     rise = _lesson([(1.0, 1.0), (2.0, 2.0), (4.0, 4.0), (4.0, 4.0), (4.0, 4.2), (8.0, 8.4)])
@@ -865,8 +865,8 @@ def test_product_lesson_words_put_a_failure_down_to_noise_only_where_a_round_dis
                            "reached 105% of the flat roof.")
     # a rise that only the fastest rounds show: the second round rose 1.05×, so it may be noise
     lucky = _lesson([(1.0, 1.0), (2.0, 2.0), (4.0, 4.0), (4.0, 4.0), (4.0, 4.1), (8.0, 4.2)])
-    assert ("The level part, past the ridge, from 16 vectors to 32: the rate rose 2×, more than 1.5× either way. It did not hold in every round, so other programs "
-            "may have caused it.") in lucky
+    assert ("The level part, past the ridge, from 16 vectors to 32: the rate rose 2×, more than 1.5× either way. The rise "
+            "did not hold in every round, so other programs may have caused it.") in lucky
     assert "On a quiet machine, the roofline expects the rate to climb" in lucky
     # a fall past the ridge in every round, quiet at both ends: the library likely ran the widest batches less well
     fall = _lesson([(1.0, 1.0), (2.0, 2.0), (4.0, 4.0), (6.0, 6.0), (6.0, 6.0), (3.0, 3.0)])
@@ -907,7 +907,7 @@ def test_regime_words_say_where_each_batch_sat_by_the_books_rule():
     # the stored run the review quoted: every point at 4% to 14% of its ceiling
     busy = regime_words(batches, [3.6, 2.7, 5.1, 10.5, 14.0, 42.0, 68.7], memory, math_)
     assert busy == ("Every batch reached less than half of its lower ceiling (4% to 14%). By the book's rule, that is "
-                    "far below both ceilings: overhead, not memory or math, set the pace.")
+                    "far below both ceilings: overhead-bound by elimination, since neither memory nor math set the pace.")
     # a quiet run: memory-bound at small batches, compute-bound at large ones
     quiet = regime_words(batches, [25, 50, 100, 190, 380, 450, 480], memory, math_)
     assert quiet == ("Batches 1 to 16 reached at least half of their lower ceiling, the memory ceiling (89% to 95%). "
@@ -1171,10 +1171,14 @@ def test_decode_words_give_the_crossing_the_rise_and_the_regimes():
     # one short line per regime the batches sat in, labelled by it
     assert [i.split(":**")[0] for i in items] == ["- **This sweep", "- **The knee", "- **The rise",
                                                    "- **Far below both", "- **The lesson"]
+    # batches 2 to 8 sat further below their ceiling than batch 1: a fixed cost per step cannot explain that
     assert items[-1] == ("- **The lesson:** This run does not show the memory-to-math knee: all 4 batches were "
                          "overhead-bound. Their rounds agreed, so noise did not hold them below half. Costs the formula "
-                         "leaves out set the pace. Likely ones are numpy's slower routine at a few sequences (see the "
-                         "product sweep's control) and Python's loop over numpy's calls.")
+                         "leaves out set the pace. Batches 2 to 8 sat further below their ceiling than batch 1 (42%). A "
+                         "fixed cost per step, such as Python's calls to numpy, weighs less as the batch grows, so it "
+                         "cannot explain that. The likely cause is numpy's slower routines for small products: its "
+                         "general routine at a few vectors (see the product sweep's control), and attention's small "
+                         "product per sequence and head.")
     assert "quiet machine" not in items[-1] and "circles" not in items[-1], "no promise the rounds contradict"
     crossing = decode_knee_batch(c, 3e10, 1e10, 128, "FP32", "FP32", "FP32")
     assert f"The ceilings cross at a batch of about {crossing:.1f}. The short rule, balance point × W/F, gives 6.0." in words
@@ -1228,6 +1232,20 @@ def test_knee_lesson_words():
         "slower routine at a few sequences (see the product sweep's control) and Python's loop over numpy's calls. Its "
         "two ends still lie on either side of the knee: batch 1 was memory-bound and batch 64 compute-bound.")
     assert "other programs" not in partly and "circles" not in partly
+    # with each batch's share of its ceiling: middle batches further below it than batch 1 rule out a fixed cost per
+    # step, which weighs less as the batch grows; the likely cause named is one that grows with the batch
+    kinds = [MEMORY_BOUND] + [OVERHEAD_BOUND] * 5 + [COMPUTE_BOUND]
+    deeper = knee_lesson_words(batches, kinds, 8.7, shares=[0.58, 0.25, 0.25, 0.28, 0.39, 0.48, 0.58])
+    assert ("Costs the formula leaves out set the pace. Batches 2 to 32 sat further below their ceiling than batch 1 "
+            "(58%). A fixed cost per step, such as Python's calls to numpy, weighs less as the batch grows, so it cannot "
+            "explain that. The likely cause is numpy's slower routines for small products: its general routine at a few "
+            "vectors (see the product sweep's control), and attention's small product per sequence and head.") in deeper
+    # middle batches no further below their ceiling than batch 1: a fixed cost per step is not ruled out
+    level = knee_lesson_words(batches, [OVERHEAD_BOUND] * 6 + [COMPUTE_BOUND], 8.7,
+                              shares=[0.3, 0.31, 0.33, 0.35, 0.4, 0.45, 0.6])
+    assert "Python's loop over numpy's calls" in level and "further below" not in level
+    with pytest.raises(ValueError, match="one share per batch"):
+        knee_lesson_words(batches, kinds, 8.7, shares=[0.5])
     # batches below half whose rounds were noisy (too noisy to place): other programs may have held them there
     noisy = knee_lesson_words(batches, [MEMORY_BOUND] + [TOO_NOISY] * 6, 9.5)
     assert noisy == (
@@ -1549,7 +1567,8 @@ def test_reference_words_say_what_a_gap_from_the_reference_means():
         "this run's rates as shares of the reference's: bandwidth 95% and math rate 102%. The reference ran on the same "
         "kind of machine, on 2026-12-05; this run kept up with it.")
     assert reference_words({"bandwidth": 0.68, "math rate": 0.79}, True, label, date).endswith(
-        "on 2026-12-05; a share below 90% most likely means that other programs slowed this run.")
+        "on 2026-12-05; a share below 90% means that other programs slowed this run, or that this machine runs slower "
+        "today.")
     assert reference_words({"bandwidth": 3.1}, False, label, date).endswith(
         "The reference ran on another machine, AMD EPYC (2 cores), 2026-12-05, so these shares compare the two "
         "machines, not this run's noise.")
@@ -1566,7 +1585,7 @@ def test_against_reference_sets_the_roof_beside_the_reference_runs():
     words = against_reference(same).data
     assert words.startswith("- **Against the reference run:** This run's rates as shares of the reference's: "
                             "bandwidth 50% and math rate 100%.")
-    assert "most likely means that other programs slowed this run" in words
+    assert "means that other programs slowed this run, or that this machine runs slower today" in words
     # a share that rounds to the bar is printed so that its side of it shows
     from inferlimits.figures.machine import _kept
     assert (_kept(0.8997), _kept(0.9), _kept(0.96), _kept(0.904)) == ("89.97%", "90%", "96%", "90%")
@@ -1595,7 +1614,7 @@ def test_a_decode_table_announces_a_share_above_its_ceiling_and_leaves_the_reaso
     lifted = replace(m, reference_roof=(2e10, 6e10))
     assert measure.decode_table(above, lifted).data.startswith(
         "Measured on cpu (2 cores), 2026-01-01, 128 tokens of context; one round each; the ceilings from the reference "
-        "run's speeds where this run's were too low:")
+        "run's speeds, since a measured point beat this run's:")
 
 
 # ---- samples, rounds and the roof timed again in them --------------------------------------------
@@ -1681,10 +1700,10 @@ def test_the_roof_is_the_fastest_sample_of_all_and_the_reference_lifts_a_low_one
     assert replace(m, reference_roof=(3e10, 2e11)).roof_source == "the reference run"
     assert replace(m, reference_roof=(1e10, 0.5e11)).roof_source == "this run"
     table = replace(m, reference_roof=(3e10, 2e11))._repr_markdown_()
-    assert ("- **Roof bandwidth:** 30.0 GB/s, the reference run's: this run's fastest read, 25.0 GB/s, fell below 90% "
-            "of it while the decoder kept up (see below).") in table
-    assert ("- **Roof math rate:** 200.0 GFLOP/s, the reference run's: this run's fastest product, 100.0 GFLOP/s, fell "
-            "below 90% of it while the decoder kept up (see below).") in table
+    assert ("- **Roof bandwidth:** 30.0 GB/s, the reference run's. This run's fastest read, 25.0 GB/s, was too low "
+            "(see below).") in table
+    assert ("- **Roof math rate:** 200.0 GFLOP/s, the reference run's. This run's fastest product, 100.0 GFLOP/s, was "
+            "too low (see below).") in table
     # the balance point says whose speeds it divides
     assert ("- **Balance point:** 6.7 FLOP per byte, the roof's math rate over the roof's bandwidth, both the reference "
             "run's.") in table
@@ -1777,7 +1796,8 @@ def test_judge_sets_the_roof_beside_the_reference_and_says_what_the_ceilings_use
     assert figures.roof_words(behind).endswith(
         "Its ceilings can be trusted. But the decoder fell behind the reference run (30%): other programs slowed its "
         "steps, so its shares of the ceilings are lower than a quiet run's.")
-    # the stored run the expert read: a roof of 65% and 29% while the decoder kept up: the reference's speeds
+    # the stored run the expert read: a roof of 65% and 29%, and decode points that beat the ceilings it gives:
+    # the data show both speeds too low, so the ceilings use the reference's, and the words name the points
     low = figures.judge(_like_reference(ref, "2026-01-02", s((19.5e9, 10e9)), s((43.5e9, 40e9))), None,
                         _decoder_at(ref, 0.97), ref)
     j = low.judgement
@@ -1785,20 +1805,77 @@ def test_judge_sets_the_roof_beside_the_reference_and_says_what_the_ceilings_use
     assert not low.products_steady, "no product sweep to vouch for, no waits reported, and a roof that fell short"
     assert low.reference_roof == (30e9, 150e9) and low.bandwidth_bytes_per_s == 30e9 and low.peak_flop_per_s == 150e9
     assert low.roof_source == "the reference run"
+    assert j.beaten_by("bandwidth") == "batch 1 at 128 tokens of context ran at 130% of the memory ceiling it gives"
+    assert j.beaten_by("math rate") == "batch 64 at 128 tokens of context ran at 220% of the math ceiling it gives"
     assert figures.roof_words(low) == (
-        "this run's roof fell below 90% of the reference run's (bandwidth 65% and math rate 29% of the reference run's), "
-        "while the decoder kept up with it (97%). Other programs slowed the roof's measurements more than the "
-        "decoder's. Ceilings from this roof would be too low, and points would seem to beat them. So the ceilings use "
-        "the reference run's bandwidth (30.0 GB/s) and math rate (150.0 GFLOP/s).")
-    assert figures.ceiling_words(low) == ("they use the reference run's bandwidth and math rate, since this run's roof "
-                                          "fell below 90% of the reference run's while the decoder kept up (at least "
-                                          "90% of the reference's decoder rates).")
+        "this run's bandwidth and math rate fell below 90% of the reference run's (bandwidth 65% and math rate 29% of "
+        "the reference run's). Measured points then beat ceilings drawn from both: batch 1 at 128 tokens of context ran "
+        "at 130% of the memory ceiling it gives, and batch 64 at 128 tokens of context ran at 220% of the math ceiling "
+        "it gives. No program runs faster than its machine allows, so this run's bandwidth and math rate were too low. "
+        "The ceilings use the reference run's bandwidth (30.0 GB/s) and math rate (150.0 GFLOP/s) instead.")
+    assert figures.ceiling_words(low) == ("they use the reference run's bandwidth and math rate, since a measured point "
+                                          "beat this run's own: batch 1 at 128 tokens of context ran at 130% of the "
+                                          "memory ceiling it gives.")
+    assert ("- **Roof bandwidth:** 30.0 GB/s, the reference run's. This run's fastest read, 19.5 GB/s, 65% of it, was "
+            "too low: batch 1 at 128 tokens of context ran at 130% of the memory ceiling it gives (see below).") \
+        in low._repr_markdown_()
+    # a bandwidth below 90% of the reference's that no point beat (the decoder at 92% of the reference's stays under
+    # the ceilings this run's own roof gives): the ceilings keep this run's roof, and say it is below the reference's
+    # and what that may mean; whether other programs may have held it down, the roof's waits for a core say
+    below = figures.judge(_like_reference(ref, "2026-01-02", s((26e9, 22e9), (0.31, 0.0)), s((151e9,), (0.0,))), None,
+                          _decoder_at(ref, 0.92), ref)
+    j = below.judgement
+    assert j.state == measure.ROOF_BELOW and j.beaten == () and below.reference_roof is None
+    assert below.bandwidth_bytes_per_s == 26e9 and below.roof_source == "this run"
+    assert j.steady and not j.clean_ceiling, "the decoder kept up, but the read that set the roof waited for a core"
+    assert figures.roof_words(below) == (
+        "this run's bandwidth fell below 90% of the reference run's (bandwidth 87% and math rate 101% of the reference "
+        "run's), but no measured point beat a ceiling drawn from it, so the ceilings keep this run's own roof. A roof "
+        "below the reference's means a busy machine, or a machine slower today than the reference's was. The sample "
+        "that set it waited 0.31 s for a core per second of it, so other programs may have held it down. If they did, "
+        "its ceilings are too low and the shares too high.")
+    assert figures.ceiling_words(below) == (
+        "they use this run's own roof, though its bandwidth is 87% of the reference run's: no measured point beat it. "
+        "Other programs may have held it down: the shares may then be too high.")
+    assert ("- **Roof bandwidth:** 26.0 GB/s, the fastest sample of the plain read. That is 87% of the reference run's "
+            "(see below).") in below._repr_markdown_()
+    assert measure.decode_table(_decoder_at(ref, 0.92), below).data.startswith(
+        "Measured on AMD EPYC (2 cores), 2026-01-02, 128 tokens of context; one round each:")
+    calm_below = figures.judge(_like_reference(ref, "2026-01-02", s((26e9, 22e9), (0.01, 0.0)), s((151e9,), (0.0,))),
+                               None, _decoder_at(ref, 0.92), ref)
+    assert calm_below.judgement.state == measure.ROOF_BELOW and calm_below.judgement.clean_ceiling
+    assert figures.roof_words(calm_below).endswith(
+        "The sample that set it waited 0.01 s for a core per second of it, so no other program pushed it off its "
+        "cores: the lower speed is most likely this machine's today.")
+    # only the sample that set the speed counts: a slower sample that waited does not make the ceilings suspect
+    slow_waited = figures.judge(_like_reference(ref, "2026-01-02", s((26e9, 22e9), (0.0, 0.4)), s((151e9,), (0.0,))),
+                                None, _decoder_at(ref, 0.92), ref)
+    assert slow_waited.judgement.state == measure.ROOF_BELOW and slow_waited.judgement.clean_ceiling
+    assert figures.ceiling_words(calm_below) == ("they use this run's own roof, though its bandwidth is 87% of the "
+                                                 "reference run's: no measured point beat it.")
+    # the same decoder a little faster (102% of the reference's) beats the memory ceiling this run's roof gives: the
+    # bandwidth alone is lifted, and the point named
+    beaten = figures.judge(_like_reference(ref, "2026-01-02", s((26e9, 22e9)), s((151e9,))), None,
+                           _decoder_at(ref, 1.02), ref)
+    assert beaten.judgement.state == measure.ROOF_LOW and beaten.reference_roof == (30e9, 0.0)
+    assert beaten.judgement.beaten_by("bandwidth").startswith("batch 1 at 128 tokens of context ran at 102% of the "
+                                                             "memory ceiling")
+    # a product below the ridge that beats the slanted roof counts too
+    from inferlimits.machine import reference
+    fast = measure.ProductSweep((measure.ProductPoint(1, reference.PRODUCT_SIDE, reference.PRODUCT_SIDE,
+                                                      s((14e9,))),), s((2e10,)))
+    by_product = figures.judge(_like_reference(ref, "2026-01-02", s((26e9, 22e9)), s((151e9,))), fast,
+                               _decoder_at(ref, 0.92), ref)
+    assert by_product.judgement.state == measure.ROOF_LOW
+    assert by_product.judgement.beaten_by("bandwidth") == ("1 vector in the product sweep ran at 108% of the slanted "
+                                                           "roof it gives")
     assert figures.reference_speeds(low) == "the reference run's bandwidth and math rate"
     assert figures.reference_speeds(replace(low, reference_roof=(30e9, 0.0))) == "the reference run's bandwidth"
     assert figures.reference_speeds(replace(low, reference_roof=None)) == ""
     words = figures.against_reference(low, ref).data
     assert "- **Against the reference run:** This run's rates as shares of the reference's: bandwidth 65% and math " \
-           "rate 29%." in words and "- **What the ceilings use:** This run's roof fell below 90% of" in words
+           "rate 29%." in words and "- **What the ceilings use:** This run's bandwidth and math rate fell below 90% of" \
+           in words
     # judged again, the same machine is not lifted twice, nor its rounds added twice
     assert figures.judge(low, None, _decoder_at(ref, 0.97), ref) == low
     # the same, with every sample's waits reported and short: a steady load is ruled out
@@ -1810,9 +1887,9 @@ def test_judge_sets_the_roof_beside_the_reference_and_says_what_the_ceilings_use
     j = slowed.judgement
     assert j.state == measure.ROOF_SLOWED and not j.steady and not j.clean_ceiling and slowed.reference_roof is None
     assert figures.roof_words(slowed) == (
-        "this run's roof fell below 90% of the reference run's (bandwidth 50% and math rate 47% of the reference run's), "
-        "and so did the decoder (20%). Other programs slowed the whole run. Its ceilings and its points are those of a "
-        "slowed machine: read the relations, not the heights.")
+        "this run's bandwidth and math rate fell below 90% of the reference run's (bandwidth 50% and math rate 47% of the "
+        "reference run's), and so did the decoder (20%). Other programs slowed the whole run. Its ceilings and its points "
+        "are those of a slowed machine: read the relations, not the heights.")
     assert figures.ceiling_words(slowed).startswith("they use this run's roof, which other programs slowed along with "
                                                     "the decoder")
     # another kind of machine: the reference cannot judge; the waits, or else the load, decide
@@ -1864,16 +1941,22 @@ def test_each_sweep_is_steady_by_its_own_rates_beside_the_reference():
     widest = lambda share: measure.ProductSweep(   # noqa: E731
         (measure.ProductPoint(reference.WIDEST_PRODUCT, reference.PRODUCT_SIDE, reference.PRODUCT_SIDE,
                               s((share * ref.widest_product_gflop_per_s * 1e9,))),), s((2e10,)))
-    both = figures.judge(m, widest(0.98), _decoder_at(ref, 0.96), ref)
+    # the decoder at 102% of the reference's beats the memory ceiling this run's bandwidth gives
+    both = figures.judge(m, widest(0.98), _decoder_at(ref, 1.02), ref)
     assert both.judgement.state == measure.ROOF_LOW and both.steady and both.products_steady
-    # only the speed that fell short is lifted: the math rate, at 93%, kept up and stays this run's
+    # only the speed that fell short and was beaten is lifted: the math rate, at 93%, kept up and stays this run's
     assert both.reference_roof == (30e9, 0.0) and both.peak_flop_per_s == 140e9
     assert both.roof_source == "the reference run for the bandwidth"
-    assert figures.roof_words(both).endswith("So the ceilings use the reference run's bandwidth (30.0 GB/s).")
+    assert figures.roof_words(both).endswith("The ceilings use the reference run's bandwidth (30.0 GB/s) instead.")
     assert "- **Roof math rate:** 140.0 GFLOP/s, the fastest sample of the product, in the first repeats." \
         in both._repr_markdown_()
-    assert figures.roof_words(both).startswith("this run's roof fell below 90% of the reference run's (bandwidth 87% "
-                                               "and math rate 93% of the reference run's)")
+    assert figures.roof_words(both).startswith("this run's bandwidth fell below 90% of the reference run's (bandwidth "
+                                               "87% and math rate 93% of the reference run's)")
+    # at 96% of the reference's, the decoder stays under that ceiling: the roof is kept, below the reference's, and
+    # both sweeps kept up, so their rounds are steady
+    kept = figures.judge(m, widest(0.98), _decoder_at(ref, 0.96), ref)
+    assert kept.judgement.state == measure.ROOF_BELOW and kept.steady and kept.products_steady
+    assert kept.reference_roof is None and kept.roof_source == "this run"
     slow_products = figures.judge(m, widest(0.5), _decoder_at(ref, 0.96), ref)
     assert slow_products.steady and not slow_products.products_steady
     # without a judgement, or where it did not judge the sweeps apart, the product sweep follows ``steady``

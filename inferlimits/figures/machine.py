@@ -323,9 +323,10 @@ LEVEL_FACTOR = 1.5
 #: The batches at which numpy may switch from its matrix-vector routine to its general one, and the
 #: rate may dip below one vector's (the chapter says so): the shape's rules leave them out.
 SWITCH = (2, 8)
-#: The quiet target of the chapter's project (exercise 8): every spread at most this, a bar a shared laptop
-#: can reach, beside a roof within 1 - KEPT_UP of a reference run or of a second run.
-PROJECT_SPREAD = 1.5
+#: The quiet target of the chapter's project (exercise 8): every spread at most this, the chapter's own quiet
+#: bar (so that the project and the run's summary call the same run quiet), beside a roof within 1 - KEPT_UP
+#: of a reference run or of a second run.
+PROJECT_SPREAD = QUIET_SPREAD
 #: The regime ``regime_kinds`` gives a rate above its lower ceiling (``generation.regime`` refuses one).
 ABOVE = "above its lower ceiling"
 #: The regime ``regime_kinds`` gives a rate below NEAR of its lower ceiling that noise alone could have
@@ -661,7 +662,7 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
             return (f"The rounds agreed, so it is not noise. A likely cause, which this sweep does not test: "
                     f"{cause}."), False
         if not all(fails(y / x) for x, y in zip(rounds[a], rounds[b])):
-            return "It did not hold in every round, so other programs may have caused it.", True
+            return f"The {what} did not hold in every round, so other programs may have caused it.", True
         ends = [i for i in (a, b) if is_noisy(max(rounds[i]) / min(rounds[i]))]
         if not ends and steady:
             return (f"The {what} held in every round, so it is not noise. A likely cause, which this sweep does not "
@@ -922,7 +923,8 @@ def regime_items(batches: Sequence[int], measured: Sequence[float], memory: Sequ
                             f"programs may have slowed every round of the rest alike, so {they} too noisy to place.")
         elif kind == OVERHEAD_BOUND:
             said.append(f"{name} reached less than half of {its} lower ceiling ({share}). By the book's rule, "
-                        f"{that} {OVERHEAD_BOUND}: overhead, not memory or math, set the pace.")
+                        f"{that} {OVERHEAD_BOUND}: overhead-bound by elimination, since neither memory nor math set the "
+                        "pace.")
         elif kind in (MEMORY_BOUND, COMPUTE_BOUND):
             wall = "memory" if kind == MEMORY_BOUND else "math"
             said.append(f"{name} reached at least half of {its} lower ceiling, the {wall} ceiling ({share}). "
@@ -1030,12 +1032,21 @@ def reference_speeds(m: measure.Machine) -> str:
 
 def ceiling_words(m: measure.Machine) -> str:
     """Where a table's ceilings come from, in one sentence, from how ``judge`` judged the run: this
-    run's own roof; the reference run's speeds where this run's were too low; or this run's roof,
-    which other programs may have lowered (then the shares may be too high)."""
+    run's own roof; the reference run's speed where a measured point beat this run's (named); this
+    run's roof below the reference's, which no point beat (and which other programs may have held
+    down, where the ceilings are not clean); or this run's roof, which other programs may have
+    lowered (then the shares may be too high)."""
     j = m.judgement
     if m.reference_roof and m.roof_source != "this run":
-        return (f"they use {reference_speeds(m)}, since this run's roof fell below {KEPT_UP:.0%} of the "
-                f"reference run's while the decoder kept up (at least {KEPT_UP:.0%} of the reference's decoder rates).")
+        beat = [j.beaten_by(speed) for speed in _lifted_speeds(m)] if j is not None else []
+        why = f": {beat[0]}" if beat and beat[0] else ""
+        return f"they use {reference_speeds(m)}, since a measured point beat this run's own{why}."
+    if j is not None and j.state == measure.ROOF_BELOW:
+        shares = dict(zip(("bandwidth", "math rate"), j.roof_shares or ()))
+        said = (f"they use this run's own roof, though its {_join([f'{s} is {_kept(shares[s])}' for s in _short_speeds(m)])} "
+                "of the reference run's: no measured point beat it.")
+        return said + ("" if m.clean_ceiling else
+                       " Other programs may have held it down: the shares may then be too high.")
     if j is not None and j.state == measure.ROOF_SLOWED:
         return ("they use this run's roof, which other programs slowed along with the decoder: the shares are "
                 "those of a slowed machine.")
@@ -1073,12 +1084,13 @@ def decode_words(points: Sequence[measure.DecodePoint], m: measure.Machine) -> M
     items += regime_items(batches, rates, memory, math_, spreads, steady=m.steady, clean=m.clean_ceiling,
                           cached=_decode_cached(points, m), source=m.roof_source)
     kinds = regime_kinds(rates, memory, math_, spreads, m.steady)
-    items.append(("The lesson", knee_lesson_words(batches, kinds, crossing, spreads)))
+    items.append(("The lesson", knee_lesson_words(batches, kinds, crossing, spreads,
+                                                  [x / min(mm, f) for x, mm, f in zip(rates, memory, math_)])))
     return Markdown(_bullets(items))
 
 
 def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: float,
-                      spreads: Sequence[float] | None = None) -> str:
+                      spreads: Sequence[float] | None = None, shares: Sequence[float] | None = None) -> str:
     """Whether a decode sweep shows the lesson of its ceilings, the memory-to-math knee, and if
     not, why not and what the data do show. It shows the knee when the knee
     (``crossing``, the batch at which the ceilings cross; ``math.inf``: never) lies between the
@@ -1090,7 +1102,10 @@ def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: fl
     the formula leaves out, not noise, held it there; likely ones are named as likely. The batches
     too noisy to place are put down to other programs: by their noisy rounds, or, where their
     rounds agreed (``spreads``, one per batch; default: noisy), by a run other programs may have
-    slowed throughout.
+    slowed throughout. With ``shares`` (each batch's share of its lower ceiling), overhead-bound
+    batches that sat further below their ceiling than the smallest batch rule out a fixed cost per
+    step (such as Python's calls), which weighs less as the batch grows: the likely causes named are
+    then costs that grow with the batch, numpy's slower routines for small products.
 
     A quiet machine is promised the shape only where noise may explain every batch below half (none
     overhead-bound). Where some were overhead-bound, the words say instead which ends of the sweep
@@ -1119,8 +1134,23 @@ def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: fl
     if far:
         whose = ("Their" if not noisy else "The overhead-bound batches'" if far > 1 else "The overhead-bound batch's")
         said.append(f"{whose} rounds agreed, so noise did not hold {'them' if far > 1 else 'it'} below half. Costs "
-                    "the formula leaves out set the pace. Likely ones are numpy's slower routine at a few sequences "
-                    "(see the product sweep's control) and Python's loop over numpy's calls.")
+                    "the formula leaves out set the pace.")
+        deeper = []
+        if shares is not None:
+            shares = [positive("shares", x) for x in shares]
+            if len(shares) != len(batches):
+                raise ValueError("shares must give one share per batch")
+            deeper = [b for b, k, x in zip(batches[1:], kinds[1:], shares[1:]) if k == OVERHEAD_BOUND and x < shares[0]]
+        if deeper:
+            many = len(deeper) > 1
+            said.append(f"{_batches(deeper, batches).capitalize()} sat further below {'their' if many else 'its'} "
+                        f"ceiling than batch {batches[0]:,} ({_share(shares[0])}). A fixed cost per step, such as "
+                        "Python's calls to numpy, weighs less as the batch grows, so it cannot explain that. The likely "
+                        "cause is numpy's slower routines for small products: its general routine at a few vectors "
+                        "(see the product sweep's control), and attention's small product per sequence and head.")
+        else:
+            said.append("Likely ones are numpy's slower routine at a few sequences (see the product sweep's control) "
+                        "and Python's loop over numpy's calls.")
     if noisy:
         calm = spreads is not None and all(
             not is_noisy(v) for k, v in zip(kinds, spreads) if k == TOO_NOISY)
@@ -1447,7 +1477,8 @@ def reference_words(ratios: Mapping[str, float], same_machine: bool, label: str,
     same = f"The reference ran on the same kind of machine, on {date}"
     if min(ratios.values()) >= KEPT_UP:
         return f"{said} {same}; this run kept up with it."
-    return f"{said} {same}; a share below {KEPT_UP:.0%} most likely means that other programs slowed this run."
+    return (f"{said} {same}; a share below {KEPT_UP:.0%} means that other programs slowed this run, or that this "
+            "machine runs slower today.")
 
 
 def _kept(share: float) -> str:
@@ -1498,17 +1529,69 @@ def _widest_share(products: measure.ProductSweep | None, ref) -> float | None:
     return found[0].flop_per_s / 1e9 / ref.widest_product_gflop_per_s if found else None
 
 
+def _beaten(m: measure.Machine, products: measure.ProductSweep | None = None,
+            runs: Sequence[measure.DecodePoint] | None = None) -> tuple[tuple[str, str], ...]:
+    """For each of this run's own roof speeds, the measured point (fastest round, as the tables show it) that beat
+    furthest a ceiling or roof drawn from this run's own speeds, in words, keyed by the speed that sets it: the
+    bandwidth (a decode point under its memory ceiling, a product below the ridge, under the slanted roof) or the
+    math rate (under the math ceiling, or past the ridge, under the flat roof). Such a point ran faster than that
+    speed allows, so the data show that speed too low. ``()`` where no point beat either."""
+    bw, peak = m.measured_bandwidth_bytes_per_s, m.measured_peak_flop_per_s
+    fp32 = measure.PRECISION
+    found: dict[str, tuple[float, str]] = {}
+
+    def note(speed: str, share: float, words: str) -> None:
+        if share > 1 and share > found.get(speed, (1.0, ""))[0]:
+            found[speed] = (share, words)
+
+    for p in products or ():
+        slanted = p.intensity_flop_per_byte * bw
+        speed, roof, which = ("bandwidth", slanted, "the slanted roof") if slanted < peak else (
+            "math rate", peak, "the flat roof")
+        share = p.flop_per_s / roof
+        note(speed, share, f"{_vectors(p.batch)} in the product sweep ran at {_share(share)} of {which} it gives")
+    for d in runs or ():
+        point = decode_point(d.config, peak, bw, d.batch, d.context_tokens, fp32, fp32, fp32)
+        memory = point.memory_ceiling <= point.math_ceiling
+        speed, ceiling, which = ("bandwidth", point.memory_ceiling, "memory") if memory else (
+            "math rate", point.math_ceiling, "math")
+        share = d.tokens_per_s / ceiling
+        note(speed, share, f"batch {d.batch:,} at {d.context_tokens:,} tokens of context ran at {_share(share)} of the "
+                           f"{which} ceiling it gives")
+    return tuple((speed, found[speed][1]) for speed in ("bandwidth", "math rate") if speed in found)
+
+
+def _wait_of_fastest(s: measure.Samples) -> float | None:
+    """How long the fastest sample of ``s`` waited for a core (a share of its time); None where not reported."""
+    if s.waited is None:
+        return None
+    return s.waited[max(range(len(s.values)), key=lambda i: s.values[i])]
+
+
+def _speed_waits(m: measure.Machine) -> dict[str, float | None]:
+    """For each of this run's own roof speeds, how long the sample that set it (its fastest) waited for a core, a
+    share of its time (None where not reported): the one sample whose wait says whether other programs held that
+    speed down."""
+    products = [x for x in (m.matmul, m.rounds_matmul) if x is not None]
+    return {"bandwidth": _wait_of_fastest(m.bandwidth),
+            "math rate": _wait_of_fastest(max(products, key=lambda x: x.high))}
+
+
 def judge(m: measure.Machine, products: measure.ProductSweep | None = None,
           runs: Sequence[measure.DecodePoint] | None = None, ref=None) -> measure.Machine:
     """This run's machine as the chapter's tables and figures use it: ``m`` with the roof's samples
     from the sweeps' rounds (``measure.with_rounds``), judged against the reference run ``ref``
-    (default: the one kept in the book's data) by its own evidence (``measure.Judgement``):
+    (default: the one kept in the book's data) by its own evidence (``measure.Judgement``). The
+    ceilings use this run's own roof unless the data show a speed of it too low:
 
     - on the same kind of machine (``_same_machine``), the roof kept up when both its speeds reached
-      KEPT_UP of the reference's (``ROOF_CLEAN``); it was too low when one did not while the decoder
-      kept up (``ROOF_LOW``): other programs slowed the roof's measurements, not the decoder's, so
-      ceilings from it would be too low, and the ceilings use the reference's speeds where they are
-      faster (``reference_roof``); the whole run was slowed when the decoder fell behind too
+      KEPT_UP of the reference's (``ROOF_CLEAN``). A speed that fell below that is too low only
+      where a measured point beat a ceiling drawn from it (``_beaten``: a point cannot run faster
+      than the machine it runs on, so that speed under-states the machine): the ceilings then take
+      the reference's speed instead, and only for such a speed (``ROOF_LOW``, ``reference_roof``).
+      A speed that fell below it and that nothing beat stays: where the decoder kept up with the
+      reference's, the roof is below the reference's (``ROOF_BELOW``: a busy machine, or this
+      machine slower today); where the decoder fell behind too, other programs slowed the whole run
       (``ROOF_SLOWED``);
     - on another machine, nothing can be said from the reference (``ROOF_UNKNOWN``).
 
@@ -1516,9 +1599,13 @@ def judge(m: measure.Machine, products: measure.ProductSweep | None = None,
     own rates kept up with the reference's (the decoder at the reference's settings; the product
     sweep's widest batch), or, without them, where the roof kept up; or where no sample of the run
     waited for a core more than WAIT_SHARE of its time (unless the whole run was slowed); or,
-    without a reference and without that report, where the load before measuring was not busy. Its ceilings are clean where the roof kept up, where the
-    reference's speeds replace a low roof, or, without a reference, where no roof sample waited
-    (or, without that report, where the load was not busy). The figures draw the judged roof."""
+    without a reference and without that report, where the load before measuring was not busy.
+    Its ceilings are clean where the roof kept up, or where the reference's speeds replace every
+    speed that fell short; where a speed is kept below the reference's, only where the sample that
+    set it (its fastest) did not wait for a core more than WAIT_SHARE of its time (``_speed_waits``;
+    without that report, where the load was not busy): then other programs did not hold it down,
+    and the low speed is this machine's today; without a reference, only where no roof sample
+    waited (or, without that report, where the load was not busy). The figures draw the judged roof."""
     from inferlimits.machine import reference  # noqa: PLC0415
 
     ref = ref or reference.reference_run()
@@ -1530,19 +1617,25 @@ def judge(m: measure.Machine, products: measure.ProductSweep | None = None,
     samples += [p.rate for p in runs or ()]
     waited, roof_waited = _most_waited(samples), m.waited
     undisturbed = waited is not None and waited <= measure.WAIT_SHARE
-    roof_shares, decoder, reference_roof, products_steady = None, (), None, None
+    roof_calm = roof_waited <= measure.WAIT_SHARE if roof_waited is not None else not m.busy
+    roof_shares, decoder, reference_roof, products_steady, beaten = None, (), None, None, ()
     if _same_machine(m, ref):
         roof_shares = (m.measured_bandwidth_bytes_per_s / 1e9 / ref.bandwidth_gb_per_s,
                        m.measured_peak_flop_per_s / 1e9 / ref.math_gflop_per_s)
         decoder = tuple(_decoder_shares(runs or (), ref).values())
         kept = bool(decoder) and min(decoder) >= KEPT_UP
         widest = _widest_share(products, ref)
-        if min(roof_shares) >= KEPT_UP:
+        beaten = _beaten(m, products, runs)
+        short = [share < KEPT_UP for share in roof_shares]
+        lifted = [low and bool(dict(beaten).get(speed)) for low, speed in zip(short, ("bandwidth", "math rate"))]
+        if not any(short):
             state = measure.ROOF_CLEAN
+        elif any(lifted):
+            state = measure.ROOF_LOW   # the reference lifts each speed that fell short and was beaten, and only those
+            reference_roof = tuple(speed if lift else 0.0 for speed, lift in
+                                   zip((ref.bandwidth_gb_per_s * 1e9, ref.math_gflop_per_s * 1e9), lifted))
         elif kept:
-            state = measure.ROOF_LOW   # the reference lifts each speed that fell short, and only those
-            reference_roof = tuple(speed if share < KEPT_UP else 0.0 for speed, share in
-                                   zip((ref.bandwidth_gb_per_s * 1e9, ref.math_gflop_per_s * 1e9), roof_shares))
+            state = measure.ROOF_BELOW
         else:
             state = measure.ROOF_SLOWED
         calm = state != measure.ROOF_SLOWED and undisturbed
@@ -1550,23 +1643,48 @@ def judge(m: measure.Machine, products: measure.ProductSweep | None = None,
         steady = kept or (state == measure.ROOF_CLEAN and not decoder) or calm
         products_steady = ((widest is not None and widest >= KEPT_UP)
                            or (state == measure.ROOF_CLEAN and widest is None) or calm)
-        clean = state in (measure.ROOF_CLEAN, measure.ROOF_LOW)
+        # a speed kept below the reference's is clean where the sample that set it was not pushed off its cores
+        waits = _speed_waits(m)
+        kept_waits = [waits[speed] for low, lift, speed in zip(short, lifted, ("bandwidth", "math rate"))
+                      if low and not lift]
+        calm_kept = (all(w <= measure.WAIT_SHARE for w in kept_waits) if None not in kept_waits else not m.busy)
+        clean = (state != measure.ROOF_SLOWED) and calm_kept
     else:
         state = measure.ROOF_UNKNOWN
         steady = undisturbed if waited is not None else not m.busy
-        clean = roof_waited <= measure.WAIT_SHARE if roof_waited is not None else not m.busy
+        clean = roof_calm
     judged = replace(m, reference_roof=reference_roof,
-                     judgement=measure.Judgement(state, roof_shares, decoder, waited, steady, clean, products_steady))
+                     judgement=measure.Judgement(state, roof_shares, decoder, waited, steady, clean, products_steady,
+                                                 beaten))
     _JUDGED[(m.array_bytes, m.matmul_side)] = judged
     return judged
 
 
+def _short_speeds(m: measure.Machine) -> list[str]:
+    """The roof speeds of a judged run that fell below KEPT_UP of the reference's ("bandwidth", "math rate")."""
+    j = m.judgement
+    if j is None or j.roof_shares is None:
+        return []
+    return [speed for speed, share in zip(("bandwidth", "math rate"), j.roof_shares) if share < KEPT_UP]
+
+
+def _lifted_speeds(m: measure.Machine) -> list[str]:
+    """The roof speeds the reference run's replace (``reference_roof``, where faster than this run's)."""
+    if not m.reference_roof:
+        return []
+    return [speed for speed, ref, own in zip(("bandwidth", "math rate"), m.reference_roof,
+                                            (m.measured_bandwidth_bytes_per_s, m.measured_peak_flop_per_s))
+            if ref > own]
+
+
 def roof_words(m: measure.Machine) -> str:
     """What ``judge`` found of this run's roof, in short sentences: kept up with the reference run's
-    (its ceilings can be trusted); too low while the decoder kept up (ceilings from it would be too
-    low and points would seem to beat them, so the ceilings use the reference run's speeds); slowed
-    along with the decoder (read the relations, not the heights); or no reference of this kind of
-    machine, with what the waits for a core say. "" for a machine not judged."""
+    (its ceilings can be trusted); a speed below it that a measured point beat (named: the data show
+    that speed too low, so the ceilings use the reference run's); a speed below it that nothing beat,
+    kept (a busy machine, or this machine slower today; the waits for a core say which is the
+    likelier, and whether the shares may be too high); slowed along with the decoder (read the
+    relations, not the heights); or no reference of this kind of machine, with what the waits for
+    a core say. "" for a machine not judged."""
     j = m.judgement
     if j is None:
         return ""
@@ -1580,20 +1698,48 @@ def roof_words(m: measure.Machine) -> str:
             said += (f" But the decoder fell behind the reference run ({decoder}): other programs slowed its steps, "
                      "so its shares of the ceilings are lower than a quiet run's.")
         return said
+    short, lifted = _short_speeds(m), _lifted_speeds(m)
     if j.state == measure.ROOF_LOW:
-        lifted = [f"{what} ({speed / scale:,.1f} {unit})" for what, speed, scale, unit in
-                  (("bandwidth", (m.reference_roof or (0, 0))[0], 1e9, "GB/s"),
-                   ("math rate", (m.reference_roof or (0, 0))[1], 1e9, "GFLOP/s")) if speed]
-        return (f"this run's roof fell below {KEPT_UP:.0%} of the reference run's ({shares}), while the decoder kept "
-                f"up with it ({decoder}). Other programs slowed the roof's measurements more than the decoder's. "
-                "Ceilings from this roof would be too low, and points would seem to beat them. So the ceilings use "
-                f"the reference run's {_join(lifted)}.")
+        kept = [speed for speed in short if speed not in lifted]
+        by = [(f"{speed} ({speed_ / 1e9:,.1f} {'GB/s' if speed == 'bandwidth' else 'GFLOP/s'})", j.beaten_by(speed))
+              for speed, speed_ in zip(("bandwidth", "math rate"), m.reference_roof or (0, 0)) if speed in lifted]
+        said = [f"this run's {_join(short)} fell below {KEPT_UP:.0%} of the reference run's ({shares})."]
+        beats = [beat for _, beat in by if beat]
+        if len(beats) == 1:
+            said.append(f"A measured point then beat a ceiling drawn from this run's {_join(lifted)}: {beats[0]}.")
+        elif beats:
+            said.append(f"Measured points then beat ceilings drawn from both: {beats[0]}, and {beats[1]}.")
+        said.append(f"No program runs faster than its machine allows, so this run's {_join(lifted)} "
+                    f"{'was' if len(lifted) == 1 else 'were'} too low. The ceilings use the reference run's "
+                    f"{_join([speed for speed, _ in by])} instead.")
+        if kept:
+            said.append(f"This run's {_join(kept)} stays: no measured point beat it.")
+        if j.decoder_shares and min(j.decoder_shares) < KEPT_UP:
+            said.append(f"The decoder fell behind the reference run too ({decoder}): other programs slowed its steps.")
+        return " ".join(said)
+    if j.state == measure.ROOF_BELOW:
+        said = (f"this run's {_join(short)} fell below {KEPT_UP:.0%} of the reference run's ({shares}), but no measured "
+                "point beat a ceiling drawn from it, so the ceilings keep this run's own roof. A roof below the "
+                "reference's means a busy machine, or a machine slower today than the reference's was.")
+        waits = _speed_waits(m)
+        waited = [waits[speed] for speed in short]
+        if None in waited:
+            if not j.clean_ceiling:
+                said += " Other programs kept the cores busy, so they may have held it down: the shares may be too high."
+            return said
+        most = max(waited)
+        if most <= measure.WAIT_SHARE:
+            said += (f" The sample that set it waited {most:.2f} s for a core per second of it, so no other program "
+                     "pushed it off its cores: the lower speed is most likely this machine's today.")
+        else:
+            said += (f" The sample that set it waited {most:.2f} s for a core per second of it, so other programs may "
+                     "have held it down. If they did, its ceilings are too low and the shares too high.")
+        return said
     if j.state == measure.ROOF_SLOWED:
         after = f", and so did the decoder ({decoder})" if decoder else ""
-        return (f"this run's roof fell below {KEPT_UP:.0%} of the reference run's ({shares}){after}. Other programs "
-                "slowed the "
-                "whole run. Its ceilings and its points are those of a slowed machine: read the relations, not the "
-                "heights.")
+        return (f"this run's {_join(short)} fell below {KEPT_UP:.0%} of the reference run's ({shares}){after}. Other "
+                "programs slowed the whole run. Its ceilings and its points are those of a slowed machine: read the "
+                "relations, not the heights.")
     said = "the reference ran on another kind of machine, so it cannot say whether other programs slowed this run."
     if j.waited is not None:
         said += (f" This process's threads, together, waited up to {j.waited:.2f} s for a core per second of a sample: "

@@ -461,11 +461,21 @@ def _mb(n: float) -> str:
 
 #: What ``figures.machine.judge`` found of a run's roof, set beside the reference run kept in the book's data.
 ROOF_CLEAN = "kept up"         # the same kind of machine, and both roof speeds at least KEPT_UP of the reference's
-ROOF_LOW = "too low"           # a roof speed fell below that while the decoder kept up: its ceilings would be too low
-ROOF_SLOWED = "slowed"         # the roof and the decoder both fell behind: other programs slowed the whole run
+ROOF_LOW = "too low"           # a roof speed fell below that, and a measured point beat a ceiling drawn from it:
+                               # the data show it too low, and the ceilings take the reference's speed instead
+ROOF_BELOW = "below"           # a roof speed fell below that, nothing beat it, and the decoder kept up: the
+                               # ceilings keep this run's roof (a busy machine, or this machine slower today)
+ROOF_SLOWED = "slowed"         # the roof and the decoder both fell behind, and nothing beat the roof: other
+                               # programs slowed the whole run
 ROOF_UNKNOWN = "no reference"  # no reference of this kind of machine to judge by
 #: A fresh rate at least this share of the reference's kept up with it.
 KEPT_UP = 0.9
+
+
+def _below_share(share: float) -> str:
+    """A share of the reference run's speed, below KEPT_UP: "79%"; "89.97%" where whole percents would read as
+    KEPT_UP itself."""
+    return f"{share:.2%}" if f"{share:.0%}" == f"{KEPT_UP:.0%}" else f"{share:.0%}"
 
 
 @dataclass(frozen=True)
@@ -479,7 +489,10 @@ class Judgement:
     out for the decode sweep (``products_steady``: for the product sweep), so rounds that agree
     show that noise did not cause what they show. ``clean_ceiling``: the
     ceilings come from a clean measurement, so noise, which only slows a measured rate, cannot have
-    lowered a point's share of them."""
+    lowered a point's share of them. ``beaten``: for each roof speed ("bandwidth", "math rate") that
+    a measured point beat, the words that name the point that beat it furthest, e.g. ("bandwidth",
+    "batch 1 at 128 tokens of context ran at 112% of the memory ceiling it gives"), judged against this run's
+    own roof."""
 
     state: str
     roof_shares: tuple[float, float] | None = None
@@ -488,15 +501,20 @@ class Judgement:
     steady: bool = False
     clean_ceiling: bool = False
     products_steady: bool | None = None   # the same as ``steady``, for the product sweep (None: as ``steady``)
+    beaten: tuple[tuple[str, str], ...] = ()
+
+    def beaten_by(self, speed: str) -> str:
+        """The words naming the point that beat the ceiling ``speed`` sets ("bandwidth" or "math rate"); "" if none."""
+        return dict(self.beaten).get(speed, "")
 
 
 @dataclass(frozen=True)
 class Machine:
     """This machine's two measured speeds and what it is. The roof's speeds are the fastest of
     the first repeats and of the samples taken again in the sweeps' rounds (``rounds_read``,
-    ``rounds_matmul``: ``with_rounds``); where ``figures.machine.judge`` found this run's roof too
-    low beside the reference run of the same kind of machine, ``reference_roof`` (bytes/s, FLOP/s)
-    lifts each speed to the reference's."""
+    ``rounds_matmul``: ``with_rounds``); where ``figures.machine.judge`` found one of them too
+    low (below KEPT_UP of the reference run of the same kind of machine, and beaten by a measured
+    point), ``reference_roof`` (bytes/s, FLOP/s; 0 for a speed it keeps) lifts it to the reference's."""
 
     processor: str
     cores: int
@@ -578,7 +596,7 @@ class Machine:
     def bandwidth_bytes_per_s(self) -> float:
         """The roof's bandwidth: this run's fastest read, so that no honest program beats it except
         through a cache or in a quieter spell than any sample saw; or the reference run's, where
-        ``judge`` found this run's roof too low and the reference's is the faster."""
+        ``judge`` found this run's too low (a measured point beat it) and the reference's is the faster."""
         own = self.measured_bandwidth_bytes_per_s
         return max(own, self.reference_roof[0]) if self.reference_roof else own
 
@@ -682,22 +700,29 @@ class Machine:
         if self.rounds_matmul:
             rows.append(row(f"matrix product, in the sweeps' {len(self.rounds_matmul.values)} rounds",
                             self.rounds_matmul, 1e9, "GFLOP/s"))
-        bandwidth = (f"- **Roof bandwidth:** {self.bandwidth_bytes_per_s / 1e9:,.1f} GB/s, the fastest sample of "
-                     f"{self.bandwidth_from}.")
-        math_rate = (f"- **Roof math rate:** {self.peak_flop_per_s / 1e9:,.1f} GFLOP/s, the fastest sample of the "
-                     f"product, in {self.peak_from}.")
-        if self.reference_roof:
-            bandwidth, math_rate = (
-                f"- **Roof bandwidth:** {self.bandwidth_bytes_per_s / 1e9:,.1f} GB/s"
-                + (f", the reference run's: this run's fastest read, {self.measured_bandwidth_bytes_per_s / 1e9:,.1f} "
-                   f"GB/s, fell below {KEPT_UP:.0%} of it while the decoder kept up (see below)."
-                   if self.reference_roof[0] > self.measured_bandwidth_bytes_per_s else
-                   f", the fastest sample of {self.bandwidth_from}."),
-                f"- **Roof math rate:** {self.peak_flop_per_s / 1e9:,.1f} GFLOP/s"
-                + (f", the reference run's: this run's fastest product, {self.measured_peak_flop_per_s / 1e9:,.1f} "
-                   f"GFLOP/s, fell below {KEPT_UP:.0%} of it while the decoder kept up (see below)."
-                   if self.reference_roof[1] > self.measured_peak_flop_per_s else
-                   f", the fastest sample of the product, in {self.peak_from}."))
+        j = self.judgement
+        shares = j.roof_shares if j is not None and j.roof_shares is not None else None
+
+        def roof_line(name: str, i: int, scale: float, unit: str, own: float, what: str, where: str) -> str:
+            """A roof speed's bullet: this run's fastest sample, and where it lies below the reference run's, by
+            how much; or the reference run's, with this run's and the point that beat it."""
+            lifted = self.reference_roof is not None and self.reference_roof[i] > own
+            ours = f"{own / scale:,.1f} {unit}"
+            if lifted:
+                beat = j.beaten_by(("bandwidth", "math rate")[i]) if j is not None else ""
+                share = f", {_below_share(shares[i])} of it," if shares else ","
+                why = f": {beat}" if beat else ""
+                return (f"- **Roof {name}:** {self.reference_roof[i] / scale:,.1f} {unit}, the reference run's. This "
+                        f"run's fastest {what}, {ours}{share} was too low{why} (see below).")
+            said = f"- **Roof {name}:** {ours}, the fastest sample of {where}."
+            if shares and shares[i] < KEPT_UP:
+                said += f" That is {_below_share(shares[i])} of the reference run's (see below)."
+            return said
+
+        bandwidth = roof_line("bandwidth", 0, 1e9, "GB/s", self.measured_bandwidth_bytes_per_s, "read",
+                              self.bandwidth_from)
+        math_rate = roof_line("math rate", 1, 1e9, "GFLOP/s", self.measured_peak_flop_per_s, "product",
+                              f"the product, in {self.peak_from}")
         library = ([f"- **numpy's BLAS library:** {self.blas}"
                     + (f", running {self.blas_threads} {'thread' if self.blas_threads == 1 else 'threads'}."
                        if self.blas_threads else ", its thread count not reported.")] if self.blas else [])
@@ -1200,7 +1225,9 @@ def _caption(said: str, above: str | None, m: Machine | None = None, what: str =
     its roof or ceiling (``above``: "roof" or "ceiling"), the line that says why, before the reader
     meets the share."""
     if m is not None and m.reference_roof and m.roof_source != "this run":
-        said += f"; the {what} from the reference run's speeds where this run's were too low"
+        speeds = m.roof_source.removeprefix("the reference run for the ")
+        speeds = "speeds" if speeds == "the reference run" else speeds
+        said += f"; the {what} from the reference run's {speeds}, since a measured point beat this run's"
     return f"{said}{_ABOVE_NOTE[above]}" if above else f"{said}:"
 
 
