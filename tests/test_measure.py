@@ -1068,8 +1068,9 @@ def test_verdict_words_for_made_up_runs():
     assert "Quiet:" not in verdict_words(many, [MEMORY_BOUND]) and "ostly" not in verdict_words(many, [MEMORY_BOUND])
     # waits for a core above the chapter's threshold are said in the summary; at or below it, nothing is
     waited = verdict_words(many, [MEMORY_BOUND], waited=0.4)
-    assert ("- **Waiting for a core:** This process's threads, together, waited up to 0.40 s for a core per second of "
-            "a sample, above 0.05 s: other programs pushed them off their cores.\n") in waited
+    assert ("- **Waiting for a core:** In the fastest sample of a measurement, this process's threads, together, "
+            "waited up to 0.40 s for a core per second, above 0.05 s: other programs pushed them off their "
+            "cores.\n") in waited
     assert "Waiting for a core" not in verdict_words(many, [MEMORY_BOUND], waited=measure.WAIT_SHARE)
     # half or more noisy is noisy; a busy machine is noisy however few spreads were
     half = {f"rounds of batch {b}": 1.05 if b % 2 else 1.5 for b in range(4)}
@@ -1644,9 +1645,10 @@ def test_a_sample_lasts_at_least_the_least_length(monkeypatch):
 def test_samples_add_up_and_say_how_long_their_threads_waited():
     s = measure.Samples
     both = s((1.0, 2.0), (0.0, 0.01)) + s((3.0,), (0.2,))
-    assert both.values == (1.0, 2.0, 3.0) and both.most_waited == 0.2 and both.spread == 3
-    assert (s((1.0,)) + s((2.0,), (0.0,))).waited is None and s((1.0,)).most_waited is None
-    assert s((1.0, 2.0), (0.0, None)).most_waited is None
+    assert both.values == (1.0, 2.0, 3.0) and both.fastest_waited == 0.2 and both.spread == 3
+    assert (s((1.0,)) + s((2.0,), (0.0,))).waited is None and s((1.0,)).fastest_waited is None
+    assert s((1.0, 2.0), (0.0, None)).fastest_waited is None and s((2.0, 1.0), (0.0, None)).fastest_waited == 0.0
+    assert s((3.0, 1.0), (0.01, 0.5)).fastest_waited == 0.01, "the wait of the sample the tables show, not the longest"
     waited = measure._waiting_s()
     assert waited is None or waited >= 0
     seconds, share = measure._timed(lambda: None, 3)
@@ -1713,8 +1715,11 @@ def test_the_roof_is_the_fastest_sample_of_all_and_the_reference_lifts_a_low_one
     waited = replace(m, read=s((2e10,), (0.3,)), matvec_read=s((1.5e10,), (0.0,)), matmul=s((1e11,), (0.0,)),
                      rounds_read=s((2.5e10,), (0.01,)), rounds_matmul=s((0.8e11,), (0.0,)))
     assert waited.waited == 0.3 and not waited.steady and not waited.clean_ceiling
-    assert ("- **Waiting for a core:** this process's threads, together, waited up to 0.30 s for a core per second of "
-            "a sample. Above 0.05 s, other programs pushed them off their cores.") in waited._repr_markdown_()
+    assert ("- **Waiting for a core:** in the fastest sample of each row, this process's threads, together, waited "
+            "up to 0.30 s for a core per second. Above 0.05 s, other programs pushed them off their "
+            "cores.") in waited._repr_markdown_()
+    # only the fastest sample's wait counts: a slower sample that waited longer is not the one the table shows
+    assert replace(waited, read=s((1e10, 2e10), (0.3, 0.0))).waited == 0.01
     calm = replace(waited, read=s((2e10,), (0.0,)))
     assert calm.waited == 0.01 and calm.steady and calm.clean_ceiling
     assert m.waited is None and m.steady and not replace(m, load=3.0).steady, "without waits, the load decides"
@@ -1904,8 +1909,9 @@ def test_judge_sets_the_roof_beside_the_reference_and_says_what_the_ceilings_use
     pushed = figures.judge(replace(other, read=s((15e9,), (0.4,)), matvec_read=s((15e9,), (0.0,)),
                                    matmul=s((70e9,), (0.0,))), None, _decoder_at(ref, 0.2, waited=0.0), ref)
     assert not pushed.judgement.steady and not pushed.judgement.clean_ceiling
-    assert figures.roof_words(pushed).endswith("This process's threads, together, waited up to 0.40 s for a core per "
-                                               "second of a sample: other programs pushed them off their cores.")
+    assert figures.roof_words(pushed).endswith("In the fastest sample of each measurement, this process's threads, "
+                                               "together, waited up to 0.40 s for a core per second: other programs "
+                                               "pushed them off their cores.")
     assert figures.roof_words(replace(other, judgement=None)) == ""
 
 

@@ -1292,7 +1292,7 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
     agreed on a ``steady`` run was held there by the decoder's own costs, so a quiet machine is not
     promised the model's shape where any such point is. The run is quiet or noisy by the chapter's
     own definition, with no third word: quiet only when every spread is. With ``waited`` (the most
-    any sample waited for a core, a share of its time) above WAIT_SHARE, a bullet says so. With
+    any measurement's fastest sample waited for a core, a share of its time) above WAIT_SHARE, a bullet says so. With
     ``reference`` (``decode_against_reference``'s words), a bullet sets the decoder beside the
     reference run."""
     if not spreads or not kinds:
@@ -1347,8 +1347,8 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
         advice = "the relations and the heights. Both describe this machine."
     items = [("Quiet or noisy", noise)]
     if waited is not None and waited > measure.WAIT_SHARE:
-        items.append(("Waiting for a core", f"this process's threads, together, waited up to {waited:.2f} s for a core "
-                      f"per second of a sample, above {measure.WAIT_SHARE:.2f} s: other programs pushed them off "
+        items.append(("Waiting for a core", f"in the fastest sample of a measurement, this process's threads, "
+                      f"together, waited up to {waited:.2f} s for a core per second, above {measure.WAIT_SHARE:.2f} s: other programs pushed them off "
                       "their cores."))
     if ceilings:
         items.append(("The ceilings", ceilings))
@@ -1367,7 +1367,7 @@ def run_verdict(m: measure.Machine, runs: Sequence[measure.DecodePoint],
     """``verdict_words`` for this run: every spread of ``run_spreads``, where the ceilings come
     from (``ceiling_words``, where ``judge`` judged the run), and the regime of every decode point
     (every context) against this machine's ceilings (``regime_kinds``, told whether the run was
-    steady), and the most any sample waited for a core (the judgement's, over every sample, where
+    steady), and the most any measurement's fastest sample waited for a core (the judgement's, over every sample, where
     judged); with ``reference``, the decoder beside the reference run kept in the book's data
     (``decode_against_reference``)."""
     runs = list(runs)
@@ -1501,7 +1501,9 @@ def _same_machine(m: measure.Machine, ref) -> bool:
 
 
 def _most_waited(samples: Sequence[measure.Samples | None]) -> float | None:
-    waits = [s.most_waited for s in samples if s is not None]
+    """The most that any measurement's fastest sample (the one the tables show) waited for a core; None where any
+    is unknown."""
+    waits = [s.fastest_waited for s in samples if s is not None]
     return None if not waits or any(w is None for w in waits) else max(waits)
 
 
@@ -1561,20 +1563,13 @@ def _beaten(m: measure.Machine, products: measure.ProductSweep | None = None,
     return tuple((speed, found[speed][1]) for speed in ("bandwidth", "math rate") if speed in found)
 
 
-def _wait_of_fastest(s: measure.Samples) -> float | None:
-    """How long the fastest sample of ``s`` waited for a core (a share of its time); None where not reported."""
-    if s.waited is None:
-        return None
-    return s.waited[max(range(len(s.values)), key=lambda i: s.values[i])]
-
-
 def _speed_waits(m: measure.Machine) -> dict[str, float | None]:
     """For each of this run's own roof speeds, how long the sample that set it (its fastest) waited for a core, a
     share of its time (None where not reported): the one sample whose wait says whether other programs held that
     speed down."""
     products = [x for x in (m.matmul, m.rounds_matmul) if x is not None]
-    return {"bandwidth": _wait_of_fastest(m.bandwidth),
-            "math rate": _wait_of_fastest(max(products, key=lambda x: x.high))}
+    return {"bandwidth": m.bandwidth.fastest_waited,
+            "math rate": max(products, key=lambda x: x.high).fastest_waited}
 
 
 def judge(m: measure.Machine, products: measure.ProductSweep | None = None,
@@ -1597,14 +1592,14 @@ def judge(m: measure.Machine, products: measure.ProductSweep | None = None,
 
     A sweep is steady (rounds that agree show that noise did not cause what they show) where its
     own rates kept up with the reference's (the decoder at the reference's settings; the product
-    sweep's widest batch), or, without them, where the roof kept up; or where no sample of the run
+    sweep's widest batch), or, without them, where the roof kept up; or where no measurement's fastest sample
     waited for a core more than WAIT_SHARE of its time (unless the whole run was slowed); or,
     without a reference and without that report, where the load before measuring was not busy.
     Its ceilings are clean where the roof kept up, or where the reference's speeds replace every
     speed that fell short; where a speed is kept below the reference's, only where the sample that
     set it (its fastest) did not wait for a core more than WAIT_SHARE of its time (``_speed_waits``;
     without that report, where the load was not busy): then other programs did not hold it down,
-    and the low speed is this machine's today; without a reference, only where no roof sample
+    and the low speed is this machine's today; without a reference, only where no roof measurement's fastest sample
     waited (or, without that report, where the load was not busy). The figures draw the judged roof."""
     from inferlimits.machine import reference  # noqa: PLC0415
 
@@ -1742,7 +1737,8 @@ def roof_words(m: measure.Machine) -> str:
                 "relations, not the heights.")
     said = "the reference ran on another kind of machine, so it cannot say whether other programs slowed this run."
     if j.waited is not None:
-        said += (f" This process's threads, together, waited up to {j.waited:.2f} s for a core per second of a sample: "
+        said += (f" In the fastest sample of each measurement, this process's threads, together, waited up to "
+                 f"{j.waited:.2f} s for a core per second: "
                  + ("other programs did not push them off their cores." if j.waited <= measure.WAIT_SHARE else
                     "other programs pushed them off their cores."))
     return said

@@ -96,12 +96,13 @@ class Samples:
         return self.high / self.low
 
     @property
-    def most_waited(self) -> float | None:
-        """The largest share of a sample's time that the threads waited for a core; None where any
-        sample's is unknown."""
-        if self.waited is None or any(w is None for w in self.waited) or not self.waited:
+    def fastest_waited(self) -> float | None:
+        """The share of the fastest sample's time that the threads waited for a core (the sample the
+        book's tables show, so the wait that says whether other programs held the shown rate down); None
+        where it is unknown."""
+        if self.waited is None or not self.waited:
             return None
-        return max(self.waited)
+        return self.waited[max(range(len(self.values)), key=lambda i: self.values[i])]
 
     def __add__(self, other: Samples) -> Samples:
         """Two measurements of one quantity, as one."""
@@ -208,7 +209,7 @@ def _shuffled(items: Sequence, round_index: int) -> list:
 
 def read_bandwidth_bytes_per_s(array_bytes: float = 256 * MIB, repeats: int = 7,
                                threads: int | None = None) -> Samples:
-    """Streaming read bandwidth: read every byte of an array of ``array_bytes``, in chunks that
+    """Streaming read bandwidth: read every byte of an array of ``array_bytes``, in parts that
     ``threads`` threads (default: one per core) read at once; bandwidth = bytes / seconds. Each
     sample reads the array again and again for at least MIN_SAMPLE_S.
 
@@ -230,23 +231,30 @@ SETTLE_S = 0.15
 
 
 class _Reader:
-    """Reads every byte of a contiguous array when called: its 64-bit words are summed in chunks
-    by one thread per core (``threads``); a context manager that owns the threads."""
+    """Reads every byte of a contiguous array when called: its 64-bit words are summed in one part per
+    core (``threads``), the calling thread summing the first while the others sum the rest, so that the
+    process never keeps more threads runnable than it asks cores for (its own threads would otherwise
+    wait for one another, and those waits would read as other programs'); a context manager that owns
+    the helper threads."""
 
     def __init__(self, data: np.ndarray, threads: int | None = None):
         threads = whole("threads", threads if threads is not None else cores())
         words = data.reshape(-1).view(np.uint64)
-        self.chunks = np.array_split(words, 4 * threads)  # small chunks: a thread that lags gets fewer
-        self.pool = ThreadPoolExecutor(threads)
+        self.parts = np.array_split(words, threads)
+        self.pool = ThreadPoolExecutor(threads - 1) if threads > 1 else None
 
     def __call__(self) -> None:
-        list(self.pool.map(np.add.reduce, self.chunks))
+        rest = [self.pool.submit(np.add.reduce, part) for part in self.parts[1:]] if self.pool else []
+        np.add.reduce(self.parts[0])
+        for part in rest:
+            part.result()
 
     def __enter__(self) -> _Reader:
         return self
 
     def __exit__(self, *exc) -> None:
-        self.pool.shutdown()
+        if self.pool:
+            self.pool.shutdown()
 
 
 def matvec_read_bytes_per_s(array_bytes: float = 256 * MIB, repeats: int = 7) -> Samples:
@@ -483,8 +491,8 @@ class Judgement:
     """What a run's own evidence says about its roof (``figures.machine.judge``): ``state``, one of
     the ROOF_* values; this run's roof speeds over the reference's (``roof_shares``: bandwidth,
     math rate) and its decoder's rates over the reference's (``decoder_shares``), where the
-    reference ran on the same kind of machine; the most any sample of the run waited for a core
-    (``waited``, a share of its time; None where not reported); and the two things the words may
+    reference ran on the same kind of machine; the most that any measurement's fastest sample (the one
+    the tables show) waited for a core (``waited``, a share of its time; None where not reported); and the two things the words may
     then say. ``steady``: a steady load from other programs, which slows every round alike, is ruled
     out for the decode sweep (``products_steady``: for the product sweep), so rounds that agree
     show that noise did not cause what they show. ``clean_ceiling``: the
@@ -633,17 +641,17 @@ class Machine:
 
     @property
     def waited(self) -> float | None:
-        """The most any sample of the roof's measurements waited for a core (a share of its time);
-        None where any is unknown."""
+        """The most that the fastest sample of any of the roof's measurements (the one its table shows)
+        waited for a core, a share of its time; None where any is unknown."""
         samples = [self.read, self.matvec_read, self.matmul, self.rounds_read, self.rounds_matmul]
-        waits = [s.most_waited for s in samples if s is not None]
+        waits = [s.fastest_waited for s in samples if s is not None]
         return None if any(w is None for w in waits) else max(waits)
 
     @property
     def steady(self) -> bool:
         """Whether a steady load from other programs is ruled out (the judgement's, where judged;
-        else: no sample waited more than WAIT_SHARE for a core, or, where the system does not
-        report waits, the load was not busy)."""
+        else: no measurement's fastest sample waited more than WAIT_SHARE for a core, or, where the
+        system does not report waits, the load was not busy)."""
         if self.judgement is not None:
             return self.judgement.steady
         return self.waited <= WAIT_SHARE if self.waited is not None else not self.busy
@@ -727,8 +735,9 @@ class Machine:
                     + (f", running {self.blas_threads} {'thread' if self.blas_threads == 1 else 'threads'}."
                        if self.blas_threads else ", its thread count not reported.")] if self.blas else [])
         waited = self.waited
-        waits = ([f"- **Waiting for a core:** this process's threads, together, waited up to {waited:.2f} s for a "
-                  f"core per second of a sample. Above {WAIT_SHARE:.2f} s, other programs pushed them off their cores."]
+        waits = ([f"- **Waiting for a core:** in the fastest sample of each row, this process's threads, together, waited "
+                  f"up to {waited:.2f} s for a core per second. Above {WAIT_SHARE:.2f} s, other programs pushed them "
+                  "off their cores."]
                  if waited is not None else [])
         return "\n".join([
             f"**Measured on {self.label}** (numpy {np.__version__}, float32)",
