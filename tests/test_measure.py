@@ -603,9 +603,9 @@ def test_the_products_table_reads_the_weights_only_below_the_ridge():
                         "roof in its median round too. The roof's own 2,048 × 2,048 product ran less efficiently than "
                         "this wider product, so the flat roof under-estimates what numpy reaches here.")
     assert "no cache can lift" not in words
-    # the plain read against the roof, from the numbers: nothing else was timed in its rounds
-    assert ("- **The plain read:** Its fastest round read 18.0 GB/s, 90% of the roof's 20.0 GB/s. Nothing timed in "
-            "the same rounds says why.") in words
+    # the plain read beside the 1-vector product's read of the same matrix in the same rounds
+    assert ("- **The plain read:** Its fastest round read 18.0 GB/s, 100% of what the 1-vector product read from the "
+            "same matrix in the same rounds (18.0 GB/s). The two ways of reading agree.") in words
     # from 1 vector to 16 (past the routine switch) the rate rose 3.9× against the roof's 4×; from 16 to 32 it
     # changed 1.4×: the shape
     assert words.endswith("- **The lesson:** This run shows the climb-then-level shape. The climb, from 1 vector to 16: "
@@ -697,25 +697,20 @@ def test_noise_words_call_a_sweep_quiet_only_when_every_spread_is():
 def test_plain_read_words_follow_the_numbers():
     from inferlimits.figures.machine import plain_read_words
     GBs = 1e9
-    # above the roof: the roof is the fastest of every read, so a quieter spell
-    assert plain_read_words(14.0 * GBs, 10.2 * GBs) == (
-        "its fastest round read 14.0 GB/s, 137% of the roof's 10.2 GB/s. It ran in a quieter spell than the roof's "
-        "fastest sample.")
-    assert plain_read_words(10.2 * GBs, 10.0 * GBs).endswith("That is about the roof.")
-    # below it: the roof's own read in the same rounds says whether the spell explains the gap; never the counts
-    assert plain_read_words(8.0 * GBs, 10.0 * GBs).endswith(
-        "80% of the roof's 10.0 GB/s. Nothing timed in the same rounds says why.")
-    assert plain_read_words(8.0 * GBs, 10.0 * GBs, 8.2 * GBs).endswith(
-        "The roof's own read, timed in the same rounds, was as slow (8.2 GB/s): these rounds ran in a busier spell "
-        "than the roof's fastest sample.")
-    assert plain_read_words(8.0 * GBs, 10.0 * GBs, 9.9 * GBs).endswith(
-        "The roof's own read, timed in the same rounds, reached 9.9 GB/s, so a busy spell does not explain the gap, and "
-        "this sweep cannot say what does.")
-    assert "chances" not in plain_read_words(8.0 * GBs, 10.0 * GBs)
-    assert "the roof's (the reference run's) 36.7 GB/s" in plain_read_words(15 * GBs, 36.7 * GBs,
-                                                                           source="the reference run")
+    # beside the 1-vector product's read of the same matrix, in the same rounds: the way of reading, not the spell
+    assert plain_read_words(8.0 * GBs, 10.0 * GBs) == (
+        "its fastest round read 8.0 GB/s, 80% of what the 1-vector product read from the same matrix in the same "
+        "rounds (10.0 GB/s). Here numpy's plain sum reads slower than the BLAS library's product. The roof takes the "
+        "faster.")
+    assert plain_read_words(10.2 * GBs, 10.0 * GBs).endswith("(10.0 GB/s). The two ways of reading agree.")
+    assert "Here numpy's plain sum read faster than the BLAS library's product." in plain_read_words(14 * GBs, 10 * GBs)
+    assert "spell" not in plain_read_words(8.0 * GBs, 10.0 * GBs)
+    # without a 1-vector product, only the read
+    assert plain_read_words(8.0 * GBs) == "its fastest round read 8.0 GB/s."
     with pytest.raises(ValueError, match="read"):
         plain_read_words(0, 1)
+    with pytest.raises(ValueError, match="vector"):
+        plain_read_words(1, 0)
 
 
 def _fake_machine(monkeypatch, **sweeps):
@@ -1072,6 +1067,7 @@ def test_verdict_words_for_made_up_runs():
             "waited up to 0.40 s for a core per second, above 0.05 s: other programs pushed them off their "
             "cores.\n") in waited
     assert "Waiting for a core" not in verdict_words(many, [MEMORY_BOUND], waited=measure.WAIT_SHARE)
+    assert "waited up to 0.052 s for a core per second, above 0.05 s" in verdict_words(many, [MEMORY_BOUND], waited=0.052)
     # half or more noisy is noisy; a busy machine is noisy however few spreads were
     half = {f"rounds of batch {b}": 1.05 if b % 2 else 1.5 for b in range(4)}
     assert "Noisy: 2 of its 4 measurements varied more than 1.25×" in verdict_words(half, [MEMORY_BOUND])
@@ -1686,6 +1682,17 @@ def test_sweeps_time_the_roof_again_in_their_rounds():
     assert measure.roof_settings(roof[0], roof[1]) == roof
     with pytest.raises(ValueError, match="roof"):
         measure.product_sweep(256, 128, (1,), rounds=1, roof=(0, 128))
+    # a product sweep's 1-vector product of a matrix at least the roof's array is a read too, and may set the roof
+    one = measure.ProductPoint(1, 2048, 1024, s((1e9, 2e9), (0.0, 0.01)))   # 8 MiB of weights
+    big = measure.ProductSweep((one,), s((1e9,)), None, s((1e9,)), s((1e9,)), roof)
+    read = measure.with_rounds(m, big)
+    assert read.rounds_vector.values == (1e9 / one.intensity_flop_per_byte, 2e9 / one.intensity_flop_per_byte)
+    assert read.bandwidth_bytes_per_s == read.rounds_vector.high > 3.9e9
+    assert read.bandwidth_from == "the 1-vector product in the product sweep" and read.rounds_vector.fastest_waited == 0.01
+    assert "| 1-vector product of the product sweep, read as bytes, its 2 rounds | 4.0 GB/s |" in read._repr_markdown_()
+    small = measure.ProductSweep((measure.ProductPoint(1, 256, 128, s((1e9,))),), s((1e9,)), None, s((1e9,)),
+                                 s((1e9,)), roof)
+    assert measure.with_rounds(m, small).rounds_vector is None, "a matrix a cache could hold is not a read of memory"
 
 
 def test_the_roof_is_the_fastest_sample_of_all_and_the_reference_lifts_a_low_one():
@@ -1897,6 +1904,16 @@ def test_judge_sets_the_roof_beside_the_reference_and_says_what_the_ceilings_use
         "are those of a slowed machine: read the relations, not the heights.")
     assert figures.ceiling_words(slowed).startswith("they use this run's roof, which other programs slowed along with "
                                                     "the decoder")
+    # the same fall where no sample the tables show waited for a core and the load was low: no program in this
+    # machine slowed it, so the machine itself ran slower today; its roof stays, and its rounds can be read
+    quiet = figures.judge(_like_reference(ref, "2026-01-02", s((15e9,), (0.0,)), s((70e9,), (0.01,)), load=0.2), None,
+                          _decoder_at(ref, 0.2, waited=0.0), ref)
+    j = quiet.judgement
+    assert j.state == measure.ROOF_BELOW and j.steady and j.clean_ceiling and quiet.reference_roof is None
+    assert "The decoder fell below the reference run's too (20%), as it would on a slower machine." in \
+        figures.roof_words(quiet)
+    assert figures.judge(replace(quiet, load=3.0), None, _decoder_at(ref, 0.2, waited=0.0), ref).judgement.state \
+        == measure.ROOF_SLOWED, "a busy load puts the blame back on other programs"
     # another kind of machine: the reference cannot judge; the waits, or else the load, decide
     other = replace(_like_reference(ref, "2026-01-02", s((15e9,)), s((70e9,))), blas="Accelerate")
     unknown = figures.judge(other, None, _decoder_at(ref, 0.2), ref)

@@ -519,8 +519,8 @@ def products_words(sweep: measure.ProductSweep, m: measure.Machine) -> Markdown:
     point whose median round beat the median of the roof's square product in the same rounds ran
     its shape more efficiently than the roof's product; one that beat it only in its fastest round
     ran in a quieter spell; below the ridge, a cache only where ``cache_lift`` allows), where the
-    rate dropped, the plain read against the roof (``plain_read_words``, with the roof's own read in
-    the same rounds), and whether this run shows the climb-then-level shape (``product_lesson_words``,
+    rate dropped, the plain read beside the 1-vector product's read of the same matrix
+    (``plain_read_words``), and whether this run shows the climb-then-level shape (``product_lesson_words``,
     told whether the run was steady and what the control showed). The lesson alone sets the rate
     beside the roof over spans of batches, the two spans its rules test, so that the words define
     "below" and "past the ridge" once (``doubling_words``, region by region, is not shown here)."""
@@ -545,9 +545,9 @@ def products_words(sweep: measure.ProductSweep, m: measure.Machine) -> Markdown:
         drops = drop_words(batches, rates)
         if drops:
             lines.append(_bullets([("Drops", drops)]))
-    same_rounds = sweep.roof_read.high if sweep.roof_read is not None else None
-    lines.append(_bullets([("The plain read", plain_read_words(sweep.read_bytes_per_s, m.bandwidth_bytes_per_s,
-                                                               same_rounds, m.roof_source))]))
+    vector = measure.vector_read(sweep)
+    lines.append(_bullets([("The plain read", plain_read_words(sweep.read_bytes_per_s,
+                                                               vector.high if vector is not None else None))]))
     if len(points) > 1:
         control = None
         if sweep.one_at_a_time is not None:
@@ -563,30 +563,24 @@ def products_words(sweep: measure.ProductSweep, m: measure.Machine) -> Markdown:
     return Markdown("\n".join(lines))
 
 
-def plain_read_words(read: float, roof: float, same_rounds: float | None = None, source: str = "this run") -> str:
-    """The sweep's plain read of the weight matrix (``read``, bytes/s in its fastest round) against
-    the roof's bandwidth (``roof``; ``source``: whose), in two short sentences: how far below or
-    above it, and the reason the data show. Where it fell short, the roof's own plain read timed in
-    the same rounds (``same_rounds``, its fastest; None where not timed) says whether the spell
-    explains it: if that read was no faster, the roof's fastest sample came from a quieter spell;
-    if it was faster, the spell does not explain the gap, and the words say that this run cannot."""
-    read, roof = positive("read", read), positive("roof", roof)
-    whose = "the roof's" if source == "this run" else "the roof's (the reference run's)"
-    said = f"its fastest round read {read / GB:,.1f} GB/s, {read / roof:.0%} of {whose} {roof / GB:,.1f} GB/s."
-    if read > roof * (1 + LEVEL_WITHIN):
-        why = "It ran in a quieter spell than the roof's fastest sample."
-    elif read >= roof * (1 - LEVEL_WITHIN):
-        why = "That is about the roof."
-    elif same_rounds is None:
-        why = "Nothing timed in the same rounds says why."
+def plain_read_words(read: float, vector: float | None = None) -> str:
+    """The sweep's plain read of the weight matrix (``read``, bytes/s in its fastest round) beside the 1-vector
+    product's read of the same matrix in the same rounds (``vector``, its fastest; None where the sweep has no batch
+    of 1), in short sentences: two ways of reading the same bytes in the same spells, so a gap between them comes
+    from the way of reading, not from the machine's spell. The roof takes the faster (``measure.Machine.bandwidth``)."""
+    read = positive("read", read)
+    said = f"its fastest round read {read / GB:,.1f} GB/s"
+    if vector is None:
+        return said + "."
+    vector = positive("vector", vector)
+    said += (f", {read / vector:.0%} of what the 1-vector product read from the same matrix in the same rounds "
+             f"({vector / GB:,.1f} GB/s).")
+    if read > vector * (1 + LEVEL_WITHIN):
+        why = "Here numpy's plain sum read faster than the BLAS library's product. The roof takes the faster."
+    elif read >= vector * (1 - LEVEL_WITHIN):
+        why = "The two ways of reading agree."
     else:
-        same_rounds = positive("same_rounds", same_rounds)
-        if same_rounds <= read * (1 + LEVEL_WITHIN):
-            why = (f"The roof's own read, timed in the same rounds, was as slow ({same_rounds / GB:,.1f} GB/s): these "
-                   "rounds ran in a busier spell than the roof's fastest sample.")
-        else:
-            why = (f"The roof's own read, timed in the same rounds, reached {same_rounds / GB:,.1f} GB/s, so a busy "
-                   "spell does not explain the gap, and this sweep cannot say what does.")
+        why = "Here numpy's plain sum reads slower than the BLAS library's product. The roof takes the faster."
     return f"{said} {why}"
 
 
@@ -1347,8 +1341,9 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
         advice = "the relations and the heights. Both describe this machine."
     items = [("Quiet or noisy", noise)]
     if waited is not None and waited > measure.WAIT_SHARE:
+        shown = f"{waited:.3f}" if f"{waited:.2f}" == f"{measure.WAIT_SHARE:.2f}" else f"{waited:.2f}"
         items.append(("Waiting for a core", f"in the fastest sample of a measurement, this process's threads, "
-                      f"together, waited up to {waited:.2f} s for a core per second, above {measure.WAIT_SHARE:.2f} s: other programs pushed them off "
+                      f"together, waited up to {shown} s for a core per second, above {measure.WAIT_SHARE:.2f} s: other programs pushed them off "
                       "their cores."))
     if ceilings:
         items.append(("The ceilings", ceilings))
@@ -1585,9 +1580,11 @@ def judge(m: measure.Machine, products: measure.ProductSweep | None = None,
       than the machine it runs on, so that speed under-states the machine): the ceilings then take
       the reference's speed instead, and only for such a speed (``ROOF_LOW``, ``reference_roof``).
       A speed that fell below it and that nothing beat stays: where the decoder kept up with the
-      reference's, the roof is below the reference's (``ROOF_BELOW``: a busy machine, or this
-      machine slower today); where the decoder fell behind too, other programs slowed the whole run
-      (``ROOF_SLOWED``);
+      reference's, or where no measurement's fastest sample waited for a core more than WAIT_SHARE
+      and the load was not busy (no program in this machine slowed it: the machine itself, its memory
+      shared with others on the same host, ran slower today), the roof is below the reference's
+      (``ROOF_BELOW``); where the decoder fell behind too and other programs pushed the run off its
+      cores, they slowed the whole run (``ROOF_SLOWED``);
     - on another machine, nothing can be said from the reference (``ROOF_UNKNOWN``).
 
     A sweep is steady (rounds that agree show that noise did not cause what they show) where its
@@ -1604,7 +1601,8 @@ def judge(m: measure.Machine, products: measure.ProductSweep | None = None,
     from inferlimits.machine import reference  # noqa: PLC0415
 
     ref = ref or reference.reference_run()
-    m = measure.with_rounds(replace(m, rounds_read=None, rounds_matmul=None, reference_roof=None, judgement=None),
+    m = measure.with_rounds(replace(m, rounds_read=None, rounds_matmul=None, rounds_vector=None, reference_roof=None,
+                                    judgement=None),
                             products, runs)
     samples = [m.read, m.matvec_read, m.matmul, m.rounds_read, m.rounds_matmul]
     if products is not None:
@@ -1629,7 +1627,7 @@ def judge(m: measure.Machine, products: measure.ProductSweep | None = None,
             state = measure.ROOF_LOW   # the reference lifts each speed that fell short and was beaten, and only those
             reference_roof = tuple(speed if lift else 0.0 for speed, lift in
                                    zip((ref.bandwidth_gb_per_s * 1e9, ref.math_gflop_per_s * 1e9), lifted))
-        elif kept:
+        elif kept or (undisturbed and not m.busy):
             state = measure.ROOF_BELOW
         else:
             state = measure.ROOF_SLOWED
@@ -1716,6 +1714,8 @@ def roof_words(m: measure.Machine) -> str:
         said = (f"this run's {_join(short)} fell below {KEPT_UP:.0%} of the reference run's ({shares}), but no measured "
                 "point beat a ceiling drawn from it, so the ceilings keep this run's own roof. A roof below the "
                 "reference's means a busy machine, or a machine slower today than the reference's was.")
+        if j.decoder_shares and min(j.decoder_shares) < KEPT_UP:
+            said += f" The decoder fell below the reference run's too ({decoder}), as it would on a slower machine."
         waits = _speed_waits(m)
         waited = [waits[speed] for speed in short]
         if None in waited:

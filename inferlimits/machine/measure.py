@@ -471,10 +471,11 @@ def _mb(n: float) -> str:
 ROOF_CLEAN = "kept up"         # the same kind of machine, and both roof speeds at least KEPT_UP of the reference's
 ROOF_LOW = "too low"           # a roof speed fell below that, and a measured point beat a ceiling drawn from it:
                                # the data show it too low, and the ceilings take the reference's speed instead
-ROOF_BELOW = "below"           # a roof speed fell below that, nothing beat it, and the decoder kept up: the
-                               # ceilings keep this run's roof (a busy machine, or this machine slower today)
-ROOF_SLOWED = "slowed"         # the roof and the decoder both fell behind, and nothing beat the roof: other
-                               # programs slowed the whole run
+ROOF_BELOW = "below"           # a roof speed fell below that, nothing beat it, and the decoder kept up or no
+                               # program in this machine slowed the run: the ceilings keep this run's roof (a busy
+                               # machine, or this machine slower today)
+ROOF_SLOWED = "slowed"         # the roof and the decoder both fell behind, nothing beat the roof, and other
+                               # programs pushed the run off its cores: they slowed the whole run
 ROOF_UNKNOWN = "no reference"  # no reference of this kind of machine to judge by
 #: A fresh rate at least this share of the reference's kept up with it.
 KEPT_UP = 0.9
@@ -520,7 +521,8 @@ class Judgement:
 class Machine:
     """This machine's two measured speeds and what it is. The roof's speeds are the fastest of
     the first repeats and of the samples taken again in the sweeps' rounds (``rounds_read``,
-    ``rounds_matmul``: ``with_rounds``); where ``figures.machine.judge`` found one of them too
+    ``rounds_matmul``, and the product sweep's 1-vector product, a read too: ``rounds_vector``;
+    ``with_rounds``); where ``figures.machine.judge`` found one of them too
     low (below KEPT_UP of the reference run of the same kind of machine, and beaten by a measured
     point), ``reference_roof`` (bytes/s, FLOP/s; 0 for a speed it keeps) lifts it to the reference's."""
 
@@ -537,6 +539,7 @@ class Machine:
     load: float | None = None            # the 1-minute load average before measuring (``load_before_measuring``)
     rounds_read: Samples | None = None   # bytes/s, the plain read timed again in every round of the sweeps
     rounds_matmul: Samples | None = None  # FLOP/s, the square product timed again in every round of the sweeps
+    rounds_vector: Samples | None = None  # bytes/s, the product sweep's 1-vector product (all its bytes), each round
     reference_roof: tuple[float, float] | None = None  # bytes/s and FLOP/s of the reference run, where used
     judgement: Judgement | None = None   # ``figures.machine.judge``
     blas: str | None = None              # numpy's BLAS library (``blas``)
@@ -573,12 +576,14 @@ class Machine:
 
     def _reads(self) -> list[tuple[str, Samples]]:
         reads = [("the plain read", self.read), ("the matrix-vector read", self.matvec_read)]
-        return reads + ([("the plain read in the sweeps' rounds", self.rounds_read)] if self.rounds_read else [])
+        return (reads + ([("the plain read in the sweeps' rounds", self.rounds_read)] if self.rounds_read else [])
+                + ([("the 1-vector product in the product sweep", self.rounds_vector)] if self.rounds_vector else []))
 
     @property
     def bandwidth(self) -> Samples:
-        """The read with the fastest sample, of the plain read, the matrix-vector read and the plain
-        read in the sweeps' rounds: the read that showed the most this machine's memory was seen to deliver."""
+        """The read with the fastest sample, of the plain read, the matrix-vector read, the plain
+        read in the sweeps' rounds and the product sweep's 1-vector product: the read that showed the most
+        this machine's memory was seen to deliver."""
         return max((s for _, s in self._reads()), key=lambda s: s.high)
 
     @property
@@ -643,7 +648,7 @@ class Machine:
     def waited(self) -> float | None:
         """The most that the fastest sample of any of the roof's measurements (the one its table shows)
         waited for a core, a share of its time; None where any is unknown."""
-        samples = [self.read, self.matvec_read, self.matmul, self.rounds_read, self.rounds_matmul]
+        samples = [self.read, self.matvec_read, self.matmul, self.rounds_read, self.rounds_matmul, self.rounds_vector]
         waits = [s.fastest_waited for s in samples if s is not None]
         return None if any(w is None for w in waits) else max(waits)
 
@@ -708,6 +713,9 @@ class Machine:
         if self.rounds_matmul:
             rows.append(row(f"matrix product, in the sweeps' {len(self.rounds_matmul.values)} rounds",
                             self.rounds_matmul, 1e9, "GFLOP/s"))
+        if self.rounds_vector:
+            rows.append(row(f"1-vector product of the product sweep, read as bytes, its {len(self.rounds_vector.values)} "
+                            "rounds", self.rounds_vector, 1e9, "GB/s"))
         j = self.judgement
         shares = j.roof_shares if j is not None and j.roof_shares is not None else None
 
@@ -835,15 +843,29 @@ def this_machine(array_bytes: int | None = None, matmul_side: int = ROOF_SIDE) -
 def with_rounds(m: Machine, *sweeps) -> Machine:
     """``m`` with the roof's samples that ``sweeps`` (product and decode sweeps measured with
     ``roof=roof_settings(m.array_bytes, m.matmul_side)``) took in their rounds: its roof is then the
-    fastest sample of all. A sweep measured without the roof, or with another roof's settings,
-    adds nothing."""
-    reads, products = m.rounds_read, m.rounds_matmul
+    fastest sample of all. A product sweep's 1-vector product of a matrix at least as large as the
+    roof's array is a read of that matrix too (``rounds_vector``: all its bytes per second). A sweep
+    measured without the roof, or with another roof's settings, adds nothing."""
+    reads, products, vector = m.rounds_read, m.rounds_matmul, m.rounds_vector
     for sweep in sweeps:
         if sweep is None or getattr(sweep, "roof", None) != (m.array_bytes, m.matmul_side):
             continue
         reads = sweep.roof_read if reads is None else reads + sweep.roof_read
         products = sweep.roof_matmul if products is None else products + sweep.roof_matmul
-    return replace(m, rounds_read=reads, rounds_matmul=products)
+        one = vector_read(sweep, m.array_bytes) if isinstance(sweep, ProductSweep) else None
+        if one is not None:
+            vector = one if vector is None else vector + one
+    return replace(m, rounds_read=reads, rounds_matmul=products, rounds_vector=vector)
+
+
+def vector_read(sweep: ProductSweep, least_bytes: float = 0) -> Samples | None:
+    """A product sweep's 1-vector product as a read: bytes/s = FLOP/s / (FLOP per byte), every round; None where
+    the sweep has no batch of 1, or its matrix is smaller than ``least_bytes`` (a cache could then serve it)."""
+    one = [p for p in sweep if p.batch == 1 and p.rows * p.cols * bytes_per_element(PRECISION) >= least_bytes]
+    if not one:
+        return None
+    p = one[0]
+    return Samples(tuple(r / p.intensity_flop_per_byte for r in p.rate.values), p.rate.waited)
 
 
 # ---- matrix-vector to matrix-matrix ----------------------------------------------------------
