@@ -1714,14 +1714,14 @@ def roof_words(m: measure.Machine) -> str:
         said = (f"this run's {_join(short)} fell below {KEPT_UP:.0%} of the reference run's ({shares}), but no measured "
                 "point beat a ceiling drawn from it, so the ceilings keep this run's own roof. A roof below the "
                 "reference's means a busy machine, or a machine slower today than the reference's was.")
-        if j.decoder_shares and min(j.decoder_shares) < KEPT_UP:
-            said += f" The decoder fell below the reference run's too ({decoder}), as it would on a slower machine."
+        decoder_too = (f" The decoder fell below the reference run's too ({decoder}), as it would on a slower machine."
+                       if j.decoder_shares and min(j.decoder_shares) < KEPT_UP else "")
         waits = _speed_waits(m)
         waited = [waits[speed] for speed in short]
         if None in waited:
             if not j.clean_ceiling:
                 said += " Other programs kept the cores busy, so they may have held it down: the shares may be too high."
-            return said
+            return said + decoder_too
         most = max(waited)
         if most <= measure.WAIT_SHARE:
             said += (f" The sample that set it waited {most:.2f} s for a core per second of it, so no other program "
@@ -1729,7 +1729,7 @@ def roof_words(m: measure.Machine) -> str:
         else:
             said += (f" The sample that set it waited {most:.2f} s for a core per second of it, so other programs may "
                      "have held it down. If they did, its ceilings are too low and the shares too high.")
-        return said
+        return said + decoder_too
     if j.state == measure.ROOF_SLOWED:
         after = f", and so did the decoder ({decoder})" if decoder else ""
         return (f"this run's {_join(short)} fell below {KEPT_UP:.0%} of the reference run's ({shares}){after}. Other "
