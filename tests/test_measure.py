@@ -641,8 +641,7 @@ def test_products_words_give_the_reasons_the_rounds_and_the_control_show():
         "grow more efficient as the batch grows. At 2 to 4 vectors the rate dipped below one vector's, as the rules "
         "allow. The control shows why: the same 2 vectors, multiplied one at a time, ran 1.8× faster in every round. "
         "The routine numpy switches to, not the machine, made the dip. The widest batch reached 110% of the flat "
-        "roof. The roofline allows the rate to climb along the slanted roof to the ridge, then level off under the "
-        "flat roof, as the model's circles do. numpy may still dip at a few vectors, where it switches routine.")
+        "roof.")
     # a second round slowed three times over, evenly: every ratio within a round holds, but the ends were noisy
     even = measure.ProductSweep(tuple(measure.ProductPoint(p.batch, p.rows, p.cols, s((p.flop_per_s, p.flop_per_s / 3)))
                                       for p in points), s((1.8e10, 0.6e10)), one_at_a_time=s((9e9, 3e9)))
@@ -832,7 +831,7 @@ def test_product_lesson_words_put_a_failure_down_to_noise_only_where_a_round_dis
             "round, so it is not noise. A likely cause, which this sweep does not test: numpy's general routine, which "
             "takes over from 2 vectors, may stream the weights less well than its matrix-vector routine.") in short
     assert "may be noise" not in short and "may have caused it" not in short
-    assert "The roofline allows the rate to climb" in short, "no noise, so what the roofline allows, not expects"
+    assert short.endswith("of the flat roof."), "no noise: the cause the rounds name ends the lesson, with no promise"
     # the same rounds on a run that was not steady: a steady load slows every round alike, so it may be noise
     unsteady = _lesson([(1.0, 0.95), (0.8, 0.8), (1.2, 1.2), (2.0, 1.9), (2.0, 1.9), (2.0, 1.9)], steady=False)
     assert ("The shortfall held in every round, but other programs may have slowed every round alike (see how this "
@@ -1171,11 +1170,9 @@ def test_decode_words_give_the_crossing_the_rise_and_the_regimes():
     # batches 2 to 8 sat further below their ceiling than batch 1: a fixed cost per step cannot explain that
     assert items[-1] == ("- **The lesson:** This run does not show the memory-to-math knee: all 4 batches were "
                          "overhead-bound. Their rounds agreed, so noise did not hold them below half. Costs the formula "
-                         "leaves out set the pace. Batches 2 to 8 sat further below their ceiling than batch 1 (42%). A "
-                         "fixed cost per step, such as Python's calls to numpy, weighs less as the batch grows, so it "
-                         "cannot explain that. The likely cause is numpy's slower routines for small products: its "
-                         "general routine at a few vectors (see the product sweep's control), and attention's small "
-                         "product per sequence and head.")
+                         "leaves out set the pace. Batches 2 to 8 sat further below their ceiling than batch 1 (42%), "
+                         "which a fixed cost per step cannot do (see under the figure). The likely cause is numpy's "
+                         "slower routines for small products.")
     assert "quiet machine" not in items[-1] and "circles" not in items[-1], "no promise the rounds contradict"
     crossing = decode_knee_batch(c, 3e10, 1e10, 128, "FP32", "FP32", "FP32")
     assert f"The ceilings cross at a batch of about {crossing:.1f}. The short rule, balance point × W/F, gives 6.0." in words
@@ -1234,9 +1231,8 @@ def test_knee_lesson_words():
     kinds = [MEMORY_BOUND] + [OVERHEAD_BOUND] * 5 + [COMPUTE_BOUND]
     deeper = knee_lesson_words(batches, kinds, 8.7, shares=[0.58, 0.25, 0.25, 0.28, 0.39, 0.48, 0.58])
     assert ("Costs the formula leaves out set the pace. Batches 2 to 32 sat further below their ceiling than batch 1 "
-            "(58%). A fixed cost per step, such as Python's calls to numpy, weighs less as the batch grows, so it cannot "
-            "explain that. The likely cause is numpy's slower routines for small products: its general routine at a few "
-            "vectors (see the product sweep's control), and attention's small product per sequence and head.") in deeper
+            "(58%), which a fixed cost per step cannot do (see under the figure). The likely cause is numpy's slower "
+            "routines for small products.") in deeper
     # middle batches no further below their ceiling than batch 1: a fixed cost per step is not ruled out
     level = knee_lesson_words(batches, [OVERHEAD_BOUND] * 6 + [COMPUTE_BOUND], 8.7,
                               shares=[0.3, 0.31, 0.33, 0.35, 0.4, 0.45, 0.6])
@@ -1857,8 +1853,9 @@ def test_judge_sets_the_roof_beside_the_reference_and_says_what_the_ceilings_use
                                None, _decoder_at(ref, 0.92), ref)
     assert calm_below.judgement.state == measure.ROOF_BELOW and calm_below.judgement.clean_ceiling
     assert figures.roof_words(calm_below).endswith(
-        "The sample that set it waited 0.01 s for a core per second of it, so no other program pushed it off its "
-        "cores: the lower speed is most likely this machine's today.")
+        "The sample that set it waited 0.01 s for a core per second of it, so no other program in this machine pushed "
+        "it off its cores: the machine itself most likely delivered less today (a virtual machine shares its memory "
+        "with the other machines on its host).")
     # only the sample that set the speed counts: a slower sample that waited does not make the ceilings suspect
     slow_waited = figures.judge(_like_reference(ref, "2026-01-02", s((26e9, 22e9), (0.0, 0.4)), s((151e9,), (0.0,))),
                                 None, _decoder_at(ref, 0.92), ref)
@@ -1910,7 +1907,7 @@ def test_judge_sets_the_roof_beside_the_reference_and_says_what_the_ceilings_use
                           _decoder_at(ref, 0.2, waited=0.0), ref)
     j = quiet.judgement
     assert j.state == measure.ROOF_BELOW and j.steady and j.clean_ceiling and quiet.reference_roof is None
-    assert "The decoder fell below the reference run's too (20%), as it would on a slower machine." in \
+    assert "The decoder fell below the reference run's too (20%), as it would with slower memory." in \
         figures.roof_words(quiet)
     assert figures.judge(replace(quiet, load=3.0), None, _decoder_at(ref, 0.2, waited=0.0), ref).judgement.state \
         == measure.ROOF_SLOWED, "a busy load puts the blame back on other programs"

@@ -620,7 +620,8 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
     Faster in every round, measured cleanly, shows that the routine made the dip; faster in every
     round on a noisy or unsteady run points to the routine, with the size of the gap in doubt. How the
     widest batch reached; and, where the shape is missing, why, and what a quiet machine should
-    show only where noise may explain every failure the rounds judged. ``batches`` double from one
+    show only where noise may explain every failure the rounds judged (nothing more where the rounds rule
+    noise out: the cause they name is the lesson). ``batches`` double from one
     to the next; ``rates`` and ``roofs`` are in any one unit; ``spread`` is the sweep's widest
     spread of rounds (noisy above QUIET_SPREAD). Where the control settles nothing, the words count
     the rounds it was faster in, since the table gives each row's fastest round only.
@@ -742,9 +743,9 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
         return " ".join(["this run shows the climb-then-level shape.", *said, height, *tail])
     shape = ("the rate to climb along the slanted roof to the ridge, then level off under the flat roof, as the "
              "model's circles do. numpy may still dip at a few vectors, where it switches routine.")
-    # a quiet machine is promised the shape only where noise may explain every failure the rounds judged
-    after = [f"On a quiet machine, the roofline expects {shape}" if noisy and not sure else
-             f"The roofline allows {shape}"]
+    # a quiet machine is promised the shape only where noise may explain every failure the rounds judged; where the
+    # rounds rule noise out, the words stop at the cause they name
+    after = [f"On a quiet machine, the roofline expects {shape}"] if noisy and not sure else []
     return " ".join(["this run does not show the climb-then-level shape.", *said, height, *after])
 
 
@@ -1138,10 +1139,8 @@ def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: fl
         if deeper:
             many = len(deeper) > 1
             said.append(f"{_batches(deeper, batches).capitalize()} sat further below {'their' if many else 'its'} "
-                        f"ceiling than batch {batches[0]:,} ({_share(shares[0])}). A fixed cost per step, such as "
-                        "Python's calls to numpy, weighs less as the batch grows, so it cannot explain that. The likely "
-                        "cause is numpy's slower routines for small products: its general routine at a few vectors "
-                        "(see the product sweep's control), and attention's small product per sequence and head.")
+                        f"ceiling than batch {batches[0]:,} ({_share(shares[0])}), which a fixed cost per step cannot "
+                        "do (see under the figure). The likely cause is numpy's slower routines for small products.")
         else:
             said.append("Likely ones are numpy's slower routine at a few sequences (see the product sweep's control) "
                         "and Python's loop over numpy's calls.")
@@ -1714,7 +1713,7 @@ def roof_words(m: measure.Machine) -> str:
         said = (f"this run's {_join(short)} fell below {KEPT_UP:.0%} of the reference run's ({shares}), but no measured "
                 "point beat a ceiling drawn from it, so the ceilings keep this run's own roof. A roof below the "
                 "reference's means a busy machine, or a machine slower today than the reference's was.")
-        decoder_too = (f" The decoder fell below the reference run's too ({decoder}), as it would on a slower machine."
+        decoder_too = (f" The decoder fell below the reference run's too ({decoder}), as it would with slower memory."
                        if j.decoder_shares and min(j.decoder_shares) < KEPT_UP else "")
         waits = _speed_waits(m)
         waited = [waits[speed] for speed in short]
@@ -1725,7 +1724,8 @@ def roof_words(m: measure.Machine) -> str:
         most = max(waited)
         if most <= measure.WAIT_SHARE:
             said += (f" The sample that set it waited {most:.2f} s for a core per second of it, so no other program "
-                     "pushed it off its cores: the lower speed is most likely this machine's today.")
+                     "in this machine pushed it off its cores: the machine itself most likely delivered less today (a virtual "
+                     "machine shares its memory with the other machines on its host).")
         else:
             said += (f" The sample that set it waited {most:.2f} s for a core per second of it, so other programs may "
                      "have held it down. If they did, its ceilings are too low and the shares too high.")
