@@ -1165,8 +1165,19 @@ def test_decode_words_give_the_crossing_the_rise_and_the_regimes():
     words = decode_words(points, m).data
     items = words.split("\n")
     # one short line per regime the batches sat in, labelled by it
-    assert [i.split(":**")[0] for i in items] == ["- **This sweep", "- **The knee", "- **The rise",
+    assert [i.split(":**")[0] for i in items] == ["- **In short", "- **This sweep", "- **The knee", "- **The rise",
                                                    "- **Far below both", "- **The lesson"]
+    # the verdict leads, in one line: every batch's regime and its share of the lower ceiling
+    assert items[0] == "- **In short:** Batches 1 to 8 overhead-bound (4% to 42%)."
+    from inferlimits.arithmetic.generation import OVERHEAD_BOUND
+    from inferlimits.arithmetic.roofline import COMPUTE_BOUND, MEMORY_BOUND
+    from inferlimits.figures.machine import TOO_NOISY, verdict_line
+    kinds = [MEMORY_BOUND] + [OVERHEAD_BOUND] * 4 + [TOO_NOISY, COMPUTE_BOUND]
+    assert verdict_line([1, 2, 4, 8, 16, 32, 64], kinds, [0.74, 0.33, 0.4, 0.45, 0.47, 0.3, 0.56]) == (
+        "Batch 1 memory-bound (74%); batches 2 to 16 overhead-bound (33% to 47%); batch 32 too noisy to place (30%); "
+        "batch 64 compute-bound (56%).")
+    with pytest.raises(ValueError, match="shares"):
+        verdict_line([1, 2], kinds[:2], [0.5])
     # batches 2 to 8 sat further below their ceiling than batch 1: a fixed cost per step cannot explain that
     assert items[-1] == ("- **The lesson:** This run does not show the memory-to-math knee: all 4 batches were "
                          "overhead-bound. Their rounds agreed, so noise did not hold them below half. Costs the formula "
@@ -1178,14 +1189,14 @@ def test_decode_words_give_the_crossing_the_rise_and_the_regimes():
     assert f"The ceilings cross at a batch of about {crossing:.1f}. The short rule, balance point × W/F, gives 6.0." in words
     assert "They dropped from 1 to 2 and from 4 to 8 sequences." in words
     assert "far below both ceilings" in words
-    assert items[0] == "- **This sweep:** Quiet: all 4 batches varied at most 1.00× from slowest to fastest."
+    assert items[1] == "- **This sweep:** Quiet: all 4 batches varied at most 1.00× from slowest to fastest."
     # the same points measured in a busy spell: what a quiet machine would show instead
     busy = [measure.DecodePoint(c, p.batch, 128, s((p.tokens_per_s, p.tokens_per_s / 2))) for p in points]
     items = decode_words(busy, m).data.split("\n")
-    assert items[0] == ("- **This sweep:** Noisy: all 4 batches varied more than 1.25× from slowest to fastest, up to "
+    assert items[1] == ("- **This sweep:** Noisy: all 4 batches varied more than 1.25× from slowest to fastest, up to "
                         "2.00×.")
     # noisy points below half are not placed by the book's rule
-    assert items[3].startswith("- **Too noisy to place:** Every batch reached less than half of its lower ceiling "
+    assert items[4].startswith("- **Too noisy to place:** Every batch reached less than half of its lower ceiling "
                                "(4% to 42%), but the rounds varied 2.00×, more than 1.25×.")
     assert items[-1].startswith("- **The lesson:** This run does not show the memory-to-math knee: all 4 batches "
                                 "were too noisy to place. Their rounds were noisy: other programs may have held them "
@@ -1193,9 +1204,9 @@ def test_decode_words_give_the_crossing_the_rise_and_the_regimes():
                                 "ceiling")
     # quiet rounds on a machine that other programs kept busy: a steady load is not ruled out, so none is placed
     loaded = decode_words(points, replace(m, load=3.0)).data.split("\n")
-    assert loaded[1] == ("- **The ceilings:** They use this run's roof, which other programs may have lowered: the "
+    assert loaded[2] == ("- **The ceilings:** They use this run's roof, which other programs may have lowered: the "
                          "shares may be too high.")
-    assert loaded[4] == ("- **Too noisy to place:** Every batch reached less than half of its lower ceiling (4% to "
+    assert loaded[5] == ("- **Too noisy to place:** Every batch reached less than half of its lower ceiling (4% to "
                          "42%). The rounds agreed, but other programs may have slowed every round alike, so they are "
                          "too noisy to place.")
     assert loaded[-1].startswith("- **The lesson:** This run does not show the memory-to-math knee: all 4 batches were "
@@ -1203,7 +1214,7 @@ def test_decode_words_give_the_crossing_the_rise_and_the_regimes():
                                  "round alike and held them below half.")
     # a run whose ceilings may be too low says so before the regimes
     judged = replace(m, judgement=measure.Judgement(measure.ROOF_UNKNOWN, clean_ceiling=False))
-    assert decode_words(points, judged).data.split("\n")[1] == (
+    assert decode_words(points, judged).data.split("\n")[2] == (
         "- **The ceilings:** They use this run's roof, which other programs may have lowered: the shares may be too "
         "high.")
 
@@ -1304,8 +1315,8 @@ def test_context_words_set_the_measured_fall_beside_the_formulas():
         "grew with the context. The rounds were noisy, so part of this gap may be noise.")
     # the same run, its rates far below both ceilings (70.2 of 178 tokens/s): the ceiling's fall bounds nothing
     assert context_words(64, (128, 1024), 37.3 / 70.2, (1269, 519), (178, 157), far=(True, True)).endswith(
-        "That is further than the ceiling fell. The rate sat below half of its ceiling at both contexts, so the "
-        "ceiling's fall did not bound the rate's. A cost the formula leaves out grew with the context.")
+        "That is further than the ceiling fell. The rate sat below half of its ceiling at both contexts, so how far the "
+        "ceiling fell says nothing of how far the rate could fall. A cost the formula leaves out grew with the context.")
     assert "below half of its ceiling at the long context, so" in context_words(
         64, (128, 1024), 37.3 / 70.2, (1269, 519), (178, 157), far=(False, True))
     # a machine that follows the formula, and one whose memory ceiling binds at the long context only
@@ -1393,7 +1404,7 @@ def test_decode_words_give_the_reason_the_long_context_knee_moves():
     c = tinyllm.TINY_LLAMA
     m = measure.Machine("cpu", 2, "2026-01-01", s((24.9e9,)), s((1e10,)), s((148e9,)), 2**28, 2048)
     points = [measure.DecodePoint(c, b, 1024, s((10.0 * b,))) for b in (1, 2, 4, 8, 16, 32, 64)]
-    knee = decode_words(points, m).data.split("\n")[1]
+    knee = decode_words(points, m).data.split("\n")[2]
     assert knee.startswith("- **The knee:** The ceilings cross at a batch of about 18. The short rule, balance point "
                            "× W/F, gives 12. The knee lies above the rule, which leaves out the 13.6 MB of KV cache")
 
@@ -1560,8 +1571,8 @@ def test_reference_words_say_what_a_gap_from_the_reference_means():
         "this run's rates as shares of the reference's: bandwidth 95% and math rate 102%. The reference ran on the same "
         "kind of machine, on 2026-12-05; this run kept up with it.")
     assert reference_words({"bandwidth": 0.68, "math rate": 0.79}, True, label, date).endswith(
-        "on 2026-12-05; a share below 90% means that other programs slowed this run, or that this machine runs slower "
-        "today.")
+        "on 2026-12-05; a share below 90% means that other programs slowed this run, or that this machine ran slower "
+        "this time.")
     assert reference_words({"bandwidth": 3.1}, False, label, date).endswith(
         "The reference ran on another machine, AMD EPYC (2 cores), 2026-12-05, so these shares compare the two "
         "machines, not this run's noise.")
@@ -1578,7 +1589,7 @@ def test_against_reference_sets_the_roof_beside_the_reference_runs():
     words = against_reference(same).data
     assert words.startswith("- **Against the reference run:** This run's rates as shares of the reference's: "
                             "bandwidth 50% and math rate 100%.")
-    assert "means that other programs slowed this run, or that this machine runs slower today" in words
+    assert "means that other programs slowed this run, or that this machine ran slower this time" in words
     # a share that rounds to the bar is printed so that its side of it shows
     from inferlimits.figures.machine import _kept
     assert (_kept(0.8997), _kept(0.9), _kept(0.96), _kept(0.904)) == ("89.97%", "90%", "96%", "90%")
@@ -1839,7 +1850,7 @@ def test_judge_sets_the_roof_beside_the_reference_and_says_what_the_ceilings_use
     assert figures.roof_words(below) == (
         "this run's bandwidth fell below 90% of the reference run's (bandwidth 87% and math rate 101% of the reference "
         "run's), but no measured point beat a ceiling drawn from it, so the ceilings keep this run's own roof. A roof "
-        "below the reference's means a busy machine, or a machine slower today than the reference's was. The sample "
+        "below the reference's means a busy machine, or a machine slower this time than the reference's was. The sample "
         "that set it waited 0.31 s for a core per second of it, so other programs may have held it down. If they did, "
         "its ceilings are too low and the shares too high.")
     assert figures.ceiling_words(below) == (
@@ -1854,7 +1865,7 @@ def test_judge_sets_the_roof_beside_the_reference_and_says_what_the_ceilings_use
     assert calm_below.judgement.state == measure.ROOF_BELOW and calm_below.judgement.clean_ceiling
     assert figures.roof_words(calm_below).endswith(
         "The sample that set it waited 0.01 s for a core per second of it, so no other program in this machine pushed "
-        "it off its cores: the machine itself most likely delivered less today (a virtual machine shares its memory "
+        "it off its cores: the machine itself most likely delivered less this time (a virtual machine shares its memory "
         "with the other machines on its host).")
     # only the sample that set the speed counts: a slower sample that waited does not make the ceilings suspect
     slow_waited = figures.judge(_like_reference(ref, "2026-01-02", s((26e9, 22e9), (0.0, 0.4)), s((151e9,), (0.0,))),

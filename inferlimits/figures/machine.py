@@ -111,7 +111,8 @@ def roofline_spec(array_mib: int | None = None, matmul_side: int = 2048) -> dict
     mx, my, _ = _roof(m, m.bandwidth.median, m.matmul.median)
     data = [
         dict(type="scatter", x=lx + [None] + mx, y=ly + [None] + my, mode="lines",
-             line=dict(color=FAINT, width=1, dash="dot"), hoverinfo="skip", name="slowest repeats and medians"),
+             line=dict(color=FAINT, width=1, dash="dot"), hoverinfo="skip",
+             name="the roofs the slowest repeats and the medians would draw"),
         dict(type="scatter", x=x, y=y, mode="lines", line=dict(color=ACCENT, width=3),
              name="the roof (fastest samples)",
              hovertemplate="%{x:.3g} FLOP/byte → %{y:.4g} GFLOP/s<extra></extra>"),
@@ -126,8 +127,10 @@ def roofline_spec(array_mib: int | None = None, matmul_side: int = 2048) -> dict
     ]
     layout = base_layout(_title("Roofline of this machine", m), "arithmetic intensity (FLOP per byte moved)",
                          "attainable math rate (float32 GFLOP/s)", x_log=True, y_log=True,
-                         x_range=INTENSITY_RANGE, y_range=GFLOPS_RANGE)
+                         x_range=INTENSITY_RANGE, y_range=GFLOPS_RANGE, legend=True)
     layout["margin"] = {**layout["margin"], "t": TOP_MARGIN}
+    for trace in data[2:]:
+        trace["showlegend"] = False   # the ridge and the speeds are labelled where they stand
     return {"data": data, "layout": layout}
 
 
@@ -862,6 +865,26 @@ REGIME_LABELS = {MEMORY_BOUND: "Memory-bound", COMPUTE_BOUND: "Compute-bound", O
                  TOO_NOISY: "Too noisy to place", ABOVE: "Above the ceiling"}
 
 
+#: Each regime's name in the one-line verdict that leads the words under a decode table (``verdict_line``)
+VERDICT_NAMES = {MEMORY_BOUND: "memory-bound", COMPUTE_BOUND: "compute-bound", OVERHEAD_BOUND: "overhead-bound",
+                 TOO_NOISY: "too noisy to place", ABOVE: "above its lower ceiling"}
+
+
+def verdict_line(batches: Sequence[int], kinds: Sequence[str], shares: Sequence[float]) -> str:
+    """Every batch's regime in one line, in the order the regimes first appear, each with its share of the lower
+    ceiling: "Batch 1 memory-bound (74%); batches 2 to 32 overhead-bound (33% to 47%); batch 64 compute-bound
+    (56%)." (``kinds`` as ``regime_kinds`` names them; ``shares``, each batch's share of its lower ceiling)."""
+    batches = [whole("batch", b) for b in batches]
+    shares = [positive("shares", x) for x in shares]
+    if not batches or not len(batches) == len(kinds) == len(shares):
+        raise ValueError("batches, kinds and shares must be of one length, at least 1")
+    groups = {k: [(b, x) for b, x, kk in zip(batches, shares, kinds) if kk == k] for k in dict.fromkeys(kinds)}
+    parts = [f"{_batches([b for b, _ in members], batches)} {VERDICT_NAMES[kind]} ({_shares([x for _, x in members])})"
+             for kind, members in groups.items()]
+    line = "; ".join(parts) + "."
+    return line[0].upper() + line[1:]
+
+
 def regime_items(batches: Sequence[int], measured: Sequence[float], memory: Sequence[float],
                  math_: Sequence[float], spreads: Sequence[float] | None = None, steady: bool = True,
                  clean: bool = True, cached: Sequence[bool] | None = None,
@@ -1051,7 +1074,8 @@ def ceiling_words(m: measure.Machine) -> str:
 
 
 def decode_words(points: Sequence[measure.DecodePoint], m: measure.Machine) -> Markdown:
-    """Under a decode table, in short bullets: whether its rounds were quiet (``noise_words``),
+    """Under a decode table, in short bullets: every batch's regime in one line (``verdict_line``), whether its
+    rounds were quiet (``noise_words``),
     whose roof the ceilings use where that is not plainly this run's (``ceiling_words``), the knee
     (``crossing_words``), how the measured rate rose with the batch (``rise_words``), one line per
     regime the batches sat in by the book's rule (``regime_items``), and whether this run shows the
@@ -1068,19 +1092,19 @@ def decode_words(points: Sequence[measure.DecodePoint], m: measure.Machine) -> M
     one = decode_point(c, 1.0, 1.0, 1, context, fp32, fp32, fp32)
     spreads = [p.rate.spread for p in points]
     batches, rates = [p.batch for p in points], [p.tokens_per_s for p in points]
-    items = [("This sweep", noise_words(spreads, "batches"))]
+    memory, math_ = [x[0] for x in ceilings], [x[1] for x in ceilings]
+    kinds = regime_kinds(rates, memory, math_, spreads, m.steady)
+    shares = [x / min(mm, f) for x, mm, f in zip(rates, memory, math_)]
+    items = [("In short", verdict_line(batches, kinds, shares)), ("This sweep", noise_words(spreads, "batches"))]
     ceiling = ceiling_words(m)
     if ceiling != "they use this run's own roof.":
         items.append(("The ceilings", ceiling))
     items.append(("The knee", crossing_words(crossing, estimate, max(batches), one.bytes - one.weight_bytes)))
     if len(points) > 1:
         items.append(("The rise", rise_words(batches, rates)))
-    memory, math_ = [x[0] for x in ceilings], [x[1] for x in ceilings]
     items += regime_items(batches, rates, memory, math_, spreads, steady=m.steady, clean=m.clean_ceiling,
                           cached=_decode_cached(points, m), source=m.roof_source)
-    kinds = regime_kinds(rates, memory, math_, spreads, m.steady)
-    items.append(("The lesson", knee_lesson_words(batches, kinds, crossing, spreads,
-                                                  [x / min(mm, f) for x, mm, f in zip(rates, memory, math_)])))
+    items.append(("The lesson", knee_lesson_words(batches, kinds, crossing, spreads, shares)))
     return Markdown(_bullets(items))
 
 
@@ -1215,7 +1239,8 @@ def context_words(batch: int, contexts: tuple[int, int], measured_ratio: float,
     first = f"At a batch of {batch:,}, going from {short:,} to {long_:,} tokens of context {ceiling}."
     far_short, far_long = (bool(x) for x in far)
     where = "both contexts" if far_short else "the long context"
-    bound = (f" The rate sat below half of its ceiling at {where}, so the ceiling's fall did not bound the rate's."
+    bound = (f" The rate sat below half of its ceiling at {where}, so how far the ceiling fell says nothing of how far "
+             "the rate could fall."
              if far_long else "")
     if observed < predicted * (1 - PACE_WITHIN):
         verdict = f"That is further than the ceiling fell.{bound} A cost the formula leaves out grew with the context."
@@ -1472,7 +1497,7 @@ def reference_words(ratios: Mapping[str, float], same_machine: bool, label: str,
     if min(ratios.values()) >= KEPT_UP:
         return f"{said} {same}; this run kept up with it."
     return (f"{said} {same}; a share below {KEPT_UP:.0%} means that other programs slowed this run, or that this "
-            "machine runs slower today.")
+            "machine ran slower this time.")
 
 
 def _kept(share: float) -> str:
@@ -1712,7 +1737,7 @@ def roof_words(m: measure.Machine) -> str:
     if j.state == measure.ROOF_BELOW:
         said = (f"this run's {_join(short)} fell below {KEPT_UP:.0%} of the reference run's ({shares}), but no measured "
                 "point beat a ceiling drawn from it, so the ceilings keep this run's own roof. A roof below the "
-                "reference's means a busy machine, or a machine slower today than the reference's was.")
+                "reference's means a busy machine, or a machine slower this time than the reference's was.")
         decoder_too = (f" The decoder fell below the reference run's too ({decoder}), as it would with slower memory."
                        if j.decoder_shares and min(j.decoder_shares) < KEPT_UP else "")
         waits = _speed_waits(m)
@@ -1724,7 +1749,7 @@ def roof_words(m: measure.Machine) -> str:
         most = max(waited)
         if most <= measure.WAIT_SHARE:
             said += (f" The sample that set it waited {most:.2f} s for a core per second of it, so no other program "
-                     "in this machine pushed it off its cores: the machine itself most likely delivered less today (a virtual "
+                     "in this machine pushed it off its cores: the machine itself most likely delivered less this time (a virtual "
                      "machine shares its memory with the other machines on its host).")
         else:
             said += (f" The sample that set it waited {most:.2f} s for a core per second of it, so other programs may "
