@@ -1091,6 +1091,17 @@ def test_run_verdict_reads_the_spread_of_the_repeats_and_the_regimes_of_the_deco
     near = [measure.DecodePoint(c, 1, 128, s((0.9 * min(memory, math_),) * 3))]
     far = [measure.DecodePoint(c, 1, 128, s((0.1 * min(memory, math_),) * 3))]
     assert run_verdict(quiet, near).data.endswith("The relations and the heights. Both describe this machine.")
+    # the first thing a measurement tests of a ceiling: no point above it
+    assert ("- **Under the ceilings:** Every one of the 1 measured points sat at or below its ceiling; the highest "
+            "reached 90% of it. The ceilings held as upper bounds.") in run_verdict(quiet, near).data
+    from inferlimits.figures.machine import bounds_words
+    assert bounds_words([0.5, 1.2, 1.05]) == ("2 of the 3 measured points sat above their ceiling, up to 120% of it: "
+                                              "the words under each table say why.")
+    with pytest.raises(ValueError, match="shares"):
+        bounds_words([])
+    assert bounds_words([0.5, 0.9], "the point that set it").startswith(
+        "every one of the 2 measured points sat at or below its ceiling (the point that set it aside); the highest "
+        "reached 90% of it.")
     busy_quiet = measure.Machine("cpu", 2, "2026-01-01", s((1.0e10, 1.05e10)), s((1e10,)), s((3e10, 3.1e10)), 2**28,
                                  2048, load=3.0)
     assert "Noisy: other programs kept the cores busy" in run_verdict(busy_quiet, near).data

@@ -1298,7 +1298,7 @@ _VERDICT_KINDS = ((MEMORY_BOUND, "reached at least half of the lower ceiling, th
 
 def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool = False,
                   reference: str = "", steady: bool = True, ceilings: str = "",
-                  waited: float | None = None) -> str:
+                  waited: float | None = None, bounds: str = "") -> str:
     """The whole run in short bullets: quiet or noisy (``spreads``: how far each measurement's
     fastest repeat or round lay above its slowest, keyed by what was measured, e.g. "repeats of the
     plain read"; quiet only when every one is at most QUIET_SPREAD and the machine was not
@@ -1312,7 +1312,8 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
     own definition, with no third word: quiet only when every spread is. With ``waited`` (the most
     any measurement's fastest sample waited for a core, a share of its time) above WAIT_SHARE, a bullet says so. With
     ``reference`` (``decode_against_reference``'s words), a bullet sets the decoder beside the
-    reference run."""
+    reference run. With ``bounds`` (``bounds_words``' sentence), a bullet says whether every point sat under its
+    ceiling."""
     if not spreads or not kinds:
         raise ValueError("spreads and kinds must each hold at least one value")
     spreads = {name: positive("spreads", x) for name, x in spreads.items()}
@@ -1359,8 +1360,8 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
     elif noisy:
         advice = "the relations first. Another run may move the heights by as much as the spread."
     elif far:
-        advice = ("the relations. The speeds were steady, so where the decoder fell below half, its own costs, "
-                  "not noise, set its heights.")
+        advice = ("the relations. No steady load from other programs showed, so where the decoder fell below half, "
+                  "its own costs, not noise, set its heights.")
     else:
         advice = "the relations and the heights. Both describe this machine."
     items = [("Quiet or noisy", noise)]
@@ -1371,6 +1372,8 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
                       "their cores."))
     if ceilings:
         items.append(("The ceilings", ceilings))
+    if bounds:
+        items.append(("Under the ceilings", bounds))
     items.append(("The decoder", decoder))
     if reference:
         items.append(("Against the reference run", reference))
@@ -1379,6 +1382,23 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
 
 #: every spread of a run, by what was measured (``measure.run_spreads``; here too, where the words use it)
 run_spreads = measure.run_spreads
+
+
+def bounds_words(shares: Sequence[float], aside: str = "") -> str:
+    """Whether every measured point sat at or below its ceiling (``shares``: each point's rate over its lower ceiling
+    or roof), the first thing a measurement tests of a ceiling: "Every one of the 25 measured points sat below its
+    ceiling; the highest reached 93% of it." or "2 of the 25 measured points sat above their ceiling: the words
+    under each table say why." ``aside`` names a point left out because it set the ceiling itself."""
+    shares = [positive("shares", x) for x in shares]
+    if not shares:
+        raise ValueError("shares must hold at least one share")
+    above = sum(x > 1 for x in shares)
+    if not above:
+        left = f" ({aside} aside)" if aside else ""
+        return (f"every one of the {len(shares)} measured points sat at or below its ceiling{left}; the highest "
+                f"reached {_share(max(shares))} of it. The ceilings held as upper bounds.")
+    return (f"{above} of the {len(shares)} measured points sat above their ceiling, up to {_share(max(shares))} of it: "
+            "the words under each table say why.")
 
 
 def run_verdict(m: measure.Machine, runs: Sequence[measure.DecodePoint],
@@ -1396,10 +1416,16 @@ def run_verdict(m: measure.Machine, runs: Sequence[measure.DecodePoint],
     kinds = regime_kinds([p.tokens_per_s for p in runs], [c[0] for c in ceilings], [c[1] for c in ceilings],
                          [p.rate.spread for p in runs], m.steady)
     waited = m.judgement.waited if m.judgement is not None else m.waited
+    # the 1-vector product that set the roof's bandwidth sits on its roof by construction: it tests nothing
+    set_roof = m.rounds_vector is not None and m.bandwidth is m.rounds_vector and m.roof_source == "this run"
+    shares = [p.tokens_per_s / min(c) for p, c in zip(runs, ceilings)] + [
+        p.flop_per_s / min(m.peak_flop_per_s, p.intensity_flop_per_byte * m.bandwidth_bytes_per_s)
+        for p in (products or ()) if not (set_roof and p.batch == 1)]
     return Markdown(verdict_words(run_spreads(m, runs, products), kinds, busy=m.busy,
                                   reference=decode_against_reference(m, runs) if reference else "",
                                   steady=m.steady, ceilings=ceiling_words(m) if m.judgement else "",
-                                  waited=waited))
+                                  waited=waited, bounds=bounds_words(
+                                      shares, "the 1-vector product, which set the roof's bandwidth" if set_roof else "")))
 
 
 def share_words(measured: float, memory: float, math_: float, eager_share: float,
