@@ -748,7 +748,7 @@ def test_each_sweep_figure_shows_the_model_computed_not_measured(monkeypatch):
     _fake_machine(monkeypatch, decode_sweep=runs)
     spec = figures.decode_spec(128, 8, (128,), 8)
     (model,) = [t for t in spec["data"] if t.get("name", "").startswith("the model")]
-    assert model["name"] == "the model, computed, not measured: min(memory, math)"
+    assert model["name"] == "the model, computed, not measured: the lower ceiling, min(memory, math)"
     assert model["x"] == [1, 2, 4, 8]
     assert model["y"] == pytest.approx([min(measure.decode_ceilings_tokens_per_s(m, b, 128)) for b in (1, 2, 4, 8)])
     measured = [t for t in spec["data"] if t.get("name") == "measured"]
@@ -1249,12 +1249,12 @@ def test_knee_lesson_words():
         "two ends still lie on either side of the knee: batch 1 was memory-bound and batch 64 compute-bound.")
     assert "other programs" not in partly and "circles" not in partly
     # with each batch's share of its ceiling: middle batches further below it than batch 1 rule out a fixed cost per
-    # step, which weighs less as the batch grows; the likely cause named is one that grows with the batch
+    # step, which weighs less as the batch grows; the words send the reader to the test that finds the cause
     kinds = [MEMORY_BOUND] + [OVERHEAD_BOUND] * 5 + [COMPUTE_BOUND]
     deeper = knee_lesson_words(batches, kinds, 8.7, shares=[0.58, 0.25, 0.25, 0.28, 0.39, 0.48, 0.58])
     assert ("Costs the formula leaves out set the pace. Batches 2 to 32 sat further below their ceiling than batch 1 "
-            "(58%), which a fixed cost per step cannot do (see under the figure). The likely cause is numpy's slower "
-            "routines for small products.") in deeper
+            "(58%), which a fixed cost per step cannot do. The test of a step's weight products, after the short "
+            "context's figure, shows what held them there.") in deeper
     # middle batches no further below their ceiling than batch 1: a fixed cost per step is not ruled out
     level = knee_lesson_words(batches, [OVERHEAD_BOUND] * 6 + [COMPUTE_BOUND], 8.7,
                               shares=[0.3, 0.31, 0.33, 0.35, 0.4, 0.45, 0.6])
@@ -2003,3 +2003,102 @@ def test_each_sweep_is_steady_by_its_own_rates_beside_the_reference():
     assert slow_products.steady and not slow_products.products_steady
     # without a judgement, or where it did not judge the sweeps apart, the product sweep follows ``steady``
     assert replace(m, judgement=measure.Judgement(measure.ROOF_UNKNOWN, steady=True)).products_steady
+
+
+def test_weight_matrices_are_every_product_a_step_makes_with_its_weights():
+    """The step split times a decode step's weight products alone: they must be the matrices ``forward``
+    multiplies, every weight but the norms' (and an untied embedding's), and each product must take the width its matrix expects."""
+    for c, seed in ((TINY, 1), (UNTIED, 2)):
+        w = tinyllm.random_weights(c, seed)
+        matrices = tinyllm.weight_matrices(w)
+        norms = c.hidden_size * (2 * c.num_hidden_layers + 1)
+        copied = 0 if w.lm_head is None else w.embed.size  # an untied embedding is copied from, not multiplied
+        assert sum(m.size for m in matrices) + norms + copied == param_count(c)
+        assert len(matrices) == 4 * c.num_hidden_layers + 1
+        inputs = {k: np.ones((3, k), np.float32) for k in {m.shape[0] for m in matrices}}
+        tinyllm.weight_products(matrices, inputs)  # every width found: no KeyError
+        with pytest.raises(KeyError):
+            tinyllm.weight_products(matrices, {c.hidden_size: inputs[c.hidden_size]})
+
+
+def test_step_split_sets_a_steps_weight_products_beside_the_whole_step():
+    s = measure.Samples
+    split = measure.StepSplit(TINY, 2, 8, ((4, 8),), step=s((1e5, 2e5)), products=s((1e6, 4e5)))
+    # the products' part of a step's time: the median over rounds of step rate over products rate
+    assert split.products_part == pytest.approx(np.median([0.1, 0.5]))
+    # at the roof, 2 vectors times a 4 x 8 matrix move (2x4 + 4x8 + 2x8) x 4 bytes = 224 bytes and do 128 FLOPs:
+    # 224 ns at 1 GB/s, against 2e-6 s measured for the batch's 2 tokens at 1e6 tokens/s
+    assert split.products_roof_s(1e9, 1e9) == pytest.approx(224e-9)
+    assert split.products_share(1e9, 1e9) == pytest.approx(0.112)
+    assert split.products_roof_s(1e12, 1e9) == pytest.approx(128e-9)  # math binds at a fast memory
+    with pytest.raises(ValueError, match="bandwidth_bytes_per_s"):
+        split.products_share(0, 1e9)
+    measured = measure.step_split(TINY, (1, 2), context_tokens=8, rounds=2)
+    assert [x.batch for x in measured] == [1, 2]
+    assert all(len(x.step.values) == len(x.products.values) == 2 and x.products_part > 0 for x in measured)
+    assert measured[0].shapes == tuple(m.shape for m in tinyllm.weight_matrices(measure.decoder_weights(TINY)))
+    assert measure.step_split(TINY, [1, 2], 8, 2) is measured
+    with pytest.raises(ValueError, match="batches"):
+        measure.step_split(TINY, ())
+    with pytest.raises(ValueError, match="context_tokens"):
+        measure.step_split(TINY, (1,), -1)
+
+
+def test_the_step_split_names_what_held_a_step_below_half():
+    from inferlimits.figures.machine import split_cause_words, step_split_view
+    slow = split_cause_words([2], [0.3], [0.8])
+    assert slow.startswith("At batch 2, the weight products alone reached 30% of their roof and took 80% of the "
+                           "step's time. So the products themselves")
+    # batches with one cause share one sentence, named one by one (2 and 16 are not "2 to 16")
+    both = split_cause_words([2, 16], [0.28, 0.44], [0.9, 0.79])
+    assert both.startswith("At batches 2 and 16, the weight products alone reached 28% and 44% of their roof and "
+                           "took 90% and 79% of the step's time. So") and both.count("So the products") == 1
+    mixed = split_cause_words([2, 16, 32], [0.3, 0.7, 0.3], [0.3, 0.4, 0.8])
+    assert "took longer still" in mixed and "kept pace" in mixed and "At batch 32," in mixed
+    assert "took 100% of" in split_cause_words([2], [0.3], [1.02])  # a part above 1 is timing noise: the whole step
+    with pytest.raises(ValueError, match="products_shares"):
+        split_cause_words([2], [-1], [0.5])
+    with pytest.raises(ValueError, match="one length"):
+        split_cause_words([2, 4], [0.3], [0.5])
+    s = measure.Samples
+    c = tinyllm.TINY_LLAMA
+    m = measure.Machine("cpu", 2, "2026-01-01", s((3e10,)), s((3e10,)), s((2e11,)), 2**28, 2048)
+    sweep = measure.ProductSweep(tuple(measure.ProductPoint(b, 8192, 8192, s((r,))) for b, r in
+                                       ((1, 1.5e10), (2, 1e10))), s((3e10,)))
+    memory, math_ = measure.decode_ceilings_tokens_per_s(m, 2, 128, c)
+    points = [measure.DecodePoint(c, 1, 128, s((0.6 * min(measure.decode_ceilings_tokens_per_s(m, 1, 128, c)),))),
+              measure.DecodePoint(c, 2, 128, s((0.25 * min(memory, math_),)))]
+    shapes = tuple(m_.shape for m_ in tinyllm.weight_matrices(measure.decoder_weights(c)))
+    one = measure.StepSplit(c, 2, 128, shapes, s((100.0,)), s((120.0,)))
+    view = step_split_view([one], sweep, points, m).data
+    share = one.products_share(3e10, 2e11)
+    assert f"| 2 | 33% | {share:.0%} | 25% | 83% |" in view
+    assert split_cause_words([2], [share], [100 / 120]) in view
+    fine = step_split_view([replace(one, batch=1)], sweep, points, m).data
+    assert "Every batch here reached at least half of its lower ceiling." in fine
+    with pytest.raises(ValueError, match="splits"):
+        step_split_view([], sweep, points, m)
+
+
+def test_the_decode_figure_names_the_lower_ceiling_once(monkeypatch):
+    """The model's circles sit on the thick grey line of the lower ceiling: one curve, one legend entry."""
+    from inferlimits.figures import machine as figures
+    s = measure.Samples
+    _fake_machine(monkeypatch, decode_sweep=tuple(measure.DecodePoint(tinyllm.TINY_LLAMA, b, 128, s((10.0 * b,)))
+                                                  for b in (1, 2, 4, 8)))
+    spec = figures.decode_spec(128, 8, (128,), 8)
+    shown = [t["name"] for t in spec["data"] if t.get("showlegend", True)]
+    assert sum("lower ceiling" in n for n in shown) == 1
+
+
+def test_split_ratio_compares_the_products_share_of_their_roof_round_by_round():
+    s = measure.Samples
+    shapes = ((64, 64),)
+    one = measure.StepSplit(TINY, 1, 8, shapes, s((1.0, 1.0)), s((100.0, 50.0)))
+    two = measure.StepSplit(TINY, 2, 8, shapes, s((1.0, 1.0)), s((100.0, 100.0)))
+    r = measure.split_ratio((one, two), 2, 1, 1e9, 1e12)
+    per_token = (two.products_roof_s(1e9, 1e12) / 2) / one.products_roof_s(1e9, 1e12)
+    assert r.value == pytest.approx(per_token * np.median([1.0, 2.0]))
+    assert r.value == pytest.approx(two.products_share(1e9, 1e12) / one.products_share(1e9, 1e12) * 1.5)
+    again = measure.split_ratio(measure.step_split(TINY, (1, 2), 8, 2), 2, 1, 1e9, 1e12).again()
+    assert again > 0

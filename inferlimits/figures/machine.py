@@ -255,7 +255,7 @@ def decode_spec(context_tokens: int = 128, max_batch: int = 64, together: tuple[
     lower = [min(v, math_) for v in memory]
     data = [
         dict(type="scatter", x=curve, y=lower, mode="lines", line=dict(color=FAINT, width=8),
-             name="the lower ceiling", hoverinfo="skip"),
+             name="the lower ceiling", hoverinfo="skip", showlegend=False),  # the model's circles sit on it
         dict(type="scatter", x=curve, y=memory, mode="lines", line=dict(color=INK, width=1, dash="dash"),
              name="memory ceiling B·BW/(W + B·(K·L + A))", hovertemplate="batch %{x:.3g}: %{y:.4g} tokens/s<extra></extra>"),
         dict(type="scatter", x=[1, max(batches)], y=[math_, math_], mode="lines",
@@ -267,7 +267,7 @@ def decode_spec(context_tokens: int = 128, max_batch: int = 64, together: tuple[
              name="measured", customdata=[[measure.efficiency(p, m)] for p in points],
              hovertemplate="batch %{x}: %{y:.4g} tokens/s, %{customdata[0]:.0%} of the ceiling<extra></extra>"),
         _model_trace(batches, [min(measure.decode_ceilings_tokens_per_s(m, b, context_tokens)) for b in batches],
-                     "min(memory, math)", "batch %{x}: %{y:.4g} tokens/s"),
+                     "the lower ceiling, min(memory, math)", "batch %{x}: %{y:.4g} tokens/s"),
     ]
     layout = base_layout(_title(f"The small decoder at {context_tokens:,} tokens of context, float32", m, how),
                          "batch (sequences decoded together)", "tokens per second, all sequences",
@@ -1108,6 +1108,68 @@ def decode_words(points: Sequence[measure.DecodePoint], m: measure.Machine) -> M
     return Markdown(_bullets(items))
 
 
+#: A batch whose weight products took at least this share of its step's time spent the step mostly on them.
+MOSTLY = 0.5
+
+
+def split_cause_words(batches: Sequence[int], products_shares: Sequence[float], parts: Sequence[float]) -> str:
+    """Why decode steps at ``batches`` fell below NEAR of their ceiling, from their weight products timed alone:
+    each batch's products' share of their own roof (``products_shares``) and the share of its step's time they
+    took (``parts``); batches with the same cause share one sentence."""
+    batches = [whole("batch", b) for b in batches]
+    products_shares = [positive("products_shares", x) for x in products_shares]
+    parts = [positive("parts", x) for x in parts]
+    if not batches or not len(batches) == len(products_shares) == len(parts):
+        raise ValueError("batches, products_shares and parts must be of one length, at least 1")
+    causes = {
+        "slow": "So the products themselves, numpy's routines for them, held the step below half, not the calls "
+                "around them.",
+        "slower still": "The products ran slowly, but the rest of the step (attention, norms and Python's calls) "
+                        "took longer still.",
+        "kept pace": "The products kept pace, so the rest of the step (attention, norms and Python's calls) held it "
+                     "below half."}
+    groups: dict[str, list[int]] = {}
+    for i, (x, part) in enumerate(zip(products_shares, parts)):
+        kind = "kept pace" if x >= NEAR else "slow" if part >= MOSTLY else "slower still"
+        groups.setdefault(kind, []).append(i)
+    said = []
+    for kind, members in groups.items():
+        shares = _join([_share(products_shares[i]) for i in members])
+        took = _join([_share(min(parts[i], 1.0)) for i in members])
+        which = ("batch " if len(members) == 1 else "batches ") + _join([f"{batches[i]:,}" for i in members])
+        said.append(f"At {which}, the weight products alone reached "
+                    f"{shares} of their roof and took {took} of the step's time. {causes[kind]}")
+    return " ".join(said)
+
+
+def step_split_view(splits: Sequence[measure.StepSplit], products: measure.ProductSweep,
+                    points: Sequence[measure.DecodePoint], m: measure.Machine) -> Markdown:
+    """The batches of ``splits`` in one table: the product sweep's share of its roof at that many vectors, the
+    decoder's weight products alone as a share of their roof (``StepSplit.products_share``), the whole step's
+    share of its lower ceiling (from the decode table's ``points``), and the products' part of the step's time;
+    then, for each batch below NEAR of its ceiling, what held it there (``split_cause_words``)."""
+    if not splits:
+        raise ValueError("splits must hold at least one batch")
+    bw, p = m.bandwidth_bytes_per_s, m.peak_flop_per_s
+    rows = ["| batch (vectors) | product sweep: share of its roof | the decoder's weight products alone: share "
+            "of their roof | whole decode step: share of its lower ceiling | weight products' part of the step's time |",
+            "|--:|--:|--:|--:|--:|"]
+    causes = []  # (batch, the products' share of their roof, their part of the step's time), below NEAR only
+    for split in splits:
+        sweep = measure.point_at(products, split.batch)
+        sweep_share = sweep.flop_per_s / min(p, sweep.intensity_flop_per_byte * bw)
+        step_share = measure.efficiency(measure.point_at(points, split.batch), m)
+        alone, part = split.products_share(bw, p), split.products_part
+        rows.append(f"| {split.batch:,} | {_share(sweep_share)} | {_share(alone)} | {_share(step_share)} "
+                    f"| {_share(min(part, 1.0))} |")
+        if step_share < NEAR:
+            causes.append((split.batch, alone, part))
+    words = (split_cause_words(*zip(*causes)) if causes
+             else "Every batch here reached at least half of its lower ceiling.")
+    return Markdown(f"Measured on {m.label}; the decoder's products and its steps timed in {len(splits[0].step.values)} "
+                    "rounds of their own:\n\n" + "\n".join(rows) + "\n\n" + _bullets([("What held it", words)]))
+
+
 def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: float,
                       spreads: Sequence[float] | None = None, shares: Sequence[float] | None = None) -> str:
     """Whether a decode sweep shows the lesson of its ceilings, the memory-to-math knee, and if
@@ -1124,7 +1186,7 @@ def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: fl
     slowed throughout. With ``shares`` (each batch's share of its lower ceiling), overhead-bound
     batches that sat further below their ceiling than the smallest batch rule out a fixed cost per
     step (such as Python's calls), which weighs less as the batch grows: the likely causes named are
-    then costs that grow with the batch, numpy's slower routines for small products.
+    then left to the test of a step's weight products (``step_split_view``).
 
     A quiet machine is promised the shape only where noise may explain every batch below half (none
     overhead-bound). Where some were overhead-bound, the words say instead which ends of the sweep
@@ -1164,7 +1226,8 @@ def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: fl
             many = len(deeper) > 1
             said.append(f"{_batches(deeper, batches).capitalize()} sat further below {'their' if many else 'its'} "
                         f"ceiling than batch {batches[0]:,} ({_share(shares[0])}), which a fixed cost per step cannot "
-                        "do (see under the figure). The likely cause is numpy's slower routines for small products.")
+                        "do. The test of a step's weight products, after the short context's figure, shows what "
+                        "held them there.")
         else:
             said.append("Likely ones are numpy's slower routine at a few sequences (see the product sweep's control) "
                         "and Python's loop over numpy's calls.")
@@ -1425,7 +1488,7 @@ def run_verdict(m: measure.Machine, runs: Sequence[measure.DecodePoint],
                                   reference=decode_against_reference(m, runs) if reference else "",
                                   steady=m.steady, ceilings=ceiling_words(m) if m.judgement else "",
                                   waited=waited, bounds=bounds_words(
-                                      shares, "the 1-vector product, which set the roof's bandwidth" if set_roof else "")))
+                                      shares, "the 1-vector product, which set the roof's bandwidth," if set_roof else "")))
 
 
 def share_words(measured: float, memory: float, math_: float, eager_share: float,

@@ -694,6 +694,19 @@ class Machine:
         return f"{self.processor} ({self.cores} cores), {self.date}"
 
     def _repr_markdown_(self) -> str:
+        return self.table()
+
+    def view(self, part: str) -> Markdown:
+        """One part of ``table``, to display: "speeds" or "samples"."""
+        return Markdown(self.table(part))
+
+    def table(self, part: str = "all") -> str:
+        """The run's measurements and what the roof takes from them. ``part`` "speeds": the first repeats
+        only, with the roof's speeds, the balance point, the caches and the library; "samples": every
+        measurement, the sweeps' rounds too, with the load and the waits for a core; "all": both."""
+        if part not in ("speeds", "samples", "all"):
+            raise ValueError(f"part must be 'speeds', 'samples' or 'all'; got {part!r}")
+
         def row(what: str, x: Samples, scale: float, unit: str) -> str:
             return (f"| {what} | {x.high / scale:,.1f} {unit} | {x.median / scale:,.1f} {unit} "
                     f"| {x.low / scale:,.1f} {unit} | {_spread(x)} |")
@@ -747,23 +760,25 @@ class Machine:
                   f"up to {waited:.2f} s for a core per second. Above {WAIT_SHARE:.2f} s, other programs pushed them "
                   "off their cores."]
                  if waited is not None else [])
+        roof = [bandwidth, math_rate,
+                f"- **Balance point:** {self.balance_point_flop_per_byte:,.1f} FLOP per byte, the roof's math rate "
+                f"over the roof's bandwidth{self._lifted_note}.",
+                f"- **Caches:** {caches}", *library]
+        conditions = ([f"- **Load before measuring:** {self.load:,.1f}, the system's 1-minute load average: a decaying "
+                       "average of the programs running or waiting to run (Linux also counts those waiting on the "
+                       f"disk). An idle machine shows near 0. Above {BUSY_LOAD_PER_CORE * self.cores:g}, other "
+                       f"programs kept more than half of its {self.cores} cores busy."]
+                      if self.load is not None else []) + waits
+        shown = rows[:3] if part == "speeds" else rows
+        bullets = roof if part == "speeds" else conditions if part == "samples" else roof + conditions
         return "\n".join([
             f"**Measured on {self.label}** (numpy {np.__version__}, float32)",
             "",
             "| measured | fastest | median | slowest | spread (fastest ÷ slowest) |",
             "|:--|--:|--:|--:|--:|",
-            *rows,
+            *shown,
             "",
-            bandwidth,
-            math_rate,
-            f"- **Balance point:** {self.balance_point_flop_per_byte:,.1f} FLOP per byte, the roof's math rate over "
-            f"the roof's bandwidth{self._lifted_note}.",
-            f"- **Caches:** {caches}",
-            *library,
-        ] + ([f"- **Load before measuring:** {self.load:,.1f}, the system's 1-minute load average: a decaying "
-              "average of the programs running or waiting to run (Linux also counts those waiting on the disk). An "
-              f"idle machine shows near 0. Above {BUSY_LOAD_PER_CORE * self.cores:g}, other programs kept more than "
-              f"half of its {self.cores} cores busy."] if self.load is not None else []) + waits)
+            *bullets])
 
 
 def this_bandwidth(array_bytes: int | None = None) -> tuple[Samples, Samples]:
@@ -1138,6 +1153,73 @@ def _step_bytes(c: Config, batch: int, context_tokens: int) -> float:
     return decode_point(c, 1.0, 1.0, batch, context_tokens, PRECISION, PRECISION, PRECISION).bytes
 
 
+@dataclass(frozen=True)
+class StepSplit:
+    """A decode step of B sequences against its products with the weights alone, timed in the same
+    rounds: whether those products, or the rest of the step, hold it below its ceiling."""
+
+    config: Config
+    batch: int
+    context_tokens: int
+    shapes: tuple[tuple[int, int], ...]  # (in, out) of each weight matrix the step multiplies
+    step: Samples      # tokens/s of whole steps
+    products: Samples  # tokens/s of the weight products alone (B tokens per set of products)
+
+    @property
+    def products_part(self) -> float:
+        """The share of a step's time its weight products take: the median over rounds of the
+        step's rate over the products' rate, t_products / t_step."""
+        return paired_ratio(self.step, self.products)
+
+    def products_roof_s(self, bandwidth_bytes_per_s: float, peak_flop_per_s: float) -> float:
+        """Seconds the weight products need at the roof, each at its own:
+        sum over matrices of max(bytes / BW, FLOPs / P), each reading its weights once."""
+        bw = positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
+        p = positive("peak_flop_per_s", peak_flop_per_s)
+        b, fp = self.batch, bytes_per_element(PRECISION)
+        return sum(max(matmul_bytes(b, k, n, fp) / bw, matmul_flops(b, k, n) / p) for k, n in self.shapes)
+
+    def products_share(self, bandwidth_bytes_per_s: float, peak_flop_per_s: float) -> float:
+        """The products' share of their roof in their fastest round: roof seconds over measured seconds."""
+        return self.products_roof_s(bandwidth_bytes_per_s, peak_flop_per_s) * self.products.high / self.batch
+
+
+def step_split(c: Config = tinyllm.TINY_LLAMA, batches: tuple[int, ...] = (1, 2, 16),
+               context_tokens: int = 128, rounds: int = DECODE_ROUNDS) -> tuple[StepSplit, ...]:
+    """For each batch, whole decode steps at ``context_tokens`` and the step's weight products
+    alone (``tinyllm.weight_products`` on stand-in activations), in ``rounds`` rounds, each round
+    visiting every setting in a shuffled order (remembered for the session)."""
+    batches = tuple(whole("batch", b) for b in batches)
+    if not batches:
+        raise ValueError("batches must hold at least one value")
+    return _step_split(c, batches, whole("context_tokens", context_tokens, 0), whole("rounds", rounds))
+
+
+@cache
+def _step_split(c: Config, batches: tuple[int, ...], context_tokens: int, rounds: int) -> tuple[StepSplit, ...]:
+    w = decoder_weights(c)
+    cache_ = tinyllm.KVCache(c, max(batches), context_tokens + 1)
+    cache_.fill(context_tokens)
+    matrices = tinyllm.weight_matrices(w)
+    rng = np.random.default_rng(0)
+    widths = sorted({m.shape[0] for m in matrices})
+    inputs = {b: {k: rng.standard_normal((b, k)).astype(DTYPE) for k in widths} for b in batches}
+
+    def step(b: int) -> None:
+        tinyllm.decode_step(w, np.zeros(b, dtype=np.int64), cache_, context_tokens)
+
+    samplers = {}
+    for b in batches:
+        samplers["step", b] = _Sampler(lambda b=b: step(b), b)
+        samplers["products", b] = _Sampler(lambda b=b: tinyllm.weight_products(matrices, inputs[b]), b)
+    for r in range(rounds):
+        for key in _shuffled(list(samplers), r):
+            samplers[key].sample()
+    shapes = tuple(m.shape for m in matrices)
+    return tuple(StepSplit(c, b, context_tokens, shapes, samplers["step", b].samples,
+                           samplers["products", b].samples) for b in batches)
+
+
 def at_context(points: Sequence[DecodePoint], context_tokens: int) -> tuple[DecodePoint, ...]:
     """The points measured at one context."""
     found = tuple(p for p in points if p.context_tokens == context_tokens)
@@ -1172,6 +1254,25 @@ def product_ratio(sweep: ProductSweep, batch: int, over: int | None = None) -> R
                                                 len(p.rate.values), None, False))
 
     return Ratio(ratio(sweep), again)
+
+
+def split_ratio(splits: Sequence[StepSplit], batch: int, over: int, bandwidth_bytes_per_s: float,
+                peak_flop_per_s: float) -> Ratio:
+    """The weight products' share of their roof at ``batch`` over that at ``over`` (``StepSplit.products_share``),
+    paired by round, with a way to measure the two again head to head (only called after a failure)."""
+    def ratio(ss) -> float:
+        a, b = point_at(ss, batch), point_at(ss, over)
+        roofs = (a.products_roof_s(bandwidth_bytes_per_s, peak_flop_per_s) / a.batch) / (
+            b.products_roof_s(bandwidth_bytes_per_s, peak_flop_per_s) / b.batch)
+        return roofs * paired_ratio(a.products, b.products)
+
+    first = point_at(splits, batch)
+
+    def again() -> float:
+        return ratio(_step_split.__wrapped__(first.config, tuple(sorted({batch, over})), first.context_tokens,
+                                             len(first.products.values)))
+
+    return Ratio(ratio(splits), again)
 
 
 def decode_ratio(points: Sequence[DecodePoint], a: tuple[int, int], b: tuple[int, int]) -> Ratio:

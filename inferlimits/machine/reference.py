@@ -187,15 +187,17 @@ HEADER = """\
 # fresh run can be set beside it. Made with `python -m inferlimits.machine.reference`, which
 # measures as the chapter does and prints this file, on the kind of machine that builds the hosted
 # book, at a quiet moment. Each rate is its measurement's fastest repeat or round, as the chapter's
-# tables give it.
+# tables give it. A virtual machine's bandwidth moves from run to run, so measure several times and
+# keep the run nearest the median of them (say which, and the range, below the header).
 #
 #   processor, cores, date, numpy   the machine, the day and the numpy that measured
 #   load_before                     the system's 1-minute load average before measuring
 #   measurements                    how many repeated measurements the run made
 #   noisy_measurements              of them, how many spread more than the chapter's quiet bar, 1.25x
 #   widest_spread                   the widest spread (fastest over slowest) of them all
-#   bandwidth_gb_per_s              the roof's bandwidth: the fastest repeat of the faster read
-#   math_gflop_per_s                the roof's math rate: the fastest repeat of the 2,048 x 2,048 product
+#   bandwidth_gb_per_s              the roof's bandwidth: the fastest sample of any read, the sweeps' rounds
+#                                   and the product sweep's 1-vector product among them
+#   math_gflop_per_s                the roof's math rate: the fastest sample of the 2,048 x 2,048 product
 #   widest_product_gflop_per_s      256 vectors times the 8,192 x 8,192 weight matrix
 #   single_stream_tokens_per_s      the small decoder, batch 1, 128 tokens of context
 #   batch_64_tokens_per_s           the small decoder, batch 64, 128 tokens of context

@@ -286,6 +286,21 @@ def decode_step(w: Weights, tokens: np.ndarray, cache: KVCache, position: int) -
     return np.argmax(logits, axis=-1)
 
 
+def weight_matrices(w: Weights) -> list[np.ndarray]:
+    """The weight matrices a decode step multiplies, in the order ``forward`` does, each (in, out):
+    every layer's query-key-value, output, gate-up and down projections, then the head."""
+    head = w.embed.T if w.lm_head is None else w.lm_head
+    return [m for layer in w.layers for m in (layer.wqkv, layer.wo, layer.w_gate_up, layer.w_down)] + [head]
+
+
+def weight_products(matrices: list[np.ndarray], inputs: dict[int, np.ndarray]) -> None:
+    """A decode step's products with its weights alone: each matrix of ``weight_matrices`` times
+    stand-in activations (``inputs``: one (B, in) array per input width), one product per matrix
+    for the whole batch, as ``forward`` makes them; no attention, norms or other calls."""
+    for m in matrices:
+        inputs[m.shape[0]] @ m
+
+
 def generate(w: Weights, prompt: np.ndarray, new_tokens: int) -> np.ndarray:
     """Greedy generation: read ``prompt`` (B, S) in one pass, then ``new_tokens`` decode steps.
     Returns the generated tokens, (B, new_tokens)."""
