@@ -122,7 +122,7 @@ def test_chapter_12_exports_keep_the_label_of_the_machine_that_measured():
     page = "".join("".join(o.get("data", {}).get("text/html", "")) for c in nb["cells"] for o in c.get("outputs", []))
     labels = set(re.findall(r"measured on ([^<\\]+?\d{4}-\d{2}-\d{2})", page))
     assert labels, "chapter 13's committed outputs name no machine"
-    for name in ("13_machine_roofline", "13_machine_decode"):
+    for name in ("13_machine_roofline", "13_machine_products", "13_machine_decode"):
         slide, text = export.SLIDES[name], _svg_text(name)
         assert any(f"measured on {label}" in text for label in labels), text
         assert "13_measure.ipynb" in slide.caption and slide.caption in text

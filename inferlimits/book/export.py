@@ -144,6 +144,7 @@ SLIDES: dict[str, Slide] = {
     "12_worked_capacity": Slide("12_worked_example", "fig-worked-capacity"),
     "12_worked_step": Slide("12_worked_example", "fig-worked-step"),
     "13_machine_roofline": Slide("13_measure", "fig-machine-roofline", _MEASURED),
+    "13_machine_products": Slide("13_measure", "fig-machine-products", _MEASURED),
     "13_machine_decode": Slide("13_measure", "fig-machine-decode", _MEASURED),
     "a3_scoreboard": Slide("a3_measurements", "fig-scoreboard"),
 }

@@ -1073,13 +1073,14 @@ def ceiling_words(m: measure.Machine) -> str:
     return "they use this run's own roof."
 
 
-def decode_words(points: Sequence[measure.DecodePoint], m: measure.Machine) -> Markdown:
+def decode_words(points: Sequence[measure.DecodePoint], m: measure.Machine, split_test: bool = False) -> Markdown:
     """Under a decode table, in short bullets: every batch's regime in one line (``verdict_line``), whether its
     rounds were quiet (``noise_words``),
     whose roof the ceilings use where that is not plainly this run's (``ceiling_words``), the knee
     (``crossing_words``), how the measured rate rose with the batch (``rise_words``), one line per
     regime the batches sat in by the book's rule (``regime_items``), and whether this run shows the
-    memory-to-math knee (``knee_lesson_words``)."""
+    memory-to-math knee (``knee_lesson_words``; ``split_test``: a step's weight products are timed alone at this
+    context, after the figure)."""
     points = list(points)
     if not points:
         raise ValueError("points must hold at least one measured batch")
@@ -1104,7 +1105,7 @@ def decode_words(points: Sequence[measure.DecodePoint], m: measure.Machine) -> M
         items.append(("The rise", rise_words(batches, rates)))
     items += regime_items(batches, rates, memory, math_, spreads, steady=m.steady, clean=m.clean_ceiling,
                           cached=_decode_cached(points, m), source=m.roof_source)
-    items.append(("The lesson", knee_lesson_words(batches, kinds, crossing, spreads, shares)))
+    items.append(("The lesson", knee_lesson_words(batches, kinds, crossing, spreads, shares, split_test)))
     return Markdown(_bullets(items))
 
 
@@ -1122,7 +1123,7 @@ def split_cause_words(batches: Sequence[int], products_shares: Sequence[float], 
     if not batches or not len(batches) == len(products_shares) == len(parts):
         raise ValueError("batches, products_shares and parts must be of one length, at least 1")
     causes = {
-        "slow": "So the products themselves, numpy's routines for them, held the step below half, not the calls "
+        "slow": "So the products themselves, run by numpy's BLAS library, held the step below half, not the calls "
                 "around them.",
         "slower still": "The products ran slowly, but the rest of the step (attention, norms and Python's calls) "
                         "took longer still.",
@@ -1135,7 +1136,7 @@ def split_cause_words(batches: Sequence[int], products_shares: Sequence[float], 
     said = []
     for kind, members in groups.items():
         shares = _join([_share(products_shares[i]) for i in members])
-        took = _join([_share(min(parts[i], 1.0)) for i in members])
+        took = _join([_share(parts[i]) for i in members])
         which = ("batch " if len(members) == 1 else "batches ") + _join([f"{batches[i]:,}" for i in members])
         said.append(f"At {which}, the weight products alone reached "
                     f"{shares} of their roof and took {took} of the step's time. {causes[kind]}")
@@ -1143,35 +1144,49 @@ def split_cause_words(batches: Sequence[int], products_shares: Sequence[float], 
 
 
 def step_split_view(splits: Sequence[measure.StepSplit], products: measure.ProductSweep,
-                    points: Sequence[measure.DecodePoint], m: measure.Machine) -> Markdown:
+                    m: measure.Machine) -> Markdown:
     """The batches of ``splits`` in one table: the product sweep's share of its roof at that many vectors, the
     decoder's weight products alone as a share of their roof (``StepSplit.products_share``), the whole step's
-    share of its lower ceiling (from the decode table's ``points``), and the products' part of the step's time;
-    then, for each batch below NEAR of its ceiling, what held it there (``split_cause_words``)."""
+    share of its lower ceiling and the products' part of the step's time (both from the split's own rounds), and
+    the spread of those rounds; then, for each quiet batch below NEAR of its ceiling, what held it there
+    (``split_cause_words``). A batch whose rounds spread more than QUIET_SPREAD, on a run not ``steady``, or
+    any batch on a run that is not, gets no cause: noise could have made the difference."""
     if not splits:
         raise ValueError("splits must hold at least one batch")
     bw, p = m.bandwidth_bytes_per_s, m.peak_flop_per_s
     rows = ["| batch (vectors) | product sweep: share of its roof | the decoder's weight products alone: share "
-            "of their roof | whole decode step: share of its lower ceiling | weight products' part of the step's time |",
-            "|--:|--:|--:|--:|--:|"]
-    causes = []  # (batch, the products' share of their roof, their part of the step's time), below NEAR only
+            "of their roof | whole decode step: share of its lower ceiling | weight products' part of the step's time "
+            "| spread of rounds (products, step) |",
+            "|--:|--:|--:|--:|--:|--:|"]
+    causes, noisy = [], []  # causes: (batch, the products' share of their roof, their part of the step's time)
     for split in splits:
         sweep = measure.point_at(products, split.batch)
         sweep_share = sweep.flop_per_s / min(p, sweep.intensity_flop_per_byte * bw)
-        step_share = measure.efficiency(measure.point_at(points, split.batch), m)
+        step_share = split.step.high / min(measure.decode_ceilings_tokens_per_s(m, split.batch, split.context_tokens,
+                                                                                split.config))
         alone, part = split.products_share(bw, p), split.products_part
         rows.append(f"| {split.batch:,} | {_share(sweep_share)} | {_share(alone)} | {_share(step_share)} "
-                    f"| {_share(min(part, 1.0))} |")
+                    f"| {_share(part)} | {_spread_text(split.products.spread)}, {_spread_text(split.step.spread)} |")
         if step_share < NEAR:
-            causes.append((split.batch, alone, part))
-    words = (split_cause_words(*zip(*causes)) if causes
-             else "Every batch here reached at least half of its lower ceiling.")
-    return Markdown(f"Measured on {m.label}; the decoder's products and its steps timed in {len(splits[0].step.values)} "
-                    "rounds of their own:\n\n" + "\n".join(rows) + "\n\n" + _bullets([("What held it", words)]))
+            if is_noisy(split.products.spread) or is_noisy(split.step.spread) or not m.steady:
+                noisy.append(split.batch)
+            else:
+                causes.append((split.batch, alone, part))
+    words = [split_cause_words(*zip(*causes))] if causes else []
+    if noisy:
+        which = ("batch " if len(noisy) == 1 else "batches ") + _join([f"{b:,}" for b in noisy])
+        why = "their rounds varied more than " + _spread_text(QUIET_SPREAD) if m.steady else "the run was not steady"
+        words.append(f"At {which}, noise could have made the difference ({why}), so no cause is named.")
+    if not causes and not noisy:
+        words.append("Every batch here reached at least half of its lower ceiling.")
+    return Markdown(f"Measured on {m.label}; the decoder's weight products and its whole steps timed in "
+                    f"{len(splits[0].step.values)} rounds of their own, at {splits[0].context_tokens:,} tokens of "
+                    "context:\n\n" + "\n".join(rows) + "\n\n" + _bullets([("What held it", " ".join(words))]))
 
 
 def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: float,
-                      spreads: Sequence[float] | None = None, shares: Sequence[float] | None = None) -> str:
+                      spreads: Sequence[float] | None = None, shares: Sequence[float] | None = None,
+                      split_test: bool = False) -> str:
     """Whether a decode sweep shows the lesson of its ceilings, the memory-to-math knee, and if
     not, why not and what the data do show. It shows the knee when the knee
     (``crossing``, the batch at which the ceilings cross; ``math.inf``: never) lies between the
@@ -1186,7 +1201,9 @@ def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: fl
     slowed throughout. With ``shares`` (each batch's share of its lower ceiling), overhead-bound
     batches that sat further below their ceiling than the smallest batch rule out a fixed cost per
     step (such as Python's calls), which weighs less as the batch grows: the likely causes named are
-    then left to the test of a step's weight products (``step_split_view``).
+    then left to the test of a step's weight products (``step_split_view``) where it was made at this context
+    (``split_test``), and otherwise named as likely: costs that grow with the batch, numpy's routines for small
+    products and attention's loop over each sequence and head.
 
     A quiet machine is promised the shape only where noise may explain every batch below half (none
     overhead-bound). Where some were overhead-bound, the words say instead which ends of the sweep
@@ -1226,8 +1243,11 @@ def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: fl
             many = len(deeper) > 1
             said.append(f"{_batches(deeper, batches).capitalize()} sat further below {'their' if many else 'its'} "
                         f"ceiling than batch {batches[0]:,} ({_share(shares[0])}), which a fixed cost per step cannot "
-                        "do. The test of a step's weight products, after the short context's figure, shows what "
-                        "held them there.")
+                        "do." + (" The table after the figure tests what held them, at two of these batches."
+                                 if split_test else
+                                 " Likely causes grow with the batch: numpy's routines for small products, and "
+                                 "attention's loop over each sequence and head, which grows with the context too. "
+                                 "The chapter times the weight products alone only at the short context."))
         else:
             said.append("Likely ones are numpy's slower routine at a few sequences (see the product sweep's control) "
                         "and Python's loop over numpy's calls.")

@@ -702,7 +702,7 @@ class Machine:
 
     def table(self, part: str = "all") -> str:
         """The run's measurements and what the roof takes from them. ``part`` "speeds": the first repeats
-        only, with the roof's speeds, the balance point, the caches and the library; "samples": every
+        (and a row of the sweeps' rounds where it set a roof speed), with the roof's speeds, the balance point, the caches and the library; "samples": every
         measurement, the sweeps' rounds too, with the load and the waits for a core; "all": both."""
         if part not in ("speeds", "samples", "all"):
             raise ValueError(f"part must be 'speeds', 'samples' or 'all'; got {part!r}")
@@ -715,20 +715,26 @@ class Machine:
         caches = (f"{_mb(self.last_level_cache)} of last-level cache in all, as the system reports it. "
                   f"{self.cache_note}" if self.last_level_cache else
                   f"none reported. {self.cache_note}")
-        rows = [row(f"plain read, {size} array, {len(self.read.values)} repeats", self.read, 1e9, "GB/s"),
-                row(f"matrix-vector read, {size} matrix, {len(self.matvec_read.values)} repeats", self.matvec_read,
-                    1e9, "GB/s"),
-                row(f"matrix product, {self.matmul_side:,} × {self.matmul_side:,}, {len(self.matmul.values)} repeats",
-                    self.matmul, 1e9, "GFLOP/s")]
+        measured = [(self.read, row(f"plain read, {size} array, {len(self.read.values)} repeats", self.read, 1e9,
+                                    "GB/s")),
+                    (self.matvec_read, row(f"matrix-vector read, {size} matrix, {len(self.matvec_read.values)} repeats",
+                                           self.matvec_read, 1e9, "GB/s")),
+                    (self.matmul, row(f"matrix product, {self.matmul_side:,} × {self.matmul_side:,}, "
+                                      f"{len(self.matmul.values)} repeats", self.matmul, 1e9, "GFLOP/s"))]
         if self.rounds_read:
-            rows.append(row(f"plain read, in the sweeps' {len(self.rounds_read.values)} rounds", self.rounds_read, 1e9,
-                            "GB/s"))
+            measured.append((self.rounds_read, row(f"plain read, in the sweeps' {len(self.rounds_read.values)} rounds",
+                                                   self.rounds_read, 1e9, "GB/s")))
         if self.rounds_matmul:
-            rows.append(row(f"matrix product, in the sweeps' {len(self.rounds_matmul.values)} rounds",
-                            self.rounds_matmul, 1e9, "GFLOP/s"))
+            measured.append((self.rounds_matmul, row(f"matrix product, in the sweeps' {len(self.rounds_matmul.values)} "
+                                                     "rounds", self.rounds_matmul, 1e9, "GFLOP/s")))
         if self.rounds_vector:
-            rows.append(row(f"1-vector product of the product sweep, read as bytes, its {len(self.rounds_vector.values)} "
-                            "rounds", self.rounds_vector, 1e9, "GB/s"))
+            measured.append((self.rounds_vector, row(f"1-vector product of the product sweep, read as bytes, its "
+                                                     f"{len(self.rounds_vector.values)} rounds", self.rounds_vector,
+                                                     1e9, "GB/s")))
+        # the first repeats, and a row of the sweeps' rounds only where it set a roof speed
+        set_roof = {id(self.bandwidth)} | ({id(self.rounds_matmul)} if self.peak_from == "the sweeps' rounds" else set())
+        rows = [text for _, text in measured]
+        first = rows[:3] + [text for x, text in measured[3:] if id(x) in set_roof]
         j = self.judgement
         shares = j.roof_shares if j is not None and j.roof_shares is not None else None
 
@@ -769,7 +775,7 @@ class Machine:
                        f"disk). An idle machine shows near 0. Above {BUSY_LOAD_PER_CORE * self.cores:g}, other "
                        f"programs kept more than half of its {self.cores} cores busy."]
                       if self.load is not None else []) + waits
-        shown = rows[:3] if part == "speeds" else rows
+        shown = first if part == "speeds" else rows
         bullets = roof if part == "speeds" else conditions if part == "samples" else roof + conditions
         return "\n".join([
             f"**Measured on {self.label}** (numpy {np.__version__}, float32)",
@@ -1393,12 +1399,16 @@ def products_table(sweep: ProductSweep, m: Machine) -> Markdown:
     rows = ["| vectors | FLOP per byte | GFLOP/s | share of the roof | spread of rounds "
             "| weights read at (below the ridge) |",
             "|--:|--:|--:|--:|--:|--:|"]
+    # the 1-vector product whose fastest round set the roof's bandwidth sits on the roof by construction: say so
+    set_roof = (m.rounds_vector is not None and m.bandwidth is m.rounds_vector and m.reference_roof is None
+                and getattr(sweep, "roof", None) == (m.array_bytes, m.matmul_side))
     for p in sweep:
         roof = min(m.peak_flop_per_s, p.intensity_flop_per_byte * m.bandwidth_bytes_per_s)
         below = p.intensity_flop_per_byte < m.balance_point_flop_per_byte
         read = f"{p.bandwidth_bytes_per_s / 1e9:,.1f} GB/s" if below else ""
+        mark = " (set the roof)" if set_roof and below and p.batch == 1 else ""
         rows.append(f"| {p.batch:,} | {p.intensity_flop_per_byte:,.2f} | {p.flop_per_s / 1e9:,.1f} "
-                    f"| {_percent(p.flop_per_s / roof)} | {_spread(p.rate)} | {read} |")
+                    f"| {_percent(p.flop_per_s / roof)}{mark} | {_spread(p.rate)} | {read} |")
     if sweep.one_at_a_time is not None:
         b = sweep.control_batch
         rows.append(f"| control: the same {b:,} vectors, one matrix-vector product each | | "

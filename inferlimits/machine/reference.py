@@ -186,7 +186,7 @@ HEADER = """\
 # A reference run of chapter 13's measurements (inferlimits/machine/reference.py), kept so that a
 # fresh run can be set beside it. Made with `python -m inferlimits.machine.reference`, which
 # measures as the chapter does and prints this file, on the kind of machine that builds the hosted
-# book, at a quiet moment. Each rate is its measurement's fastest repeat or round, as the chapter's
+# book, with nothing else running. Each rate is its measurement's fastest repeat or round, as the chapter's
 # tables give it. A virtual machine's bandwidth moves from run to run, so measure several times and
 # keep the run nearest the median of them (say which, and the range, below the header).
 #
