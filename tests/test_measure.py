@@ -735,6 +735,8 @@ def test_each_sweep_figure_shows_the_model_computed_not_measured(monkeypatch):
                                                                               (8, 3e10), (16, 3.5e10)))
     m = _fake_machine(monkeypatch, product_sweep=measure.ProductSweep(points, s((1.8e10,))))
     spec = figures.products_spec(1024, 16)
+    assert spec["layout"]["title"]["text"].startswith("A 1,024 × 1,024 weight matrix")
+    assert figures.products_spec(8192, 16)["layout"]["title"]["text"].startswith("An 8,192 × 8,192 weight matrix")
     (model,) = [t for t in spec["data"] if t.get("name", "").startswith("the model")]
     assert model["name"] == figures.MODEL_NAME.format(formula="min(P, I·BW)")
     assert model["name"] == "the model, computed, not measured: min(P, I·BW)" and "quiet" not in model["name"]
@@ -2092,7 +2094,7 @@ def test_the_step_split_names_what_held_a_step_below_half():
     one = measure.StepSplit(c, 2, 128, shapes, s((0.25 * min(memory, math_),) * 2), s((120.0, 110.0)))
     view = step_split_view([one], sweep, m).data
     share = one.products_share(3e10, 2e11)
-    assert f"| 2 | 33% | {share:.0%} | 25% | {one.products_part:.0%} | 1.09×, 1.00× |" in view
+    assert f"| 2 | 33% | {share:.0%} | 25% | {one.products_part:.0%} | 1.09× | 1.00× |" in view
     assert split_cause_words([2], [share], [one.products_part]) in view
     fast = replace(one, step=s((0.9 * min(memory, math_),) * 2))
     assert "Every batch here reached at least half of its lower ceiling." in step_split_view([fast], sweep, m).data

@@ -218,7 +218,8 @@ def products_spec(side: int = 8192, max_batch: int = 256, chapter: tuple[int, in
                      "min(P, I·BW)", "%{x:.3g} FLOP/byte → %{y:.4g} GFLOP/s"),
     ]
     mb = side * side * 4 / MB
-    layout = base_layout(_title(f"A {side:,} × {side:,} weight matrix ({mb:,.3g} MB) times 1 to {max_batch} vectors",
+    article = "An" if f"{side:,}".startswith(("8", "11,", "18,")) else "A"   # "an eight thousand ...", "an eleven ..."
+    layout = base_layout(_title(f"{article} {side:,} × {side:,} weight matrix ({mb:,.3g} MB) times 1 to {max_batch} vectors",
                                 m, how),
                          "arithmetic intensity (FLOP per byte moved)", "measured math rate (float32 GFLOP/s)",
                          x_log=True, y_log=True, x_range=INTENSITY_RANGE, y_range=GFLOPS_RANGE, legend=True)
@@ -1154,10 +1155,10 @@ def step_split_view(splits: Sequence[measure.StepSplit], products: measure.Produ
     if not splits:
         raise ValueError("splits must hold at least one batch")
     bw, p = m.bandwidth_bytes_per_s, m.peak_flop_per_s
-    rows = ["| batch (vectors) | product sweep: share of its roof | the decoder's weight products alone: share "
-            "of their roof | whole decode step: share of its lower ceiling | weight products' part of the step's time "
-            "| spread of rounds (products, step) |",
-            "|--:|--:|--:|--:|--:|--:|"]
+    rows = ["| batch (vectors) | product sweep, share of its roof | weight products alone, share of their roof "
+            "| whole step, share of its lower ceiling | products' part of the step's time | spread, products "
+            "| spread, step |",
+            "|--:|--:|--:|--:|--:|--:|--:|"]
     causes, noisy = [], []  # causes: (batch, the products' share of their roof, their part of the step's time)
     for split in splits:
         sweep = measure.point_at(products, split.batch)
@@ -1166,7 +1167,7 @@ def step_split_view(splits: Sequence[measure.StepSplit], products: measure.Produ
                                                                                 split.config))
         alone, part = split.products_share(bw, p), split.products_part
         rows.append(f"| {split.batch:,} | {_share(sweep_share)} | {_share(alone)} | {_share(step_share)} "
-                    f"| {_share(part)} | {_spread_text(split.products.spread)}, {_spread_text(split.step.spread)} |")
+                    f"| {_share(part)} | {_spread_text(split.products.spread)} | {_spread_text(split.step.spread)} |")
         if step_share < NEAR:
             if is_noisy(split.products.spread) or is_noisy(split.step.spread) or not m.steady:
                 noisy.append(split.batch)
@@ -1181,7 +1182,7 @@ def step_split_view(splits: Sequence[measure.StepSplit], products: measure.Produ
         words.append("Every batch here reached at least half of its lower ceiling.")
     return Markdown(f"Measured on {m.label}; the decoder's weight products and its whole steps timed in "
                     f"{len(splits[0].step.values)} rounds of their own, at {splits[0].context_tokens:,} tokens of "
-                    "context:\n\n" + "\n".join(rows) + "\n\n" + _bullets([("What held it", " ".join(words))]))
+                    "context (their spreads are judged here, not in the run's summary):\n\n" + "\n".join(rows) + "\n\n" + _bullets([("What held it", " ".join(words))]))
 
 
 def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: float,
