@@ -1716,12 +1716,15 @@ def test_sweeps_time_the_roof_again_in_their_rounds():
     assert read.bandwidth_bytes_per_s == read.rounds_vector.high > 3.9e9
     assert read.bandwidth_from == "the 1-vector product in the product sweep" and read.rounds_vector.fastest_waited == 0.01
     assert "| 1-vector product of the product sweep, read as bytes, its 2 rounds | 4.0 GB/s |" in read._repr_markdown_()
-    # the first table shows the first repeats, and a row of the rounds only where it set a roof speed
+    # the first table pools each way of measuring in one row: its first repeats and its samples in the rounds
     speeds, samples = read.table("speeds"), read.table("samples")
-    assert "| 1-vector product of the product sweep, read as bytes, its 2 rounds | 4.0 GB/s |" in speeds
-    assert "| plain read, in the sweeps' " not in speeds and "| plain read, in the sweeps' " in samples
-    assert "- **Roof bandwidth:**" in speeds and "- **Roof bandwidth:**" not in samples
-    assert "| 1-vector product" not in both.table("speeds") and "| matrix-vector read" in both.table("speeds")
+    assert "| matrix-vector read, 4.2 MB matrix: 1 repeat and 2 rounds of the product sweep | 4.0 GB/s |" in speeds
+    assert "| plain read, 4.2 MB array: 1 repeat and 1 round | 1.0 GB/s |" in speeds
+    assert "| 1-vector product" not in speeds and "| plain read, in the sweeps' " in samples
+    assert ("- **Roof bandwidth:** 4.0 GB/s, the fastest sample of the matrix-vector read, in the product sweep's "
+            "rounds (its 1-vector product).") in speeds
+    assert "- **Roof bandwidth:**" not in samples
+    assert "| matrix-vector read, 4.2 MB matrix: 1 repeat |" in both.table("speeds")
     with pytest.raises(ValueError, match="part"):
         read.table("rows")
     # in the product table, the 1-vector product that set the roof sits on it by construction, and says so
@@ -2098,6 +2101,10 @@ def test_the_step_split_names_what_held_a_step_below_half():
     assert split_cause_words([2], [share], [one.products_part]) in view
     fast = replace(one, step=s((0.9 * min(memory, math_),) * 2))
     assert "Every batch here reached at least half of its lower ceiling." in step_split_view([fast], sweep, m).data
+    # a noisy batch above half is not a cause to name, but its row is less certain, and the words say so
+    fast_shaky = replace(fast, step=s((0.9 * min(memory, math_), 0.5 * min(memory, math_))))
+    assert "The rounds of batch 2 varied more than 1.25×, so its row is less certain." in step_split_view(
+        [fast_shaky], sweep, m).data
     # noise is ruled out before a cause is named: noisy rounds, or a run that was not steady
     shaky = replace(one, products=s((120.0, 60.0)))
     assert ("At batch 2, noise could have made the difference (their rounds varied more than 1.25×), so no cause is "

@@ -1159,7 +1159,7 @@ def step_split_view(splits: Sequence[measure.StepSplit], products: measure.Produ
             "| whole step, share of its lower ceiling | products' part of the step's time | spread, products "
             "| spread, step |",
             "|--:|--:|--:|--:|--:|--:|--:|"]
-    causes, noisy = [], []  # causes: (batch, the products' share of their roof, their part of the step's time)
+    causes, noisy, uncertain = [], [], []  # causes: (batch, the products' share of their roof, their part of its time)
     for split in splits:
         sweep = measure.point_at(products, split.batch)
         sweep_share = sweep.flop_per_s / min(p, sweep.intensity_flop_per_byte * bw)
@@ -1168,11 +1168,14 @@ def step_split_view(splits: Sequence[measure.StepSplit], products: measure.Produ
         alone, part = split.products_share(bw, p), split.products_part
         rows.append(f"| {split.batch:,} | {_share(sweep_share)} | {_share(alone)} | {_share(step_share)} "
                     f"| {_share(part)} | {_spread_text(split.products.spread)} | {_spread_text(split.step.spread)} |")
+        shaky = is_noisy(split.products.spread) or is_noisy(split.step.spread)
         if step_share < NEAR:
-            if is_noisy(split.products.spread) or is_noisy(split.step.spread) or not m.steady:
+            if shaky or not m.steady:
                 noisy.append(split.batch)
             else:
                 causes.append((split.batch, alone, part))
+        elif shaky:
+            uncertain.append(split.batch)
     words = [split_cause_words(*zip(*causes))] if causes else []
     if noisy:
         which = ("batch " if len(noisy) == 1 else "batches ") + _join([f"{b:,}" for b in noisy])
@@ -1180,6 +1183,10 @@ def step_split_view(splits: Sequence[measure.StepSplit], products: measure.Produ
         words.append(f"At {which}, noise could have made the difference ({why}), so no cause is named.")
     if not causes and not noisy:
         words.append("Every batch here reached at least half of its lower ceiling.")
+    if uncertain:
+        which = ("batch " if len(uncertain) == 1 else "batches ") + _join([f"{b:,}" for b in uncertain])
+        words.append(f"The rounds of {which} varied more than {_spread_text(QUIET_SPREAD)}, so "
+                     f"{'its row is' if len(uncertain) == 1 else 'their rows are'} less certain.")
     return Markdown(f"Measured on {m.label}; the decoder's weight products and its whole steps timed in "
                     f"{len(splits[0].step.values)} rounds of their own, at {splits[0].context_tokens:,} tokens of "
                     "context (their spreads are judged here, not in the run's summary):\n\n" + "\n".join(rows) + "\n\n" + _bullets([("What held it", " ".join(words))]))

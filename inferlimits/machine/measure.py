@@ -701,8 +701,8 @@ class Machine:
         return Markdown(self.table(part))
 
     def table(self, part: str = "all") -> str:
-        """The run's measurements and what the roof takes from them. ``part`` "speeds": the first repeats
-        (and a row of the sweeps' rounds where it set a roof speed), with the roof's speeds, the balance point, the caches and the library; "samples": every
+        """The run's measurements and what the roof takes from them. ``part`` "speeds": one row per way of
+        measuring (its first repeats pooled with its samples in the sweeps' rounds), with the roof's speeds, the balance point, the caches and the library; "samples": every
         measurement, the sweeps' rounds too, with the load and the waits for a core; "all": both."""
         if part not in ("speeds", "samples", "all"):
             raise ValueError(f"part must be 'speeds', 'samples' or 'all'; got {part!r}")
@@ -731,10 +731,21 @@ class Machine:
             measured.append((self.rounds_vector, row(f"1-vector product of the product sweep, read as bytes, its "
                                                      f"{len(self.rounds_vector.values)} rounds", self.rounds_vector,
                                                      1e9, "GB/s")))
-        # the first repeats, and a row of the sweeps' rounds only where it set a roof speed
-        set_roof = {id(self.bandwidth)} | ({id(self.rounds_matmul)} if self.peak_from == "the sweeps' rounds" else set())
         rows = [text for _, text in measured]
-        first = rows[:3] + [text for x, text in measured[3:] if id(x) in set_roof]
+
+        def pooled(what: str, first: Samples, later: Samples | None, rounds: str, unit: str) -> str:
+            """One row for one way of measuring: its first repeats and the same measurement in the rounds."""
+            both = first + later if later else first
+            n = len(first.values)
+            again = f" and {len(later.values)} {rounds if len(later.values) > 1 else rounds.replace('rounds', 'round')}" \
+                if later else ""
+            return row(f"{what}: {n} {'repeats' if n > 1 else 'repeat'}{again}", both, 1e9, unit)
+
+        speeds = [pooled(f"plain read, {size} array", self.read, self.rounds_read, "rounds", "GB/s"),
+                  pooled(f"matrix-vector read, {size} matrix", self.matvec_read, self.rounds_vector,
+                         "rounds of the product sweep", "GB/s"),
+                  pooled(f"matrix product, {self.matmul_side:,} × {self.matmul_side:,}", self.matmul,
+                         self.rounds_matmul, "rounds", "GFLOP/s")]
         j = self.judgement
         shares = j.roof_shares if j is not None and j.roof_shares is not None else None
 
@@ -754,8 +765,14 @@ class Machine:
                 said += f" That is {_below_share(shares[i])} of the reference run's (see below)."
             return said
 
+        # the speeds table pools each way of measuring in one row, so its bullets name the row and when
+        pooled_from = {"the plain read": "the plain read, in its first repeats",
+                       "the matrix-vector read": "the matrix-vector read, in its first repeats",
+                       "the plain read in the sweeps' rounds": "the plain read, in the sweeps' rounds",
+                       "the 1-vector product in the product sweep":
+                           "the matrix-vector read, in the product sweep's rounds (its 1-vector product)"}
         bandwidth = roof_line("bandwidth", 0, 1e9, "GB/s", self.measured_bandwidth_bytes_per_s, "read",
-                              self.bandwidth_from)
+                              pooled_from[self.bandwidth_from] if part == "speeds" else self.bandwidth_from)
         math_rate = roof_line("math rate", 1, 1e9, "GFLOP/s", self.measured_peak_flop_per_s, "product",
                               f"the product, in {self.peak_from}")
         library = ([f"- **numpy's BLAS library:** {self.blas}"
@@ -775,7 +792,7 @@ class Machine:
                        f"disk). An idle machine shows near 0. Above {BUSY_LOAD_PER_CORE * self.cores:g}, other "
                        f"programs kept more than half of its {self.cores} cores busy."]
                       if self.load is not None else []) + waits
-        shown = first if part == "speeds" else rows
+        shown = speeds if part == "speeds" else rows
         bullets = roof if part == "speeds" else conditions if part == "samples" else roof + conditions
         return "\n".join([
             f"**Measured on {self.label}** (numpy {np.__version__}, float32)",
