@@ -1041,12 +1041,7 @@ def _decode_cached(points: Sequence[measure.DecodePoint], m: measure.Machine) ->
 def reference_speeds(m: measure.Machine) -> str:
     """Which of the roof's speeds come from the reference run, in words: "the reference run's
     bandwidth", "... math rate", "... bandwidth and math rate"; "" where none does."""
-    source = m.roof_source
-    if source == "this run":
-        return ""
-    if source == "the reference run":
-        return "the reference run's bandwidth and math rate"
-    return f"the reference run's {source.removeprefix('the reference run for the ')}"
+    return f"the reference run's {' and '.join(m.lifted_speeds)}" if m.lifted_speeds else ""
 
 
 def ceiling_words(m: measure.Machine) -> str:
@@ -1723,7 +1718,7 @@ def judge(m: measure.Machine, products: measure.ProductSweep | None = None,
       A speed that fell below it and that nothing beat stays: where the decoder kept up with the
       reference's, or where no measurement's fastest sample waited for a core more than WAIT_SHARE
       and the load was not busy (no program in this machine slowed it: the machine itself, its memory
-      shared with others on the same host, ran slower today), the roof is below the reference's
+      shared with others on the same host, ran slower this time), the roof is below the reference's
       (``ROOF_BELOW``); where the decoder fell behind too and other programs pushed the run off its
       cores, they slowed the whole run (``ROOF_SLOWED``);
     - on another machine, nothing can be said from the reference (``ROOF_UNKNOWN``).
@@ -1737,7 +1732,7 @@ def judge(m: measure.Machine, products: measure.ProductSweep | None = None,
     speed that fell short; where a speed is kept below the reference's, only where the sample that
     set it (its fastest) did not wait for a core more than WAIT_SHARE of its time (``_speed_waits``;
     without that report, where the load was not busy): then other programs did not hold it down,
-    and the low speed is this machine's today; without a reference, only where no roof measurement's fastest sample
+    and the low speed is this machine's this time; without a reference, only where no roof measurement's fastest sample
     waited (or, without that report, where the load was not busy). The figures draw the judged roof."""
     from inferlimits.machine import reference  # noqa: PLC0415
 
@@ -1815,7 +1810,7 @@ def roof_words(m: measure.Machine) -> str:
     """What ``judge`` found of this run's roof, in short sentences: kept up with the reference run's
     (its ceilings can be trusted); a speed below it that a measured point beat (named: the data show
     that speed too low, so the ceilings use the reference run's); a speed below it that nothing beat,
-    kept (a busy machine, or this machine slower today; the waits for a core say which is the
+    kept (a busy machine, or this machine slower this time; the waits for a core say which is the
     likelier, and whether the shares may be too high); slowed along with the decoder (read the
     relations, not the heights); or no reference of this kind of machine, with what the waits for
     a core say. "" for a machine not judged."""

@@ -473,7 +473,7 @@ ROOF_LOW = "too low"           # a roof speed fell below that, and a measured po
                                # the data show it too low, and the ceilings take the reference's speed instead
 ROOF_BELOW = "below"           # a roof speed fell below that, nothing beat it, and the decoder kept up or no
                                # program in this machine slowed the run: the ceilings keep this run's roof (a busy
-                               # machine, or this machine slower today)
+                               # machine, or this machine slower this time)
 ROOF_SLOWED = "slowed"         # the roof and the decoder both fell behind, nothing beat the roof, and other
                                # programs pushed the run off its cores: they slowed the whole run
 ROOF_UNKNOWN = "no reference"  # no reference of this kind of machine to judge by
@@ -621,14 +621,20 @@ class Machine:
         return max(own, self.reference_roof[1]) if self.reference_roof else own
 
     @property
+    def lifted_speeds(self) -> tuple[str, ...]:
+        """The roof's speeds that are the reference run's, not this run's: ("bandwidth",), ("math rate",), both,
+        or none."""
+        if not self.reference_roof:
+            return ()
+        return tuple(name for name, ref, own in (
+            ("bandwidth", self.reference_roof[0], self.measured_bandwidth_bytes_per_s),
+            ("math rate", self.reference_roof[1], self.measured_peak_flop_per_s)) if ref > own)
+
+    @property
     def roof_source(self) -> str:
         """Whose speeds the roof uses: "this run", "the reference run", or, where the reference lifted
         only one speed, "the reference run for the math rate" (or "... for the bandwidth")."""
-        if not self.reference_roof:
-            return "this run"
-        lifted = [name for name, ref, own in (
-            ("bandwidth", self.reference_roof[0], self.measured_bandwidth_bytes_per_s),
-            ("math rate", self.reference_roof[1], self.measured_peak_flop_per_s)) if ref > own]
+        lifted = self.lifted_speeds
         if not lifted:
             return "this run"
         return "the reference run" if len(lifted) == 2 else f"the reference run for the {lifted[0]}"
@@ -677,12 +683,10 @@ class Machine:
     def _lifted_note(self) -> str:
         """For the balance point's line: which of its two speeds are the reference run's (", both the
         reference run's", ", the bandwidth the reference run's"); "" where both are this run's."""
-        source = self.roof_source
-        if source == "this run":
+        lifted = self.lifted_speeds
+        if not lifted:
             return ""
-        if source == "the reference run":
-            return ", both the reference run's"
-        return f", the {source.removeprefix('the reference run for the ')} the reference run's"
+        return ", both the reference run's" if len(lifted) == 2 else f", the {lifted[0]} the reference run's"
 
     @property
     def balance_point_flop_per_byte(self) -> float:
