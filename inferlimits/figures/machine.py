@@ -1184,7 +1184,8 @@ def step_split_view(splits: Sequence[measure.StepSplit], products: measure.Produ
                      f"{'its row is' if len(uncertain) == 1 else 'their rows are'} less certain.")
     return Markdown(f"Measured on {m.label}; the decoder's weight products and its whole steps timed in "
                     f"{len(splits[0].step.values)} rounds of their own, at {splits[0].context_tokens:,} tokens of "
-                    "context (their spreads are judged here, not in the run's summary):\n\n" + "\n".join(rows) + "\n\n" + _bullets([("What held it", " ".join(words))]))
+                    "context, at other moments than the decode table's, so the step's shares differ a little from "
+                    "that table's; their spreads are judged here, not in the run's summary:\n\n" + "\n".join(rows) + "\n\n" + _bullets([("What held it", " ".join(words))]))
 
 
 def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: float,
@@ -1859,7 +1860,14 @@ def roof_words(m: measure.Machine) -> str:
                 said += " Other programs kept the cores busy, so they may have held it down: the shares may be too high."
             return said + decoder_too
         most = max(waited)
-        if most <= measure.WAIT_SHARE:
+        decoder_kept = bool(j.decoder_shares) and min(j.decoder_shares) >= KEPT_UP
+        if most <= measure.WAIT_SHARE and decoder_kept and "bandwidth" in short:
+            said += (f" The sample that set it waited {most:.2f} s for a core per second of it, so no other program "
+                     f"in this machine pushed it off its cores. Yet the decoder kept up with the reference run ({decoder}): "
+                     "the memory was slower during these reads than during its steps (a virtual machine shares its "
+                     "memory with the other machines on its host, and their demand moves). The ceilings may then sit "
+                     "a little low, and the shares a little high.")
+        elif most <= measure.WAIT_SHARE:
             said += (f" The sample that set it waited {most:.2f} s for a core per second of it, so no other program "
                      "in this machine pushed it off its cores: the machine itself most likely delivered less this time (a virtual "
                      "machine shares its memory with the other machines on its host).")
