@@ -2145,3 +2145,10 @@ def test_split_ratio_compares_the_products_share_of_their_roof_round_by_round():
     assert r.value == pytest.approx(two.products_share(1e9, 1e12) / one.products_share(1e9, 1e12) * 1.5)
     again = measure.split_ratio(measure.step_split(TINY, (1, 2), 8, 2), 2, 1, 1e9, 1e12).again()
     assert again > 0
+
+
+def test_a_share_just_below_half_or_above_the_whole_shows_which_side_it_lies():
+    from inferlimits.figures.machine import _share
+    assert (_share(0.496), _share(0.5), _share(0.504), _share(0.47)) == ("49.6%", "50%", "50.4%", "47%")
+    assert (_share(1.004), _share(1.0), _share(0.98)) == ("100.4%", "100%", "98%")
+    assert measure._percent(0.496) == "49.6%"

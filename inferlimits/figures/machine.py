@@ -835,8 +835,9 @@ def _batches(chosen: Sequence[int], every: Sequence[int]) -> str:
 
 
 def _share(x: float) -> str:
-    """"137%"; "100.4%" where whole percents would hide which side of 100% a share lies."""
-    return f"{x:.1%}" if f"{x:.0%}" == "100%" and x != 1 else f"{x:.0%}"
+    """"137%"; "100.4%" or "49.6%" where whole percents would hide which side of 100%, or of the half that places
+    a point, a share lies (``measure._percent``, as the tables print it)."""
+    return measure._percent(x)
 
 
 def _shares(shares: Sequence[float]) -> str:

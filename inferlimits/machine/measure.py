@@ -1396,8 +1396,10 @@ def _caption(said: str, above: str | None, m: Machine | None = None, what: str =
 
 
 def _percent(x: float) -> str:
-    """A share as the tables print it: "98%"; "100.4%" where whole percents would hide which side of 100% it lies."""
-    return f"{x:.1%}" if f"{x:.0%}" == "100%" and x != 1 else f"{x:.0%}"
+    """A share as the tables print it: "98%"; "100.4%" or "49.6%" where whole percents would hide which side of
+    100%, or of the half that places a point, it lies."""
+    whole = f"{x:.0%}"
+    return f"{x:.1%}" if (whole == "100%" and x != 1) or (whole == "50%" and x != 0.5) else whole
 
 
 def spread_text(x: float) -> str:
