@@ -676,6 +676,7 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
 
     climb, level = _climb_and_level(batches, roofs)
     said, fails, noisy, sure = [], 0, 0, 0
+    climbed = False   # whether the climb's rule held (the verdict's first sentence says which half the run shows)
     if climb is None:
         said.append(f"Its smallest batch, {_vectors(batches[0])}, lies at or "
                     "past the ridge, so it cannot show the climb.")
@@ -685,6 +686,7 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
         rose, roof = rates[b] / rates[a], roofs[b] / roofs[a]
         span = f"The climb, from {_vectors(batches[a])} to {batches[b]:,}: "
         if rose >= CLIMB_SHARE * roof:
+            climbed = True
             said.append(f"{span}the rate rose {_factor(rose)}, at least half of the roof's {_factor(roof)}.")
         else:
             said.append(f"{span}the rate rose only {_factor(rose)}, less than half of the roof's {_factor(roof)}."
@@ -750,7 +752,9 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
     # a quiet machine is promised the shape only where noise may explain every failure the rounds judged; where the
     # rounds rule noise out, the words stop at the cause they name
     after = [f"On a quiet machine, the roofline expects {shape}"] if noisy and not sure else []
-    return " ".join(["this run does not show the climb-then-level shape.", *said, height, *after])
+    first = ("this run shows the climb, but not the level part of the climb-then-level shape." if climbed else
+             "this run does not show the climb-then-level shape.")
+    return " ".join([first, *said, height, *after])
 
 
 def above_roof_words(batches: Sequence[int], shares: Sequence[float], every: Sequence[int],
@@ -1233,7 +1237,11 @@ def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: fl
             parts.append(f"{who} {'was' if count == 1 else 'were'} {kind}")
     shape = ("the rate to rise near the memory ceiling up to the knee, then level off under the math ceiling, as the "
              "model's circles do.")
-    said = [f"this run does not show the memory-to-math knee: {_join(parts)}."]
+    ends = ends_words(batches, kinds, crossing)
+    both_ends = ends.startswith("Its two ends")
+    said = [f"this run shows the memory-to-math knee only at its two ends (batch {batches[0]:,} memory-bound, batch "
+            f"{batches[-1]:,} compute-bound): {_join(parts)}." if both_ends and far else
+            f"this run does not show the memory-to-math knee: {_join(parts)}."]
     if far:
         whose = ("Their" if not noisy else "The overhead-bound batches'" if far > 1 else "The overhead-bound batch's")
         said.append(f"{whose} rounds agreed, so noise did not hold {'them' if far > 1 else 'it'} below half. Costs "
@@ -1271,8 +1279,8 @@ def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: fl
                         f"{'their' if noisy > 1 else 'its'} place below half to other programs.")
     if not far:
         said.append(f"On a quiet machine, the formula expects {shape}")
-    elif ends_words(batches, kinds, crossing):
-        said.append(ends_words(batches, kinds, crossing))
+    elif ends and not both_ends:
+        said.append(ends)
     return " ".join(said)
 
 
