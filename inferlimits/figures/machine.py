@@ -838,10 +838,9 @@ def _batches(chosen: Sequence[int], every: Sequence[int]) -> str:
     return ("batch " if len(chosen) == 1 else "batches ") + _numbers(chosen, every)
 
 
-def _share(x: float) -> str:
-    """"137%"; "100.4%" or "49.6%" where whole percents would hide which side of 100%, or of the half that places
-    a point, a share lies (``measure._percent``, as the tables print it)."""
-    return measure._percent(x)
+#: "137%"; "100.4%" or "49.6%" where whole percents would hide which side of 100%, or of the half that places a
+#: point, a share lies: as the tables print it
+_share = measure._percent
 
 
 def _shares(shares: Sequence[float]) -> str:
@@ -1114,6 +1113,11 @@ def decode_words(points: Sequence[measure.DecodePoint], m: measure.Machine, spli
 MOSTLY = 0.5
 
 
+def _listed(batches: Sequence[int]) -> str:
+    """"batch 2", "batches 2 and 16": each named, since the batches a test picked need not follow one another."""
+    return ("batch " if len(batches) == 1 else "batches ") + _join([f"{b:,}" for b in batches])
+
+
 def split_cause_words(batches: Sequence[int], products_shares: Sequence[float], parts: Sequence[float]) -> str:
     """Why decode steps at ``batches`` fell below NEAR of their ceiling, from their weight products timed alone:
     each batch's products' share of their own roof (``products_shares``) and the share of its step's time they
@@ -1138,8 +1142,7 @@ def split_cause_words(batches: Sequence[int], products_shares: Sequence[float], 
     for kind, members in groups.items():
         shares = _join([_share(products_shares[i]) for i in members])
         took = _join([_share(parts[i]) for i in members])
-        which = ("batch " if len(members) == 1 else "batches ") + _join([f"{batches[i]:,}" for i in members])
-        said.append(f"At {which}, the weight products alone reached "
+        said.append(f"At {_listed([batches[i] for i in members])}, the weight products alone reached "
                     f"{shares} of their roof and took {took} of the step's time. {causes[kind]}")
     return " ".join(said)
 
@@ -1178,19 +1181,18 @@ def step_split_view(splits: Sequence[measure.StepSplit], products: measure.Produ
             uncertain.append(split.batch)
     words = [split_cause_words(*zip(*causes))] if causes else []
     if noisy:
-        which = ("batch " if len(noisy) == 1 else "batches ") + _join([f"{b:,}" for b in noisy])
         why = "their rounds varied more than " + _spread_text(QUIET_SPREAD) if m.steady else "the run was not steady"
-        words.append(f"At {which}, noise could have made the difference ({why}), so no cause is named.")
+        words.append(f"At {_listed(noisy)}, noise could have made the difference ({why}), so no cause is named.")
     if not causes and not noisy:
         words.append("Every batch here reached at least half of its lower ceiling.")
     if uncertain:
-        which = ("batch " if len(uncertain) == 1 else "batches ") + _join([f"{b:,}" for b in uncertain])
-        words.append(f"The rounds of {which} varied more than {_spread_text(QUIET_SPREAD)}, so "
+        words.append(f"The rounds of {_listed(uncertain)} varied more than {_spread_text(QUIET_SPREAD)}, so "
                      f"{'its row is' if len(uncertain) == 1 else 'their rows are'} less certain.")
     return Markdown(f"Measured on {m.label}; the decoder's weight products and its whole steps timed in "
                     f"{len(splits[0].step.values)} rounds of their own, at {splits[0].context_tokens:,} tokens of "
                     "context, at other moments than the decode table's, so the step's shares differ a little from "
-                    "that table's; their spreads are judged here, not in the run's summary:\n\n" + "\n".join(rows) + "\n\n" + _bullets([("What held it", " ".join(words))]))
+                    "that table's; their spreads are judged here, not in the run's summary:\n\n" + "\n".join(rows)
+                    + "\n\n" + _bullets([("What held it", " ".join(words))]))
 
 
 def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: float,

@@ -706,36 +706,34 @@ class Machine:
 
     def table(self, part: str = "all") -> str:
         """The run's measurements and what the roof takes from them. ``part`` "speeds": one row per way of
-        measuring (its first repeats pooled with its samples in the sweeps' rounds), with the roof's speeds, the balance point, the caches and the library; "samples": every
-        measurement, the sweeps' rounds too, with the load and the waits for a core; "all": both."""
+        measuring (its first repeats pooled with its samples in the sweeps' rounds), with the roof's speeds, the
+        balance point, the caches and the library; "samples": every measurement, the sweeps' rounds too, with the
+        load and the waits for a core; "all": both."""
         if part not in ("speeds", "samples", "all"):
             raise ValueError(f"part must be 'speeds', 'samples' or 'all'; got {part!r}")
 
-        def row(what: str, x: Samples, scale: float, unit: str) -> str:
+        def row(what: str, x: Samples, scale: float, unit: str, spread: bool = True) -> str:
             return (f"| {what} | {x.high / scale:,.1f} {unit} | {x.median / scale:,.1f} {unit} "
-                    f"| {x.low / scale:,.1f} {unit} | {_spread(x)} |")
+                    f"| {x.low / scale:,.1f} {unit} |" + (f" {_spread(x)} |" if spread else ""))
 
         size = _mb(self.array_bytes)
         caches = (f"{_mb(self.last_level_cache)} of last-level cache in all, as the system reports it. "
                   f"{self.cache_note}" if self.last_level_cache else
                   f"none reported. {self.cache_note}")
-        measured = [(self.read, row(f"plain read, {size} array, {len(self.read.values)} repeats", self.read, 1e9,
-                                    "GB/s")),
-                    (self.matvec_read, row(f"matrix-vector read, {size} matrix, {len(self.matvec_read.values)} repeats",
-                                           self.matvec_read, 1e9, "GB/s")),
-                    (self.matmul, row(f"matrix product, {self.matmul_side:,} × {self.matmul_side:,}, "
-                                      f"{len(self.matmul.values)} repeats", self.matmul, 1e9, "GFLOP/s"))]
+        rows = [row(f"plain read, {size} array, {len(self.read.values)} repeats", self.read, 1e9, "GB/s"),
+                row(f"matrix-vector read, {size} matrix, {len(self.matvec_read.values)} repeats", self.matvec_read,
+                    1e9, "GB/s"),
+                row(f"matrix product, {self.matmul_side:,} × {self.matmul_side:,}, {len(self.matmul.values)} repeats",
+                    self.matmul, 1e9, "GFLOP/s")]
         if self.rounds_read:
-            measured.append((self.rounds_read, row(f"plain read, in the sweeps' {len(self.rounds_read.values)} rounds",
-                                                   self.rounds_read, 1e9, "GB/s")))
+            rows.append(row(f"plain read, in the sweeps' {len(self.rounds_read.values)} rounds", self.rounds_read, 1e9,
+                            "GB/s"))
         if self.rounds_matmul:
-            measured.append((self.rounds_matmul, row(f"matrix product, in the sweeps' {len(self.rounds_matmul.values)} "
-                                                     "rounds", self.rounds_matmul, 1e9, "GFLOP/s")))
+            rows.append(row(f"matrix product, in the sweeps' {len(self.rounds_matmul.values)} rounds",
+                            self.rounds_matmul, 1e9, "GFLOP/s"))
         if self.rounds_vector:
-            measured.append((self.rounds_vector, row(f"1-vector product of the product sweep, read as bytes, its "
-                                                     f"{len(self.rounds_vector.values)} rounds", self.rounds_vector,
-                                                     1e9, "GB/s")))
-        rows = [text for _, text in measured]
+            rows.append(row(f"1-vector product of the product sweep, read as bytes, its {len(self.rounds_vector.values)} "
+                            "rounds", self.rounds_vector, 1e9, "GB/s"))
 
         def pooled(what: str, first: Samples, later: Samples | None, rounds: str, unit: str) -> str:
             """One row for one way of measuring: its first repeats and the same measurement in the rounds."""
@@ -744,7 +742,7 @@ class Machine:
             again = f" and {len(later.values)} {rounds if len(later.values) > 1 else rounds.replace('rounds', 'round')}" \
                 if later else ""
             # no spread: pooled samples come from different moments, and each measurement's spread is judged apart
-            return row(f"{what}: {n} {'repeats' if n > 1 else 'repeat'}{again}", both, 1e9, unit).rsplit("|", 2)[0] + "|"
+            return row(f"{what}: {n} {'repeats' if n > 1 else 'repeat'}{again}", both, 1e9, unit, spread=False)
 
         speeds = [pooled(f"plain read, {size} array", self.read, self.rounds_read, "rounds", "GB/s"),
                   pooled(f"matrix-vector read, {size} matrix", self.matvec_read, self.rounds_vector,
