@@ -1066,8 +1066,9 @@ def test_verdict_words_for_made_up_runs():
     assert "Quiet:" not in verdict_words(many, [MEMORY_BOUND]) and "ostly" not in verdict_words(many, [MEMORY_BOUND])
     # waits for a core above the chapter's threshold are said in the summary; at or below it, nothing is
     waited = verdict_words(many, [MEMORY_BOUND], waited=0.4)
-    assert ("- **Waiting for a core:** In the fastest sample of a measurement, this process's threads, together, "
-            "waited up to 0.40 s for a core per second, above 0.05 s: other programs pushed them off their "
+    assert ("- **Waiting for a core:** In the fastest sample of one of the run's measurements, the sweeps' points "
+            "among them (not only the roof's rows), this process's threads, together, waited up to 0.40 s for a core "
+            "per second, above 0.05 s: other programs pushed them off their "
             "cores.\n") in waited
     assert "Waiting for a core" not in verdict_words(many, [MEMORY_BOUND], waited=measure.WAIT_SHARE)
     assert "waited up to 0.052 s for a core per second, above 0.05 s" in verdict_words(many, [MEMORY_BOUND], waited=0.052)

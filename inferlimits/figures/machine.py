@@ -1465,9 +1465,10 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
     items = [("Quiet or noisy", noise)]
     if waited is not None and waited > measure.WAIT_SHARE:
         shown = f"{waited:.3f}" if f"{waited:.2f}" == f"{measure.WAIT_SHARE:.2f}" else f"{waited:.2f}"
-        items.append(("Waiting for a core", f"in the fastest sample of a measurement, this process's threads, "
-                      f"together, waited up to {shown} s for a core per second, above {measure.WAIT_SHARE:.2f} s: other programs pushed them off "
-                      "their cores."))
+        items.append(("Waiting for a core", f"in the fastest sample of one of the run's measurements, the sweeps' "
+                      f"points among them (not only the roof's rows), this process's threads, together, waited up to "
+                      f"{shown} s for a core per second, above {measure.WAIT_SHARE:.2f} s: other programs pushed them "
+                      "off their cores."))
     if ceilings:
         items.append(("The ceilings", ceilings))
     if bounds:
