@@ -2156,4 +2156,5 @@ def test_a_share_just_below_half_or_above_the_whole_shows_which_side_it_lies():
     from inferlimits.figures.machine import _share
     assert (_share(0.496), _share(0.5), _share(0.504), _share(0.47)) == ("49.6%", "50%", "50.4%", "47%")
     assert (_share(1.004), _share(1.0), _share(0.98)) == ("100.4%", "100%", "98%")
-    assert measure._percent(0.496) == "49.6%"
+    assert measure._percent(0.496) == "49.6%" and measure._percent(0.4996) == "49.96%"
+    assert (measure._percent(1.0004), measure._percent(0.9996), measure._percent(0.5004)) == ("100.04%", "99.96%", "50.04%")

@@ -1395,10 +1395,14 @@ def _caption(said: str, above: str | None, m: Machine | None = None, what: str =
 
 
 def _percent(x: float) -> str:
-    """A share as the tables print it: "98%"; "100.4%" or "49.6%" where whole percents would hide which side of
-    100%, or of the half that places a point, it lies."""
-    whole = f"{x:.0%}"
-    return f"{x:.1%}" if (whole == "100%" and x != 1) or (whole == "50%" and x != 0.5) else whole
+    """A share as the tables print it: "98%"; "100.4%", "49.6%" or "49.96%" where fewer decimals would hide which
+    side of 100%, or of the half that places a point, it lies."""
+    for decimals in range(4):   # the fewest decimals that leave the printed share on x's side of each edge
+        shown = f"{x:.{decimals}%}"
+        printed = float(shown[:-1]) / 100
+        if all((printed < edge) == (x < edge) and (printed > edge) == (x > edge) for edge in (0.5, 1.0)):
+            return shown
+    return shown
 
 
 def spread_text(x: float) -> str:
