@@ -1153,8 +1153,8 @@ def step_split_view(splits: Sequence[measure.StepSplit], products: measure.Produ
     decoder's weight products alone as a share of their roof (``StepSplit.products_share``), the whole step's
     share of its lower ceiling and the products' part of the step's time (both from the split's own rounds), and
     the spread of those rounds; then, for each quiet batch below NEAR of its ceiling, what held it there
-    (``split_cause_words``). A batch whose rounds spread more than QUIET_SPREAD, on a run not ``steady``, or
-    any batch on a run that is not, gets no cause: noise could have made the difference."""
+    (``split_cause_words``). A batch whose rounds spread more than QUIET_SPREAD gets no cause, nor does any
+    batch of a run that is not ``steady``: noise could have made the difference."""
     if not splits:
         raise ValueError("splits must hold at least one batch")
     bw, p = m.bandwidth_bytes_per_s, m.peak_flop_per_s
