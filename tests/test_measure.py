@@ -40,6 +40,21 @@ def _tokens(c, batch, length, seed=0):
     return np.random.default_rng(seed).integers(0, c.vocab_size, (batch, length))
 
 
+def _bullet(words: str, label: str) -> str:
+    """The bullet of ``words`` labelled ``label``, shown or folded."""
+    found = [line for line in words.split("\n") if line.startswith(f"- **{label}:**")]
+    assert len(found) == 1, (label, words)
+    return found[0]
+
+
+def _shown(words: str) -> list[str]:
+    """The labels of the bullets ``words`` shows, then of those it folds into the evidence (``_folded``)."""
+    from inferlimits.figures.machine import EVIDENCE
+    shown, _, folded = words.partition(f"```{{admonition}} {EVIDENCE}\n:class: dropdown\n")
+    assert not folded or folded.endswith("\n```"), words
+    return [[line.split(":**")[0][4:] for line in part.split("\n") if line.startswith("- **")] for part in (shown, folded)]
+
+
 # ---- the book's formulas apply to it ----------------------------------------------------------
 
 @pytest.mark.parametrize("c", [TINY, UNTIED, tinyllm.TINY_LLAMA], ids=["tiny", "untied", "chapter"])
@@ -593,12 +608,13 @@ def test_the_products_table_reads_the_weights_only_below_the_ridge():
                                                                   "each:\n\n")
     from inferlimits.figures.machine import products_words
     words = products_words(sweep, m).data
-    items = words.split("\n")
-    assert items[0] == "- **This sweep:** Quiet: all 7 rows varied at most 1.00× from slowest to fastest."
+    # the lesson and a point above the roof show; the rest is the evidence, one click away
+    assert _shown(words) == [["The lesson", "Above the roof"], ["This sweep", "The plain read"]]
+    assert _bullet(words, "This sweep") == "- **This sweep:** Quiet: all 7 rows varied at most 1.00× from slowest to fastest."
     # the point above the roof is named first, right under the table, with the reason its rounds show: past the
     # ridge the flat roof does not depend on bytes, and its typical round beat the roof's typical sample (50
     # against 30 GFLOP/s), so the roof's own square product ran less efficiently than this wide one
-    assert items[1] == ("- **Above the roof:** 32 vectors ran at 125% of the roof. Past the ridge the roof is flat and "
+    assert _bullet(words, "Above the roof") == ("- **Above the roof:** 32 vectors ran at 125% of the roof. Past the ridge the roof is flat and "
                         "does not depend on bytes, so reading fewer bytes cannot lift a point above it. It beat the "
                         "roof in its median round too. The roof's own 2,048 × 2,048 product ran less efficiently than "
                         "this wider product, so the flat roof under-estimates what numpy reaches here.")
@@ -608,7 +624,7 @@ def test_the_products_table_reads_the_weights_only_below_the_ridge():
             "same matrix in the same rounds (18.0 GB/s). The two ways of reading agree.") in words
     # from 1 vector to 16 (past the routine switch) the rate rose 3.9× against the roof's 4×; from 16 to 32 it
     # changed 1.4×: the shape
-    assert words.endswith("- **The lesson:** This run shows the climb-then-level shape. The climb, from 1 vector to 16: "
+    assert _bullet(words, "The lesson") == ("- **The lesson:** This run shows the climb-then-level shape. The climb, from 1 vector to 16: "
                           "the rate rose 3.9×, at least half of the roof's 4×. The level part, past the ridge, from 16 "
                           "vectors to 32: the rate changed only 1.4×, within 1.5× "
                           "either way. The widest batch reached 125% of the flat roof.")
@@ -631,7 +647,7 @@ def test_products_words_give_the_reasons_the_rounds_and_the_control_show():
     sweep = measure.ProductSweep(points, s((1.8e10,)), one_at_a_time=s((9e9,)))
     assert ("| control: the same 2 vectors, one matrix-vector product each | | 9.0 | | 1.00× | |"
             in measure.products_table(sweep, m).data)
-    lesson = products_words(sweep, m).data.split("\n")[-1]
+    lesson = _bullet(products_words(sweep, m).data, "The lesson")
     # the dip is left out of the rules, so it does not fail the shape; the control settles its cause
     assert lesson == (
         "- **The lesson:** This run shows the climb, but not the level part of the climb-then-level shape. The climb, "
@@ -656,7 +672,7 @@ def test_products_words_give_the_reasons_the_rounds_and_the_control_show():
     assert "It beat the roof only in its fastest round: it ran in a quieter spell than the roof's fastest sample." \
         in words
     # quiet rounds on a machine that other programs kept busy: a steady load is not ruled out, so it may be noise
-    busy = products_words(sweep, replace(m, load=3.0)).data.split("\n")[-1]
+    busy = _bullet(products_words(sweep, replace(m, load=3.0)).data, "The lesson")
     assert ("The rise held in every round, but other programs may have slowed every round alike (see how this run "
             "was judged under the machine table), so it may still be noise.") in busy
     assert "On a quiet machine, the roofline expects" in busy and "The control points to the routine" in busy
@@ -1179,12 +1195,10 @@ def test_decode_words_give_the_crossing_the_rise_and_the_regimes():
     m = measure.Machine("cpu", 2, "2026-01-01", s((1.0e10,)), s((1e10,)), s((3e10,)), 2**28, 2048)
     points = [measure.DecodePoint(c, b, 128, s((r,))) for b, r in ((1, 12.9), (2, 5.6), (4, 15.6), (8, 6.6))]
     words = decode_words(points, m).data
-    items = words.split("\n")
-    # one short line per regime the batches sat in, labelled by it
-    assert [i.split(":**")[0] for i in items] == ["- **In short", "- **This sweep", "- **The knee", "- **The rise",
-                                                   "- **Far below both", "- **The lesson"]
+    # the verdict and the lesson show; one short line per regime the batches sat in, labelled by it, is evidence
+    assert _shown(words) == [["In short", "The lesson"], ["This sweep", "The knee", "The rise", "Far below both"]]
     # the verdict leads, in one line: every batch's regime and its share of the lower ceiling
-    assert items[0] == "- **In short:** Batches 1 to 8 overhead-bound (4% to 42%)."
+    assert _bullet(words, "In short") == "- **In short:** Batches 1 to 8 overhead-bound (4% to 42%)."
     from inferlimits.arithmetic.generation import OVERHEAD_BOUND
     from inferlimits.arithmetic.roofline import COMPUTE_BOUND, MEMORY_BOUND
     from inferlimits.figures.machine import TOO_NOISY, verdict_line
@@ -1195,45 +1209,46 @@ def test_decode_words_give_the_crossing_the_rise_and_the_regimes():
     with pytest.raises(ValueError, match="shares"):
         verdict_line([1, 2], kinds[:2], [0.5])
     # batches 2 to 8 sat further below their ceiling than batch 1: a fixed cost per step cannot explain that
-    assert items[-1] == ("- **The lesson:** This run does not show the memory-to-math knee: all 4 batches were "
+    assert _bullet(words, "The lesson") == ("- **The lesson:** This run does not show the memory-to-math knee: all 4 batches were "
                          "overhead-bound. Their rounds agreed, so noise did not hold them below half. Costs the formula "
                          "leaves out set the pace. Batches 2 to 8 sat further below their ceiling than batch 1 (42%), "
                          "which a fixed cost per step cannot do. Likely causes grow with the batch: numpy's routines "
                          "for small products, and attention's loop over each sequence and head, which grows with the "
                          "context too. The chapter times the weight products alone only at the short context.")
-    assert decode_words(points, m, split_test=True).data.endswith(
+    assert _bullet(decode_words(points, m, split_test=True).data, "The lesson").endswith(
         "cannot do. The table after the figure tests what held them, at two of these batches.")
-    assert "quiet machine" not in items[-1] and "circles" not in items[-1], "no promise the rounds contradict"
+    lesson = _bullet(words, "The lesson")
+    assert "quiet machine" not in lesson and "circles" not in lesson, "no promise the rounds contradict"
     crossing = decode_knee_batch(c, 3e10, 1e10, 128, "FP32", "FP32", "FP32")
     assert f"The ceilings cross at a batch of about {crossing:.1f}. The short rule, balance point × W/F, gives 6.0." in words
     assert "They dropped from 1 to 2 and from 4 to 8 sequences." in words
     assert "far below both ceilings" in words
-    assert items[1] == "- **This sweep:** Quiet: all 4 batches varied at most 1.00× from slowest to fastest."
+    assert _bullet(words, "This sweep") == "- **This sweep:** Quiet: all 4 batches varied at most 1.00× from slowest to fastest."
     # the same points measured in a busy spell: what a quiet machine would show instead
     busy = [measure.DecodePoint(c, p.batch, 128, s((p.tokens_per_s, p.tokens_per_s / 2))) for p in points]
-    items = decode_words(busy, m).data.split("\n")
-    assert items[1] == ("- **This sweep:** Noisy: all 4 batches varied more than 1.25× from slowest to fastest, up to "
+    items = decode_words(busy, m).data
+    assert _bullet(items, "This sweep") == ("- **This sweep:** Noisy: all 4 batches varied more than 1.25× from slowest to fastest, up to "
                         "2.00×.")
     # noisy points below half are not placed by the book's rule
-    assert items[4].startswith("- **Too noisy to place:** Every batch reached less than half of its lower ceiling "
+    assert _bullet(items, "Too noisy to place").startswith("- **Too noisy to place:** Every batch reached less than half of its lower ceiling "
                                "(4% to 42%), but the rounds varied 2.00×, more than 1.25×.")
-    assert items[-1].startswith("- **The lesson:** This run does not show the memory-to-math knee: all 4 batches "
+    assert _bullet(items, "The lesson").startswith("- **The lesson:** This run does not show the memory-to-math knee: all 4 batches "
                                 "were too noisy to place. Their rounds were noisy: other programs may have held them "
                                 "below half. On a quiet machine, the formula expects the rate to rise near the memory "
                                 "ceiling")
     # quiet rounds on a machine that other programs kept busy: a steady load is not ruled out, so none is placed
-    loaded = decode_words(points, replace(m, load=3.0)).data.split("\n")
-    assert loaded[2] == ("- **The ceilings:** They use this run's roof, which other programs may have lowered: the "
+    loaded = decode_words(points, replace(m, load=3.0)).data
+    assert _bullet(loaded, "The ceilings") == ("- **The ceilings:** They use this run's roof, which other programs may have lowered: the "
                          "shares may be too high.")
-    assert loaded[5] == ("- **Too noisy to place:** Every batch reached less than half of its lower ceiling (4% to "
+    assert _bullet(loaded, "Too noisy to place") == ("- **Too noisy to place:** Every batch reached less than half of its lower ceiling (4% to "
                          "42%). The rounds agreed, but other programs may have slowed every round alike, so they are "
                          "too noisy to place.")
-    assert loaded[-1].startswith("- **The lesson:** This run does not show the memory-to-math knee: all 4 batches were "
+    assert _bullet(loaded, "The lesson").startswith("- **The lesson:** This run does not show the memory-to-math knee: all 4 batches were "
                                  "too noisy to place. Their rounds agreed, but other programs may have slowed every "
                                  "round alike and held them below half.")
     # a run whose ceilings may be too low says so before the regimes
     judged = replace(m, judgement=measure.Judgement(measure.ROOF_UNKNOWN, clean_ceiling=False))
-    assert decode_words(points, judged).data.split("\n")[2] == (
+    assert _bullet(decode_words(points, judged).data, "The ceilings") == (
         "- **The ceilings:** They use this run's roof, which other programs may have lowered: the shares may be too "
         "high.")
 
@@ -1427,7 +1442,7 @@ def test_decode_words_give_the_reason_the_long_context_knee_moves():
     c = tinyllm.TINY_LLAMA
     m = measure.Machine("cpu", 2, "2026-01-01", s((24.9e9,)), s((1e10,)), s((148e9,)), 2**28, 2048)
     points = [measure.DecodePoint(c, b, 1024, s((10.0 * b,))) for b in (1, 2, 4, 8, 16, 32, 64)]
-    knee = decode_words(points, m).data.split("\n")[2]
+    knee = _bullet(decode_words(points, m).data, "The knee")
     assert knee.startswith("- **The knee:** The ceilings cross at a batch of about 18. The short rule, balance point "
                            "× W/F, gives 12. The knee lies above the rule, which leaves out the 13.6 MB of KV cache")
 
@@ -1726,8 +1741,8 @@ def test_sweeps_time_the_roof_again_in_their_rounds():
             "| 1.0 GB/s |\n") in speeds and "spread" not in speeds.split("\n\n")[1], "pooled rows show no spread"
     assert "| plain read, 4.2 MB array: 1 repeat and 1 round | 1.0 GB/s |" in speeds
     assert "| 1-vector product" not in speeds and "| plain read, in the sweeps' " in samples
-    assert ("- **Roof bandwidth:** 4.0 GB/s, the fastest sample of the matrix-vector read, in the product sweep's "
-            "rounds (its 1-vector product).") in speeds
+    # the bullet names the pooled row that holds the sample, and nothing the reader has not met yet
+    assert "- **Roof bandwidth:** 4.0 GB/s, the fastest sample of the matrix-vector read." in speeds
     assert "- **Roof bandwidth:**" not in samples
     assert "| matrix-vector read, 4.2 MB matrix: 1 repeat |" in both.table("speeds")
     with pytest.raises(ValueError, match="part"):
@@ -2074,6 +2089,14 @@ def test_step_split_sets_a_steps_weight_products_beside_the_whole_step():
     assert all(len(x.step.values) == len(x.products.values) == 2 and x.products_part > 0 for x in measured)
     assert measured[0].shapes == tuple(m.shape for m in tinyllm.weight_matrices(measure.decoder_weights(TINY)))
     assert measure.step_split(TINY, [1, 2], 8, 2) is measured
+    # timed in a decode sweep's rounds: the step's samples are that sweep's own points, round for round
+    sweep = measure.decode_sweep(TINY, (1, 2), (8,), rounds=2, split=(2,))
+    assert [x.batch for x in sweep.splits] == [2]
+    assert sweep.splits[0].step == measure.point_at(sweep.points, 2).rate
+    assert len(sweep.splits[0].products.values) == 2
+    assert measure.decode_sweep(TINY, (1, 2), (8,), rounds=2).splits == ()
+    with pytest.raises(ValueError, match="split"):
+        measure.decode_sweep(TINY, (1, 2), (8,), split=(4,))
     with pytest.raises(ValueError, match="batches"):
         measure.step_split(TINY, ())
     with pytest.raises(ValueError, match="context_tokens"):
@@ -2099,33 +2122,30 @@ def test_the_step_split_names_what_held_a_step_below_half():
     s = measure.Samples
     c = tinyllm.TINY_LLAMA
     m = measure.Machine("cpu", 2, "2026-01-01", s((3e10,)), s((3e10,)), s((2e11,)), 2**28, 2048)
-    sweep = measure.ProductSweep(tuple(measure.ProductPoint(b, 8192, 8192, s((r,))) for b, r in
-                                       ((1, 1.5e10), (2, 1e10))), s((3e10,)))
     memory, math_ = measure.decode_ceilings_tokens_per_s(m, 2, 128, c)
     points = [measure.DecodePoint(c, 1, 128, s((0.6 * min(measure.decode_ceilings_tokens_per_s(m, 1, 128, c)),))),
               measure.DecodePoint(c, 2, 128, s((0.25 * min(memory, math_),)))]
     shapes = tuple(m_.shape for m_ in tinyllm.weight_matrices(measure.decoder_weights(c)))
-    one = measure.StepSplit(c, 2, 128, shapes, s((100.0,)), s((120.0,)))
-    # the step's share comes from the split's own rounds, beside its products
+    # the step's share comes from the step's rounds (the decode table's), beside its products
     one = measure.StepSplit(c, 2, 128, shapes, s((0.25 * min(memory, math_),) * 2), s((120.0, 110.0)))
-    view = step_split_view([one], sweep, m).data
+    view = step_split_view([one], m).data
     share = one.products_share(3e10, 2e11)
-    assert f"| 2 | 33% | {share:.0%} | 25% | {one.products_part:.0%} | 1.09× | 1.00× |" in view
+    assert f"| 2 | 25% | {share:.0%} | {one.products_part:.0%} | 1.09× |" in view
     assert split_cause_words([2], [share], [one.products_part]) in view
     fast = replace(one, step=s((0.9 * min(memory, math_),) * 2))
-    assert "Every batch here reached at least half of its lower ceiling." in step_split_view([fast], sweep, m).data
+    assert "Every batch here reached at least half of its lower ceiling." in step_split_view([fast], m).data
     # a noisy batch above half is not a cause to name, but its row is less certain, and the words say so
     fast_shaky = replace(fast, step=s((0.9 * min(memory, math_), 0.5 * min(memory, math_))))
     assert "The rounds of batch 2 varied more than 1.25×, so its row is less certain." in step_split_view(
-        [fast_shaky], sweep, m).data
+        [fast_shaky], m).data
     # noise is ruled out before a cause is named: noisy rounds, or a run that was not steady
     shaky = replace(one, products=s((120.0, 60.0)))
-    assert ("At batch 2, noise could have made the difference (their rounds varied more than 1.25×), so no cause is "
-            "named.") in step_split_view([shaky], sweep, m).data
+    assert ("At batch 2, noise could have made the difference (the rounds of its step or of its products varied "
+            "more than 1.25×), so no cause is named.") in step_split_view([shaky], m).data
     busy = replace(m, load=5.0)
-    assert "(the run was not steady), so no cause is named." in step_split_view([one], sweep, busy).data
+    assert "(the run was not steady), so no cause is named." in step_split_view([one], busy).data
     with pytest.raises(ValueError, match="splits"):
-        step_split_view([], sweep, m)
+        step_split_view([], m)
 
 
 def test_the_decode_figure_names_the_lower_ceiling_once(monkeypatch):

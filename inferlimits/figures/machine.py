@@ -388,6 +388,18 @@ def _bullets(items: Sequence[tuple[str, str]]) -> str:
     return "\n".join(f"- **{label}:** {text[0].upper()}{text[1:]}" for label, text in items)
 
 
+#: The title of the folded bullets under a sweep's table: the evidence its shown bullets rest on.
+EVIDENCE = "Refinement: the evidence behind these words"
+
+
+def _folded(shown: Sequence[tuple[str, str]], details: Sequence[tuple[str, str]]) -> str:
+    """``shown`` as bullets, then ``details`` as bullets in a collapsed block (EVIDENCE) where there are any: the
+    reader meets the verdict first, and the evidence one click away."""
+    if not details:
+        return _bullets(shown)
+    return f"{_bullets(shown)}\n\n```{{admonition}} {EVIDENCE}\n:class: dropdown\n{_bullets(details)}\n```"
+
+
 def is_noisy(spread: float) -> bool:
     """Whether a spread (fastest over slowest) is more than this chapter calls quiet."""
     return positive("spread", spread) > QUIET_SPREAD
@@ -527,31 +539,32 @@ def products_words(sweep: measure.ProductSweep, m: measure.Machine) -> Markdown:
     (``plain_read_words``), and whether this run shows the climb-then-level shape (``product_lesson_words``,
     told whether the run was steady and what the control showed). The lesson alone sets the rate
     beside the roof over spans of batches, the two spans its rules test, so that the words define
-    "below" and "past the ridge" once (``doubling_words``, region by region, is not shown here)."""
+    "below" and "past the ridge" once (``doubling_words``, region by region, is not shown here). The lesson and any
+    point above the roof show; the rest is the evidence, folded (``_folded``)."""
     points = list(sweep)
     roofs = [min(m.peak_flop_per_s, p.intensity_flop_per_byte * m.bandwidth_bytes_per_s) for p in points]
     batches, rates = [p.batch for p in points], [p.flop_per_s for p in points]
     spreads = [p.rate.spread for p in points] + [sweep.read.spread]
     if sweep.one_at_a_time is not None:
         spreads.append(sweep.one_at_a_time.spread)
-    lines = [_bullets([("This sweep", noise_words(spreads))])]
+    shown, details = [], [("This sweep", noise_words(spreads))]
     roof_median = (sweep.roof_matmul or m.rounds_matmul or m.matmul).median
     above = [(p.batch, p.flop_per_s / r, p.intensity_flop_per_byte >= m.balance_point_flop_per_byte,
               p.rate.median > roof_median,
               p.flop_per_s / r - 1 <= cache_lift(m.last_level_cache, p.bytes_moved))
              for p, r in zip(points, roofs) if p.flop_per_s > r]
     if above:
-        lines.append(_bullets([("Above the roof", above_roof_words(
+        shown.append(("Above the roof", above_roof_words(
             [a[0] for a in above], [a[1] for a in above], batches, past=[a[2] for a in above],
             typical=[a[3] for a in above], roof_side=m.matmul_side, cached=[a[4] for a in above],
-            source=m.roof_source))]))
+            source=m.roof_source)))
     if len(points) > 1:
         drops = drop_words(batches, rates)
         if drops:
-            lines.append(_bullets([("Drops", drops)]))
+            details.append(("Drops", drops))
     vector = measure.vector_read(sweep)
-    lines.append(_bullets([("The plain read", plain_read_words(sweep.read_bytes_per_s,
-                                                               vector.high if vector is not None else None))]))
+    details.append(("The plain read", plain_read_words(sweep.read_bytes_per_s,
+                                                       vector.high if vector is not None else None)))
     if len(points) > 1:
         control = None
         if sweep.one_at_a_time is not None:
@@ -560,11 +573,12 @@ def products_words(sweep: measure.ProductSweep, m: measure.Machine) -> Markdown:
                 measure.point_at(sweep, sweep.control_batch).rate.spread)
             control = (sweep.control_batch, [c / b for c, b in zip(sweep.one_at_a_time.values, batched)],
                        quiet and m.products_steady)
-        lines.append(_bullets([("The lesson", product_lesson_words(batches, rates, roofs, max(spreads),
-                                                                   rounds=[p.rate.values for p in points],
-                                                                   steady=m.products_steady,
-                                                                   control=control))]))
-    return Markdown("\n".join(lines))
+        shown.insert(0, ("The lesson", product_lesson_words(batches, rates, roofs, max(spreads),
+                                                            rounds=[p.rate.values for p in points],
+                                                            steady=m.products_steady, control=control)))
+    if not shown:   # a single batch has no lesson to lead with: every bullet shows
+        shown, details = details, []
+    return Markdown(_folded(shown, details))
 
 
 def plain_read_words(read: float, vector: float | None = None) -> str:
@@ -1080,7 +1094,7 @@ def decode_words(points: Sequence[measure.DecodePoint], m: measure.Machine, spli
     (``crossing_words``), how the measured rate rose with the batch (``rise_words``), one line per
     regime the batches sat in by the book's rule (``regime_items``), and whether this run shows the
     memory-to-math knee (``knee_lesson_words``; ``split_test``: a step's weight products are timed alone at this
-    context, after the figure)."""
+    context, after the figure). The verdicts and the lesson show; the rest is the evidence, folded (``_folded``)."""
     points = list(points)
     if not points:
         raise ValueError("points must hold at least one measured batch")
@@ -1096,7 +1110,7 @@ def decode_words(points: Sequence[measure.DecodePoint], m: measure.Machine, spli
     memory, math_ = [x[0] for x in ceilings], [x[1] for x in ceilings]
     kinds = regime_kinds(rates, memory, math_, spreads, m.steady)
     shares = [x / min(mm, f) for x, mm, f in zip(rates, memory, math_)]
-    items = [("In short", verdict_line(batches, kinds, shares)), ("This sweep", noise_words(spreads, "batches"))]
+    items = [("This sweep", noise_words(spreads, "batches"))]
     ceiling = ceiling_words(m)
     if ceiling != "they use this run's own roof.":
         items.append(("The ceilings", ceiling))
@@ -1105,8 +1119,8 @@ def decode_words(points: Sequence[measure.DecodePoint], m: measure.Machine, spli
         items.append(("The rise", rise_words(batches, rates)))
     items += regime_items(batches, rates, memory, math_, spreads, steady=m.steady, clean=m.clean_ceiling,
                           cached=_decode_cached(points, m), source=m.roof_source)
-    items.append(("The lesson", knee_lesson_words(batches, kinds, crossing, spreads, shares, split_test)))
-    return Markdown(_bullets(items))
+    lesson = knee_lesson_words(batches, kinds, crossing, spreads, shares, split_test)
+    return Markdown(_folded([("In short", verdict_line(batches, kinds, shares)), ("The lesson", lesson)], items))
 
 
 #: A batch whose weight products took at least this share of its step's time spent the step mostly on them.
@@ -1147,30 +1161,26 @@ def split_cause_words(batches: Sequence[int], products_shares: Sequence[float], 
     return " ".join(said)
 
 
-def step_split_view(splits: Sequence[measure.StepSplit], products: measure.ProductSweep,
-                    m: measure.Machine) -> Markdown:
-    """The batches of ``splits`` in one table: the product sweep's share of its roof at that many vectors, the
-    decoder's weight products alone as a share of their roof (``StepSplit.products_share``), the whole step's
-    share of its lower ceiling and the products' part of the step's time (both from the split's own rounds), and
-    the spread of those rounds; then, for each quiet batch below NEAR of its ceiling, what held it there
-    (``split_cause_words``). A batch whose rounds spread more than QUIET_SPREAD gets no cause, nor does any
-    batch of a run that is not ``steady``: noise could have made the difference."""
+def step_split_view(splits: Sequence[measure.StepSplit], m: measure.Machine) -> Markdown:
+    """The batches of ``splits`` in one table: the whole step's share of its lower ceiling (the decode table's, since
+    the split times its products in the decode sweep's rounds), the decoder's weight products alone as a share of
+    their roof (``StepSplit.products_share``), the products' part of the step's time and the spread of their rounds;
+    then, for each quiet batch below NEAR of its ceiling, what held it there (``split_cause_words``). A batch whose
+    step or products spread more than QUIET_SPREAD gets no cause, nor does any batch of a run that is not
+    ``steady``: noise could have made the difference."""
     if not splits:
         raise ValueError("splits must hold at least one batch")
     bw, p = m.bandwidth_bytes_per_s, m.peak_flop_per_s
-    rows = ["| batch (vectors) | product sweep, share of its roof | weight products alone, share of their roof "
-            "| whole step, share of its lower ceiling | products' part of the step's time | spread, products "
-            "| spread, step |",
-            "|--:|--:|--:|--:|--:|--:|--:|"]
+    rows = ["| batch | whole step, share of its lower ceiling | weight products alone, share of their roof "
+            "| products' part of the step's time | spread of the products' rounds |",
+            "|--:|--:|--:|--:|--:|"]
     causes, noisy, uncertain = [], [], []  # causes: (batch, the products' share of their roof, their part of its time)
     for split in splits:
-        sweep = measure.point_at(products, split.batch)
-        sweep_share = sweep.flop_per_s / min(p, sweep.intensity_flop_per_byte * bw)
         step_share = split.step.high / min(measure.decode_ceilings_tokens_per_s(m, split.batch, split.context_tokens,
                                                                                 split.config))
         alone, part = split.products_share(bw, p), split.products_part
-        rows.append(f"| {split.batch:,} | {_share(sweep_share)} | {_share(alone)} | {_share(step_share)} "
-                    f"| {_share(part)} | {_spread_text(split.products.spread)} | {_spread_text(split.step.spread)} |")
+        rows.append(f"| {split.batch:,} | {_share(step_share)} | {_share(alone)} | {_share(part)} "
+                    f"| {_spread_text(split.products.spread)} |")
         shaky = is_noisy(split.products.spread) or is_noisy(split.step.spread)
         if step_share < NEAR:
             if shaky or not m.steady:
@@ -1181,17 +1191,17 @@ def step_split_view(splits: Sequence[measure.StepSplit], products: measure.Produ
             uncertain.append(split.batch)
     words = [split_cause_words(*zip(*causes))] if causes else []
     if noisy:
-        why = "their rounds varied more than " + _spread_text(QUIET_SPREAD) if m.steady else "the run was not steady"
+        why = ("the rounds of its step or of its products varied more than " + _spread_text(QUIET_SPREAD)
+               if m.steady else "the run was not steady")
         words.append(f"At {_listed(noisy)}, noise could have made the difference ({why}), so no cause is named.")
     if not causes and not noisy:
         words.append("Every batch here reached at least half of its lower ceiling.")
     if uncertain:
         words.append(f"The rounds of {_listed(uncertain)} varied more than {_spread_text(QUIET_SPREAD)}, so "
                      f"{'its row is' if len(uncertain) == 1 else 'their rows are'} less certain.")
-    return Markdown(f"Measured on {m.label}; the decoder's weight products and its whole steps timed in "
-                    f"{len(splits[0].step.values)} rounds of their own, at {splits[0].context_tokens:,} tokens of "
-                    "context, at other moments than the decode table's, so the step's shares differ a little from "
-                    "that table's; their spreads are judged here, not in the run's summary:\n\n" + "\n".join(rows)
+    return Markdown(f"Measured on {m.label}, at {splits[0].context_tokens:,} tokens of context; the weight products "
+                    f"timed alone right after each step, in the decode sweep's {len(splits[0].step.values)} rounds, "
+                    "so the step's share is the decode table's:\n\n" + "\n".join(rows)
                     + "\n\n" + _bullets([("What held it", " ".join(words))]))
 
 

@@ -768,16 +768,14 @@ class Machine:
                 said += f" That is {_below_share(shares[i])} of the reference run's (see below)."
             return said
 
-        # the speeds table pools each way of measuring in one row, so its bullets name the row and when
-        pooled_from = {"the plain read": "the plain read, in its first repeats",
-                       "the matrix-vector read": "the matrix-vector read, in its first repeats",
-                       "the plain read in the sweeps' rounds": "the plain read, in the sweeps' rounds",
-                       "the 1-vector product in the product sweep":
-                           "the matrix-vector read, in the product sweep's rounds (its 1-vector product)"}
+        # the speeds table pools each way of measuring in one row, so its bullets name the row alone
+        pooled_from = {"the plain read": "the plain read", "the matrix-vector read": "the matrix-vector read",
+                       "the plain read in the sweeps' rounds": "the plain read",
+                       "the 1-vector product in the product sweep": "the matrix-vector read"}
         bandwidth = roof_line("bandwidth", 0, 1e9, "GB/s", self.measured_bandwidth_bytes_per_s, "read",
                               pooled_from[self.bandwidth_from] if part == "speeds" else self.bandwidth_from)
         math_rate = roof_line("math rate", 1, 1e9, "GFLOP/s", self.measured_peak_flop_per_s, "product",
-                              f"the product, in {self.peak_from}")
+                              "the matrix product" if part == "speeds" else f"the product, in {self.peak_from}")
         library = ([f"- **numpy's BLAS library:** {self.blas}"
                     + (f", running {self.blas_threads} {'thread' if self.blas_threads == 1 else 'threads'}."
                        if self.blas_threads else ", its thread count not reported.")] if self.blas else [])
@@ -966,6 +964,7 @@ class ProductSweep:
     roof_read: Samples | None = None      # bytes/s, the roof's plain read, in the same rounds
     roof_matmul: Samples | None = None    # FLOP/s, the roof's square product, in the same rounds
     roof: tuple[int, int] | None = None
+    splits: tuple["StepSplit", ...] = ()   # steps beside their weight products alone, in the same rounds
 
     def __iter__(self):
         return iter(self.points)
@@ -1099,6 +1098,7 @@ class DecodeSweep:
     roof_read: Samples | None = None
     roof_matmul: Samples | None = None
     roof: tuple[int, int] | None = None
+    splits: tuple["StepSplit", ...] = ()   # steps beside their weight products alone, in the same rounds
 
     def __iter__(self):
         return iter(self.points)
@@ -1112,14 +1112,16 @@ class DecodeSweep:
 
 def decode_sweep(c: Config = tinyllm.TINY_LLAMA, batches: tuple[int, ...] = powers_of_two(64),
                  contexts: tuple[int, ...] = (128,), steps: int = DECODE_STEPS,
-                 rounds: int = DECODE_ROUNDS, roof: tuple[int, int] | None = None) -> DecodeSweep:
+                 rounds: int = DECODE_ROUNDS, roof: tuple[int, int] | None = None,
+                 split: tuple[int, ...] = ()) -> DecodeSweep:
     """Decode B sequences whose caches already hold L tokens, for each context L in ``contexts``
     and batch B in ``batches``, in ``rounds`` rounds; every round's tokens/s of each (context,
     batch), in that order (remembered for the session). A call of a setting generates ``steps``
     tokens per sequence, each at the same context (each step writes position L of the cache and
     attends over positions 0 to L, as the next token after L cached ones does); a sample repeats
     the call until it lasts MIN_SAMPLE_S. With ``roof`` (``roof_settings``), time the roof's two
-    measurements in every round too.
+    measurements in every round too. For each batch in ``split`` (each one of ``batches``), time the step's
+    weight products alone too, right after its step at the first context in every round (``DecodeSweep.splits``).
 
     The caches are filled with random numbers instead of by reading a real prompt: a decode step
     costs the same whatever the cached numbers are. One cache, sized for the largest batch and
@@ -1135,15 +1137,22 @@ def decode_sweep(c: Config = tinyllm.TINY_LLAMA, batches: tuple[int, ...] = powe
         raise ValueError("batches and contexts must each hold at least one value")
     if roof is not None:
         roof = (whole("roof array_bytes", roof[0], 1024), whole("roof matmul_side", roof[1], 16))
-    return _decode_sweep(c, batches, contexts, steps, rounds, roof)
+    split = tuple(whole("split batch", b) for b in split)
+    if not set(split) <= set(batches):
+        raise ValueError(f"split must name batches the sweep measures ({batches}); got {split}")
+    return _decode_sweep(c, batches, contexts, steps, rounds, roof, split)
 
 
 @cache
 def _decode_sweep(c: Config, batches: tuple[int, ...], contexts: tuple[int, ...], steps: int,
-                  rounds: int, roof: tuple[int, int] | None = None) -> DecodeSweep:
+                  rounds: int, roof: tuple[int, int] | None = None, split: tuple[int, ...] = ()) -> DecodeSweep:
     w = decoder_weights(c)
     cache_ = tinyllm.KVCache(c, max(batches), max(contexts) + 1)
     cache_.fill(max(contexts))
+    matrices = tinyllm.weight_matrices(w)
+    rng = np.random.default_rng(0)   # stand-in vectors for the products alone: their speed does not hang on values
+    widths = sorted({m.shape[0] for m in matrices})
+    inputs = {b: {k: rng.standard_normal((b, k)).astype(DTYPE) for k in widths} for b in split}
 
     def run(L: int, b: int) -> None:
         tokens = np.zeros(b, dtype=np.int64)
@@ -1159,6 +1168,8 @@ def _decode_sweep(c: Config, batches: tuple[int, ...], contexts: tuple[int, ...]
                 if L != longest:   # its call is estimated from the warm-up's, by the bytes a step moves
                     share = _step_bytes(c, b, L) / _step_bytes(c, b, longest)
                     samplers[L, b] = _Sampler(lambda L=L, b=b: run(L, b), b * steps, warmed=first.fastest * share)
+            if b in split:
+                samplers["products", b] = _Sampler(lambda b=b: tinyllm.weight_products(matrices, inputs[b]), b)
         others = list(batches) + (["roof"] if roof else [])
         for r in range(rounds):
             if roof:
@@ -1170,8 +1181,14 @@ def _decode_sweep(c: Config, batches: tuple[int, ...], contexts: tuple[int, ...]
                     continue
                 for L in (contexts if r % 2 == 0 else contexts[::-1]):
                     samplers[L, item].sample()
+                    if L == contexts[0] and item in split:
+                        samplers["products", item].sample()
     points = tuple(DecodePoint(c, b, L, samplers[L, b].samples) for L in contexts for b in batches)
-    return DecodeSweep(points, probe.read.samples if roof else None, probe.product.samples if roof else None, roof)
+    shapes = tuple(m.shape for m in matrices)
+    splits = tuple(StepSplit(c, b, contexts[0], shapes, samplers[contexts[0], b].samples,
+                             samplers["products", b].samples) for b in split)
+    return DecodeSweep(points, probe.read.samples if roof else None, probe.product.samples if roof else None, roof,
+                       splits)
 
 
 def _step_bytes(c: Config, batch: int, context_tokens: int) -> float:
@@ -1212,43 +1229,14 @@ class StepSplit:
 
 def step_split(c: Config = tinyllm.TINY_LLAMA, batches: tuple[int, ...] = (1, 2, 16),
                context_tokens: int = 128, rounds: int = DECODE_ROUNDS) -> tuple[StepSplit, ...]:
-    """For each batch, whole decode steps at ``context_tokens`` and the step's weight products
-    alone (``tinyllm.weight_products`` on stand-in activations), in ``rounds`` rounds, each round
-    visiting every setting in a shuffled order, after one round that is not counted (a warm-up call
-    alone can be slow enough to make the first round's samples short; remembered for the session)."""
+    """For each batch, whole decode steps at ``context_tokens`` beside the step's weight products alone
+    (``tinyllm.weight_products`` on stand-in activations), in ``rounds`` rounds of a decode sweep of those batches
+    alone (``decode_sweep``'s ``split``; remembered for the session)."""
     batches = tuple(whole("batch", b) for b in batches)
     if not batches:
         raise ValueError("batches must hold at least one value")
-    return _step_split(c, batches, whole("context_tokens", context_tokens, 0), whole("rounds", rounds))
-
-
-@cache
-def _step_split(c: Config, batches: tuple[int, ...], context_tokens: int, rounds: int) -> tuple[StepSplit, ...]:
-    w = decoder_weights(c)
-    cache_ = tinyllm.KVCache(c, max(batches), context_tokens + 1)
-    cache_.fill(context_tokens)
-    matrices = tinyllm.weight_matrices(w)
-    rng = np.random.default_rng(0)
-    widths = sorted({m.shape[0] for m in matrices})
-    inputs = {b: {k: rng.standard_normal((b, k)).astype(DTYPE) for k in widths} for b in batches}
-
-    def step(b: int) -> None:
-        tinyllm.decode_step(w, np.zeros(b, dtype=np.int64), cache_, context_tokens)
-
-    samplers = {}
-    for b in batches:
-        samplers["step", b] = _Sampler(lambda b=b: step(b), b)
-        samplers["products", b] = _Sampler(lambda b=b: tinyllm.weight_products(matrices, inputs[b]), b)
-    for key in samplers:   # a round not counted: each setting's calls counted again from a warm call
-        samplers[key].sample()
-        samplers[key].rates.clear()
-        samplers[key].waits.clear()
-    for r in range(rounds):
-        for key in _shuffled(list(samplers), r):
-            samplers[key].sample()
-    shapes = tuple(m.shape for m in matrices)
-    return tuple(StepSplit(c, b, context_tokens, shapes, samplers["step", b].samples,
-                           samplers["products", b].samples) for b in batches)
+    return decode_sweep(c, batches, (whole("context_tokens", context_tokens, 0),), rounds=whole("rounds", rounds),
+                        split=batches).splits
 
 
 def at_context(points: Sequence[DecodePoint], context_tokens: int) -> tuple[DecodePoint, ...]:
@@ -1300,8 +1288,9 @@ def split_ratio(splits: Sequence[StepSplit], batch: int, over: int, bandwidth_by
     first = point_at(splits, batch)
 
     def again() -> float:
-        return ratio(_step_split.__wrapped__(first.config, tuple(sorted({batch, over})), first.context_tokens,
-                                             len(first.products.values)))
+        pair = tuple(sorted({batch, over}))
+        return ratio(_decode_sweep.__wrapped__(first.config, pair, (first.context_tokens,), DECODE_STEPS,
+                                               len(first.products.values), None, pair).splits)
 
     return Ratio(ratio(splits), again)
 
