@@ -704,6 +704,9 @@ def test_noise_words_call_a_sweep_quiet_only_when_every_spread_is():
     assert noise_words([1.24]).endswith("at most 1.24× from slowest to fastest.")
     assert noise_words([1.26]).startswith("noisy:") and "up to 1.26×" in noise_words([1.26])
     assert measure.spread_text(14.2) == "14×" and measure.spread_text(1.0) == "1.00×"
+    # a noisy spread never prints as the quiet bar itself; a quiet one keeps two decimals
+    assert (measure.spread_text(1.2504), measure.spread_text(1.253), measure.spread_text(1.2496)) == (
+        "1.2504×", "1.253×", "1.25×")
     for bad in ([], [0.0], [float("nan")]):
         with pytest.raises(ValueError, match="spreads"):
             noise_words(bad)

@@ -1396,9 +1396,15 @@ def _percent(x: float) -> str:
 
 def spread_text(x: float) -> str:
     """A spread (fastest over slowest) as the tables and words give it: two decimals, so that it
-    can be set beside the quiet bar of 1.25×: "1.00×", "1.26×", "6.20×"; "14×" from 10 up."""
+    can be set beside the quiet bar of 1.25×: "1.00×", "1.26×", "6.20×"; "14×" from 10 up; and as many more
+    as keep a spread just above the bar from printing as the bar itself ("1.252×")."""
     x = positive("spread", x)
-    return f"{x:.2f}×" if x < 10 else f"{x:,.0f}×"
+    if x >= 10:
+        return f"{x:,.0f}×"
+    for decimals in (2, 3, 4):
+        if x <= QUIET_SPREAD or float(f"{x:.{decimals}f}") > QUIET_SPREAD:
+            break
+    return f"{x:.{decimals}f}×"
 
 
 def _spread(x: Samples) -> str:
