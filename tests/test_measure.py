@@ -599,7 +599,7 @@ def test_the_products_table_reads_the_weights_only_below_the_ridge():
     assert "| 1 | 0.50 | 9.0 | 90% | 1.00× | 18.0 GB/s |" in table     # below the ridge: a memory benchmark
     assert "| 8 | 3.99 | 30.0 | 75% | 1.00× |  |" in table             # past the ridge: the math sets the pace
     assert "| 32 | 15.88 | 50.0 | 125% | 1.00× |  |" in table          # above the roof, and named so in the words
-    assert "| plain read, same rounds | | | | 1.00× | 18.0 GB/s |" in table
+    assert "| plain read of the same matrix, same rounds | | | | 1.00× | 18.0 GB/s |" in table
     # a share above 100% is announced in the table's first line, before the reader meets it; the words say why
     assert table.startswith("Measured on cpu (2 cores), 2026-01-01; one round each. Each share above 100% beat the "
                             "roof; the words under the table say why.\n\n| vectors |")
@@ -1087,7 +1087,7 @@ def test_verdict_words_for_made_up_runs():
     waited = verdict_words(many, [MEMORY_BOUND], waited=0.4)
     assert ("- **Waiting for a core:** In the fastest sample of one of the run's measurements, the sweeps' points "
             "among them (not only the roof's rows), this process's threads, together, waited up to 0.40 s for a core "
-            "per second, above 0.05 s: other programs pushed them off their "
+            "per second, above 0.05 s: other threads, most likely other programs', pushed them off their "
             "cores.\n") in waited
     assert "Waiting for a core" not in verdict_words(many, [MEMORY_BOUND], waited=measure.WAIT_SHARE)
     assert "waited up to 0.052 s for a core per second, above 0.05 s" in verdict_words(many, [MEMORY_BOUND], waited=0.052)
@@ -1787,7 +1787,7 @@ def test_the_roof_is_the_fastest_sample_of_all_and_the_reference_lifts_a_low_one
                      rounds_read=s((2.5e10,), (0.01,)), rounds_matmul=s((0.8e11,), (0.0,)))
     assert waited.waited == 0.3 and not waited.steady and not waited.clean_ceiling
     assert ("- **Waiting for a core:** in the fastest sample of each row, this process's threads, together, waited "
-            "up to 0.30 s for a core per second. Above 0.05 s, other programs pushed them off their "
+            "up to 0.30 s for a core per second. Above 0.05 s, other threads, most likely other programs', pushed them off their "
             "cores.") in waited._repr_markdown_()
     # only the fastest sample's wait counts: a slower sample that waited longer is not the one the table shows
     assert replace(waited, read=s((1e10, 2e10), (0.3, 0.0))).waited == 0.01
@@ -2000,8 +2000,8 @@ def test_judge_sets_the_roof_beside_the_reference_and_says_what_the_ceilings_use
                                    matmul=s((70e9,), (0.0,))), None, _decoder_at(ref, 0.2, waited=0.0), ref)
     assert not pushed.judgement.steady and not pushed.judgement.clean_ceiling
     assert figures.roof_words(pushed).endswith("In the fastest sample of each measurement, this process's threads, "
-                                               "together, waited up to 0.40 s for a core per second: other programs "
-                                               "pushed them off their cores.")
+                                               "together, waited up to 0.40 s for a core per second: other threads, "
+                                               "most likely other programs', pushed them off their cores.")
     assert figures.roof_words(replace(other, judgement=None)) == ""
 
 

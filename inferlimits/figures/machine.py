@@ -1477,8 +1477,8 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
         shown = f"{waited:.3f}" if f"{waited:.2f}" == f"{measure.WAIT_SHARE:.2f}" else f"{waited:.2f}"
         items.append(("Waiting for a core", f"in the fastest sample of one of the run's measurements, the sweeps' "
                       f"points among them (not only the roof's rows), this process's threads, together, waited up to "
-                      f"{shown} s for a core per second, above {measure.WAIT_SHARE:.2f} s: other programs pushed them "
-                      "off their cores."))
+                      f"{shown} s for a core per second, above {measure.WAIT_SHARE:.2f} s: other threads, most likely "
+                      "other programs', pushed them off their cores."))
     if ceilings:
         items.append(("The ceilings", ceilings))
     if bounds:
@@ -1906,8 +1906,8 @@ def roof_words(m: measure.Machine) -> str:
     if j.waited is not None:
         said += (f" In the fastest sample of each measurement, this process's threads, together, waited up to "
                  f"{j.waited:.2f} s for a core per second: "
-                 + ("other programs did not push them off their cores." if j.waited <= measure.WAIT_SHARE else
-                    "other programs pushed them off their cores."))
+                 + ("no other thread pushed them off their cores." if j.waited <= measure.WAIT_SHARE else
+                    "other threads, most likely other programs', pushed them off their cores."))
     return said
 
 

@@ -781,8 +781,8 @@ class Machine:
                        if self.blas_threads else ", its thread count not reported.")] if self.blas else [])
         waited = self.waited
         waits = ([f"- **Waiting for a core:** in the fastest sample of each row, this process's threads, together, waited "
-                  f"up to {waited:.2f} s for a core per second. Above {WAIT_SHARE:.2f} s, other programs pushed them "
-                  "off their cores."]
+                  f"up to {waited:.2f} s for a core per second. Above {WAIT_SHARE:.2f} s, other threads, most "
+                  "likely other programs', pushed them off their cores."]
                  if waited is not None else [])
         roof = [bandwidth, math_rate,
                 f"- **Balance point:** {self.balance_point_flop_per_byte:,.1f} FLOP per byte, the roof's math rate "
@@ -1440,7 +1440,7 @@ def products_table(sweep: ProductSweep, m: Machine) -> Markdown:
         rows.append(f"| control: the same {b:,} vectors, one matrix-vector product each | | "
                     f"{sweep.one_at_a_time.high / 1e9:,.1f} | | "
                     f"{_spread(sweep.one_at_a_time)} | |")
-    rows.append(f"| plain read, same rounds | | | | {_spread(sweep.read)} | {sweep.read_bytes_per_s / 1e9:,.1f} GB/s |")
+    rows.append(f"| plain read of the same matrix, same rounds | | | | {_spread(sweep.read)} | {sweep.read_bytes_per_s / 1e9:,.1f} GB/s |")
     above = any(p.flop_per_s > min(m.peak_flop_per_s, p.intensity_flop_per_byte * m.bandwidth_bytes_per_s)
                 for p in sweep)
     return Markdown(_caption(f"Measured on {m.label}; {_fastest(len(sweep.read.values))}", "roof" if above else None,
