@@ -553,6 +553,19 @@ class Machine:
         return self.load is not None and self.load > BUSY_LOAD_PER_CORE * self.cores
 
     @property
+    def load_text(self) -> str:
+        """The load average as the tables give it: one decimal, or as many more as keep it on its side of the line
+        above which the machine was busy ("1.0" for 0.98, "1.04" for 1.04 on 2 cores); "" where none is reported."""
+        if self.load is None:
+            return ""
+        edge = BUSY_LOAD_PER_CORE * self.cores
+        for decimals in (1, 2, 3, 4):
+            shown = f"{self.load:,.{decimals}f}"
+            if (float(shown) > edge) == (self.load > edge):
+                break
+        return shown
+
+    @property
     def array_over_cache(self) -> float | None:
         """How many times the largest reported cache the bandwidth array is (None: no cache reported)."""
         return self.array_bytes / self.last_level_cache if self.last_level_cache else None
@@ -788,7 +801,7 @@ class Machine:
                 f"- **Balance point:** {self.balance_point_flop_per_byte:,.1f} FLOP per byte, the roof's math rate "
                 f"over the roof's bandwidth{self._lifted_note}.",
                 f"- **Caches:** {caches}", *library]
-        conditions = ([f"- **Load before measuring:** {self.load:,.1f}, the system's 1-minute load average: a decaying "
+        conditions = ([f"- **Load before measuring:** {self.load_text}, the system's 1-minute load average: a decaying "
                        "average of the programs running or waiting to run (Linux also counts those waiting on the "
                        f"disk). An idle machine shows near 0. Above {BUSY_LOAD_PER_CORE * self.cores:g}, other "
                        f"programs kept more than half of its {self.cores} cores busy."]

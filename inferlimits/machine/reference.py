@@ -21,6 +21,7 @@ from IPython.display import Markdown
 
 from inferlimits.data import datafiles
 from inferlimits.data.units import non_negative, positive, whole
+from inferlimits.machine.measure import _mb
 
 #: the settings of the chapter's measurements that the reference keeps (the chapter states them)
 ROOF_SIDE = 2048            # the square product that measures the math rate (``measure.ROOF_SIDE``)
@@ -104,23 +105,17 @@ def quiet_words(run: ReferenceRun, quiet_spread: float) -> str:
 
 
 def _identity(run: ReferenceRun) -> str:
-    """The reference's machine beyond its name, where the file keeps it: "AVX2 and FMA units, 33.6 MB of
+    """The reference's machine beyond its name, where the file keeps it: "AVX2 and FMA vector units, 33.6 MB of
     last-level cache, numpy's BLAS scipy-openblas 0.3.31.188.0, 2 threads"."""
     parts = []
     if run.features:
-        parts.append(" and ".join(f.upper() for f in run.features.split()) + " units")
+        parts.append(" and ".join(f.upper() for f in run.features.split()) + " vector units")
     if run.last_level_cache_bytes:
-        parts.append(f"{cache_size(run.last_level_cache_bytes)} of last-level cache")
+        parts.append(f"{_mb(run.last_level_cache_bytes)} of last-level cache")
     if run.blas:
         threads = f", {run.blas_threads} threads" if run.blas_threads else ""
         parts.append(f"numpy's BLAS {run.blas}{threads}")
     return ", ".join(parts)
-
-
-def cache_size(n: int) -> str:
-    """A cache's size exactly as the system reports it: in KiB where it is whole KiB (Linux's
-    ``size`` files say "32768K"), else in bytes."""
-    return f"{n // 1024:,} KiB" if n % 1024 == 0 else f"{n:,} bytes"
 
 
 def reference_table(run: ReferenceRun | None = None, quiet_spread: float = 1.25) -> Markdown:
