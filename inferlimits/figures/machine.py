@@ -701,9 +701,11 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
         span = f"The climb, from {_vectors(batches[a])} to {batches[b]:,}: "
         if rose >= CLIMB_SHARE * roof:
             climbed = True
-            said.append(f"{span}the rate rose {_factor(rose)}, at least half of the roof's {_factor(roof)}.")
+            said.append(f"{span}the rate rose {_factor(rose)}, at least {_factor(CLIMB_SHARE * roof)}, half of the "
+                        f"roof's {_factor(roof)}.")
         else:
-            said.append(f"{span}the rate rose only {_factor(rose)}, less than half of the roof's {_factor(roof)}."
+            said.append(f"{span}the rate rose only {_factor(rose)}, less than {_factor(CLIMB_SHARE * roof)}, half of "
+                        f"the roof's {_factor(roof)}."
                         if rose > 1 else
                         f"{span}the rate did not rise ({_factor(rose)}), while the roof rose {_factor(roof)}.")
             fails += 1
@@ -1895,7 +1897,7 @@ def roof_words(m: measure.Machine) -> str:
         if most <= measure.WAIT_SHARE and decoder_kept and "bandwidth" in short:
             said += (f" The sample that set it waited {most:.2f} s for a core per second of it, so no other program "
                      f"in this machine pushed it off its cores. Yet the decoder kept up with the reference run ({decoder}): "
-                     "the memory was slower during these reads than during its steps (a virtual machine shares its "
+                     "the memory was most likely slower during these reads than during its steps (a virtual machine shares its "
                      "memory with the other machines on its host, and their demand moves). The ceilings may then sit "
                      "a little low, and the shares a little high.")
         elif most <= measure.WAIT_SHARE:

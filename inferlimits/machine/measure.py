@@ -748,20 +748,17 @@ class Machine:
             rows.append(row(f"1-vector product of the product sweep, read as bytes, its {len(self.rounds_vector.values)} "
                             "rounds", self.rounds_vector, 1e9, "GB/s"))
 
-        def pooled(what: str, first: Samples, later: Samples | None, rounds: str, unit: str) -> str:
-            """One row for one way of measuring: its first repeats and the same measurement in the rounds."""
+        def pooled(what: str, first: Samples, later: Samples | None, unit: str) -> str:
+            """One row for one way of measuring: its first repeats and the same measurement in the rounds, named by
+            what it measures alone (the samples table names where each sample came from)."""
             both = first + later if later else first
-            n = len(first.values)
-            again = f" and {len(later.values)} {rounds if len(later.values) > 1 else rounds.replace('rounds', 'round')}" \
-                if later else ""
             # no spread: pooled samples come from different moments, and each measurement's spread is judged apart
-            return row(f"{what}: {n} {'repeats' if n > 1 else 'repeat'}{again}", both, 1e9, unit, spread=False)
+            return row(what, both, 1e9, unit, spread=False)
 
-        speeds = [pooled(f"plain read, {size} array", self.read, self.rounds_read, "rounds", "GB/s"),
-                  pooled(f"matrix-vector read, {size} matrix", self.matvec_read, self.rounds_vector,
-                         "rounds of the product sweep", "GB/s"),
+        speeds = [pooled(f"plain read, {size} array", self.read, self.rounds_read, "GB/s"),
+                  pooled(f"matrix-vector read, {size} matrix", self.matvec_read, self.rounds_vector, "GB/s"),
                   pooled(f"matrix product, {self.matmul_side:,} × {self.matmul_side:,}", self.matmul,
-                         self.rounds_matmul, "rounds", "GFLOP/s")]
+                         self.rounds_matmul, "GFLOP/s")]
         j = self.judgement
         shares = j.roof_shares if j is not None and j.roof_shares is not None else None
 
@@ -1396,13 +1393,13 @@ def _caption(said: str, above: str | None, m: Machine | None = None, what: str =
     return f"{said}{_ABOVE_NOTE[above]}" if above else f"{said}:"
 
 
-def _percent(x: float) -> str:
+def _percent(x: float, edges: tuple[float, ...] = (0.5, 1.0)) -> str:
     """A share as the tables print it: "98%"; "100.4%", "49.6%" or "49.96%" where fewer decimals would hide which
-    side of 100%, or of the half that places a point, it lies."""
+    side of 100%, or of the half that places a point, it lies (``edges``: the lines that matter where it is shown)."""
     for decimals in range(4):   # the fewest decimals that leave the printed share on x's side of each edge
         shown = f"{x:.{decimals}%}"
         printed = float(shown[:-1]) / 100
-        if all((printed < edge) == (x < edge) and (printed > edge) == (x > edge) for edge in (0.5, 1.0)):
+        if all((printed < edge) == (x < edge) and (printed > edge) == (x > edge) for edge in edges):
             return shown
     return shown
 
@@ -1447,7 +1444,7 @@ def products_table(sweep: ProductSweep, m: Machine) -> Markdown:
         read = f"{p.bandwidth_bytes_per_s / 1e9:,.1f} GB/s" if below else ""
         mark = " (set the roof)" if set_roof and below and p.batch == 1 else ""
         rows.append(f"| {p.batch:,} | {p.intensity_flop_per_byte:,.2f} | {p.flop_per_s / 1e9:,.1f} "
-                    f"| {_percent(p.flop_per_s / roof)}{mark} | {_spread(p.rate)} | {read} |")
+                    f"| {_percent(p.flop_per_s / roof, (1.0,))}{mark} | {_spread(p.rate)} | {read} |")
     if sweep.one_at_a_time is not None:
         b = sweep.control_batch
         rows.append(f"| control: the same {b:,} vectors, one matrix-vector product each | | "
