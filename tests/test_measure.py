@@ -1609,10 +1609,10 @@ def test_reference_words_say_what_a_gap_from_the_reference_means():
     label, date = "AMD EPYC (2 cores), 2026-12-05", "2026-12-05"
     assert reference_words({"bandwidth": 0.95, "math rate": 1.02}, True, label, date) == (
         "this run's rates as shares of the reference's: bandwidth 95% and math rate 102%. The reference ran on the same "
-        "kind of machine, on 2026-12-05; this run kept up with it.")
+        "kind of machine, on 2026-12-05; each kept up with it.")
     # a speed well above the reference's is said to be this machine's, this time (its ceilings sit higher)
     assert reference_words({"bandwidth": 1.31, "math rate": 1.02}, True, label, date).endswith(
-        "this run kept up with it. Its bandwidth ran more than 11% faster than the reference's: this machine delivered "
+        "each kept up with it. Its bandwidth ran more than 11% faster than the reference's: this machine delivered "
         "more this time, since a virtual machine shares its memory with other machines whose demand moves.")
     assert "faster than" not in reference_words({"bandwidth": 1.1, "math rate": 1.1}, True, label, date)
     assert reference_words({"bandwidth": 0.68, "math rate": 0.79}, True, label, date).endswith(
@@ -1643,7 +1643,7 @@ def test_against_reference_sets_the_roof_beside_the_reference_runs():
             measure.DecodePoint(c, 64, 1024, s((ref.batch_64_long_tokens_per_s * 0.95,)))]
     assert decode_against_reference(same, runs) == (
         f"this run's rates as shares of the reference's: the decoder at batch 1 100% and at batch 64 and the long "
-        f"context 95%. The reference ran on the same kind of machine, on {ref.date}; this run kept up with it.")
+        f"context 95%. The reference ran on the same kind of machine, on {ref.date}; each kept up with it.")
     assert decode_against_reference(same, [measure.DecodePoint(c, 2, 128, s((1.0,)))]) == ""
 
 

@@ -1630,7 +1630,7 @@ def reference_words(ratios: Mapping[str, float], same_machine: bool, label: str,
                 "not this run's noise.")
     same = f"The reference ran on the same kind of machine, on {date}"
     if min(ratios.values()) >= KEPT_UP:
-        return f"{said} {same}; this run kept up with it.{_faster_words([k for k, r in ratios.items() if r > 1 / KEPT_UP])}"
+        return f"{said} {same}; each kept up with it.{_faster_words([k for k, r in ratios.items() if r > 1 / KEPT_UP])}"
     return (f"{said} {same}; a share below {KEPT_UP:.0%} means that other programs slowed this run, or that this "
             "machine ran slower this time.")
 
