@@ -1134,23 +1134,21 @@ def split_cause_words(batches: Sequence[int], products_shares: Sequence[float], 
     """Why decode steps at ``batches`` fell below NEAR of their ceiling, from their weight products timed alone:
     each batch's products' share of their own roof (``products_shares``) and the share of its step's time they
     took (``parts``); batches with the same cause share one sentence. The products did most to hold a step down where
-    the time they took beyond their roof, part x (1 - share), exceeds all the rest of the step's, 1 - part: they ran
-    below NEAR of their roof and lost more time to it than the calls around them took."""
+    the time they took beyond their roof, part x (1 - share), exceeds all the rest of the step's, 1 - part; else the
+    rest of the step did."""
     batches = [whole("batch", b) for b in batches]
     products_shares = [positive("products_shares", x) for x in products_shares]
     parts = [positive("parts", x) for x in parts]
     if not batches or not len(batches) == len(products_shares) == len(parts):
         raise ValueError("batches, products_shares and parts must be of one length, at least 1")
     causes = {
-        "slow": "So the products themselves, run by numpy's BLAS library, did most to hold the step below half: "
-                "the time they took beyond their roof exceeds all the rest of the step's.",
-        "slower still": "The products ran slowly, but the rest of the step (attention, norms and Python's calls) "
-                        "took longer than the products lost to their roof.",
-        "kept pace": "The products kept pace, so the rest of the step (attention, norms and Python's calls) held it "
-                     "below half."}
+        "products": "So the products themselves, run by numpy's BLAS library, did most to hold the step below half: "
+                    "the time they took beyond their roof exceeds all the rest of the step's.",
+        "rest": "So the rest of the step (attention, norms and Python's calls) did most to hold it below half: it took "
+                "longer than the products' time beyond their roof."}
     groups: dict[str, list[int]] = {}
     for i, (x, part) in enumerate(zip(products_shares, parts)):
-        kind = "kept pace" if x >= NEAR else "slow" if part * (1 - x) > 1 - part else "slower still"
+        kind = "products" if part * (1 - x) > 1 - part else "rest"
         groups.setdefault(kind, []).append(i)
     said = []
     for kind, members in groups.items():
