@@ -2009,13 +2009,23 @@ def test_judge_sets_the_roof_beside_the_reference_and_says_what_the_ceilings_use
     assert figures.roof_words(replace(other, judgement=None)) == ""
 
 
+def test_the_run_says_what_its_measurements_are():
+    from inferlimits.figures.machine import _inventory
+    spreads = {"repeats of the plain read": 1.0, "samples of the matrix product in the sweeps' rounds": 1.0,
+               "rounds of 1 vector in the product sweep": 1.0, "rounds of the control (2 vectors one at a time)": 1.0,
+               "rounds of batch 1 at 128 tokens in the decode sweep": 1.0}
+    assert _inventory(spreads) == " The 5 are the roof's 2, the product sweep's 2 and the decode sweep's 1."
+    assert _inventory({"repeats of the plain read": 1.0}) == ""   # one place: nothing to list
+
+
 def test_the_whole_run_says_where_its_ceilings_come_from_and_what_a_steady_load_hides():
     from inferlimits.arithmetic.generation import OVERHEAD_BOUND
     from inferlimits.figures.machine import TOO_NOISY, context_words, verdict_words
     quiet = {"repeats of the plain read": 1.04, "rounds of a typical setting of the decode sweep": 1.02}
     unsteady = verdict_words(quiet, [TOO_NOISY] * 3, steady=False,
                              ceilings="they use the reference run's roof speeds.")
-    assert ("- **Quiet or noisy:** Quiet: all 2 measurements varied at most 1.04× from slowest to fastest.\n"
+    assert ("- **Quiet or noisy:** Quiet: all 2 measurements varied at most 1.04× from slowest to fastest. The 2 are "
+            "the roof's 1 and the decode sweep's 1.\n"
             "- **The ceilings:** They use the reference run's roof speeds.\n"
             "- **The decoder:** All 3 decode measurements were too noisy to place (below half, where noise alone could "
             "have held them).") in unsteady

@@ -1402,6 +1402,18 @@ _VERDICT_KINDS = ((MEMORY_BOUND, "reached at least half of the lower ceiling, th
                   (TOO_NOISY, "{was} too noisy to place (below half, where noise alone could have held {them})"))
 
 
+def _inventory(spreads: Mapping[str, float]) -> str:
+    """" The 30 are the roof's 5, the product sweep's 11 and the decode sweep's 14.": what the run's measurements
+    (``spreads``, keyed as ``measure.run_spreads`` names them) are, where they come from more than one place."""
+    groups = {"the roof's": 0, "the product sweep's": 0, "the decode sweep's": 0}
+    for name in spreads:
+        key = ("the decode sweep's" if "decode sweep" in name else
+               "the product sweep's" if "product sweep" in name or "control" in name else "the roof's")
+        groups[key] += 1
+    parts = [f"{whose} {n:,}" for whose, n in groups.items() if n]
+    return f" The {len(spreads):,} are {_join(parts)}." if len(parts) > 1 else ""
+
+
 def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool = False,
                   reference: str = "", steady: bool = True, ceilings: str = "",
                   waited: float | None = None, bounds: str = "") -> str:
@@ -1439,6 +1451,7 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
                  f"{_spread_text(worst)}.")
     else:
         noise = f"quiet: all {total} measurements varied at most {_spread_text(worst)} from slowest to fastest."
+    noise += _inventory(spreads)
     n = len(kinds)
     counted = [(sum(k == kind for k in kinds), said) for kind, said in _VERDICT_KINDS]
     counted = [(c, said.format(was="was" if c == 1 else "were", them="it" if c == 1 else "them"))
