@@ -1371,6 +1371,10 @@ def test_context_words_set_the_measured_fall_beside_the_formulas():
     assert switch.endswith("That is less far than the ceiling fell. The rate sat further below its ceiling "
                            "at the short context.")
     # a noisy run whose rate did not fall at all
+    # the tables' fastest rounds, where they print another fall, are given beside the paired one
+    assert ("fell by 45%; the tables' fastest rounds, which need not come from the same round, give 50%. That" in
+            context_words(64, (128, 1024), 0.55, (1269, 519), (178, 157), fastest_ratio=0.5))
+    assert "fastest rounds" not in context_words(64, (128, 1024), 0.55, (1269, 519), (178, 157), fastest_ratio=0.551)
     rose = context_words(8, (128, 1024), 1.1, (50, 40), (90, 80))
     assert "Compared round by round, the measured rate did not fall (1.1×). That goes against the ceiling" in rose
     with pytest.raises(ValueError, match="measured_ratio"):
@@ -1749,7 +1753,8 @@ def test_sweeps_time_the_roof_again_in_their_rounds():
     assert "| plain read, 4.2 MB array | 1.0 GB/s |" in speeds
     assert "| 1-vector product" not in speeds and "| plain read, in the sweeps' " in samples
     # the bullet names the pooled row that holds the sample, and nothing the reader has not met yet
-    assert "- **Roof bandwidth:** 4.0 GB/s, the fastest sample of the matrix-vector read." in speeds
+    assert ("- **Roof bandwidth:** 4.0 GB/s, the fastest sample of the matrix-vector read, taken again below as the "
+            "product sweep's 1-vector product.") in speeds
     assert "- **Roof bandwidth:**" not in samples
     assert "| matrix-vector read, 4.2 MB matrix |" in both.table("speeds")
     with pytest.raises(ValueError, match="part"):

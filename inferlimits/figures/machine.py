@@ -1317,7 +1317,7 @@ def ends_words(batches: Sequence[int], kinds: Sequence[str], crossing: float) ->
 def context_words(batch: int, contexts: tuple[int, int], measured_ratio: float,
                   memory: tuple[float, float], math_: tuple[float, float], spread: float | None = None,
                   far: tuple[bool, bool] = (False, False), per_round: Sequence[float] | None = None,
-                  steady: bool = True) -> str:
+                  steady: bool = True, fastest_ratio: float | None = None) -> str:
     """At one ``batch``, how far going from the short context to the long one (``contexts``)
     lowers the formula's lower ceiling, against how far it lowered the measured tokens/s
     (``measured_ratio``: long over short, compared round by round, as the chapter's check compares
@@ -1328,7 +1328,8 @@ def context_words(batch: int, contexts: tuple[int, int], measured_ratio: float,
     ``per_round`` (long over short within each round), it is not where every round shows it on a
     ``steady`` run, may still be where the run was not steady (a steady load slows every round
     alike), and may be where some round does not; without, it may be where ``spread`` (how far the
-    two settings' rounds lay apart) is noisy."""
+    two settings' rounds lay apart) is noisy. With ``fastest_ratio`` (long over short, the tables' fastest rounds), the
+    fall the tables show is given beside the paired one where the two print differently."""
     batch = whole("batch", batch)
     short, long_ = (whole("contexts", L, 0) for L in contexts)
     observed = positive("measured_ratio", measured_ratio)
@@ -1340,8 +1341,12 @@ def context_words(batch: int, contexts: tuple[int, int], measured_ratio: float,
              f"The lower ceiling is {walls[0].lower()} at the short context and {walls[1].lower()} at the long one.")
     ceiling = (f"lowers the formula's lower ceiling by {1 - predicted:.0%}" if predicted < 1 else
                f"leaves the formula's lower ceiling at {_factor(predicted)}")
-    rate = (f"Compared round by round, the measured rate fell by {1 - observed:.0%}." if observed < 1 else
-            f"Compared round by round, the measured rate did not fall ({_factor(observed)}).")
+    rate = (f"Compared round by round, the measured rate fell by {1 - observed:.0%}" if observed < 1 else
+            f"Compared round by round, the measured rate did not fall ({_factor(observed)})")
+    if fastest_ratio is not None and observed < 1 and f"{1 - observed:.0%}" != f"{1 - fastest_ratio:.0%}":
+        rate += (f"; the tables' fastest rounds, which need not come from the same round, give "
+                 f"{1 - positive('fastest_ratio', fastest_ratio):.0%}")
+    rate += "."
     first = f"At a batch of {batch:,}, going from {short:,} to {long_:,} tokens of context {ceiling}."
     far_short, far_long = (bool(x) for x in far)
     where = "both contexts" if far_short else "the long context"
@@ -1391,7 +1396,8 @@ def context_change(short: Sequence[measure.DecodePoint], long: Sequence[measure.
     return Markdown(context_words(batch, (a.context_tokens, b.context_tokens), measure.paired_ratio(b.rate, a.rate),
                                   (ca[0], cb[0]), (ca[1], cb[1]), spread=max(a.rate.spread, b.rate.spread),
                                   far=tuple(k == OVERHEAD_BOUND for k in kinds),
-                                  per_round=[y / x for x, y in zip(a.rate.values, b.rate.values)], steady=m.steady))
+                                  per_round=[y / x for x, y in zip(a.rate.values, b.rate.values)], steady=m.steady,
+                                  fastest_ratio=b.tokens_per_s / a.tokens_per_s))
 
 
 #: How ``verdict_words`` counts the decode measurements of each regime, in this order.

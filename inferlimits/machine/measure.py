@@ -778,10 +778,12 @@ class Machine:
                 said += f" That is {_below_share(shares[i])} of the reference run's (see below)."
             return said
 
-        # the speeds table pools each way of measuring in one row, so its bullets name the row alone
+        # the speeds table pools each way of measuring in one row, so its bullets name the row, and where a sample
+        # taken later set the roof, where it was taken
         pooled_from = {"the plain read": "the plain read", "the matrix-vector read": "the matrix-vector read",
-                       "the plain read in the sweeps' rounds": "the plain read",
-                       "the 1-vector product in the product sweep": "the matrix-vector read"}
+                       "the plain read in the sweeps' rounds": "the plain read, taken again in the sweeps below",
+                       "the 1-vector product in the product sweep":
+                           "the matrix-vector read, taken again below as the product sweep's 1-vector product"}
         bandwidth = roof_line("bandwidth", 0, 1e9, "GB/s", self.measured_bandwidth_bytes_per_s, "read",
                               pooled_from[self.bandwidth_from] if part == "speeds" else self.bandwidth_from)
         math_rate = roof_line("math rate", 1, 1e9, "GFLOP/s", self.measured_peak_flop_per_s, "product",
