@@ -669,8 +669,7 @@ def test_products_words_give_the_reasons_the_rounds_and_the_control_show():
             "numpy's general routine may grow more efficient as the batch grows. But the rounds of 16 and 64 vectors "
             "varied up to 3.00×, so part of it may be noise.") in words
     assert ("The control points to the routine numpy switches to: the same 2 vectors, multiplied one at a time, ran "
-            "1.8× faster in every round. But these rounds were noisy or the run was not steady, so the size of the gap "
-            "is in doubt.") in words
+            "1.8× faster in every round. But these rounds varied more than 1.25×, so the size of the gap is in doubt.") in words
     # 64 vectors beat the roof only in their fastest round (median 29 against the roof's 30 GFLOP/s)
     assert "It beat the roof only in its fastest round: it ran in a quieter spell than the roof's fastest sample." \
         in words

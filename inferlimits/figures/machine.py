@@ -749,8 +749,10 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
                 said.append(f"The control shows why: {faster} The routine numpy switches to, not the machine, made "
                             "the dip.")
             elif all(x > 1 + LEVEL_WITHIN for x in ratios):
-                said.append(f"The control points to the routine numpy switches to: {faster} But these rounds were "
-                            "noisy or the run was not steady, so the size of the gap is in doubt.")
+                doubt = (f"these rounds varied more than {_spread_text(QUIET_SPREAD)}" if steady else
+                         "other programs may have slowed every round alike")
+                said.append(f"The control points to the routine numpy switches to: {faster} But {doubt}, so the size "
+                            "of the gap is in doubt.")
             else:
                 won = sum(x > 1 + LEVEL_WITHIN for x in ratios)
                 rounds_won = "none" if not won else f"only {won}"
