@@ -628,7 +628,7 @@ def test_the_products_table_reads_the_weights_only_below_the_ridge():
     # from 1 vector to 16 (past the routine switch) the rate rose 3.9× against the roof's 4×; from 16 to 32 it
     # changed 1.4×: the shape
     assert _bullet(words, "The lesson") == ("- **The lesson:** This run shows the climb-then-level shape. The climb, from 1 vector to 16: "
-                          "the rate rose 3.9×, at least 2×, half of the roof's 4×. The level part, past the ridge, from 16 "
+                          "the rate rose 3.9×, at least 2×, half of the roof's 4.0×. The level part, past the ridge, from 16 "
                           "vectors to 32: the rate changed only 1.4×, within 1.5× "
                           "either way. The widest batch reached 125% of the flat roof.")
     # a roof lifted to the reference run's speeds is said in the table's first line
@@ -654,7 +654,7 @@ def test_products_words_give_the_reasons_the_rounds_and_the_control_show():
     # the dip is left out of the rules, so it does not fail the shape; the control settles its cause
     assert lesson == (
         "- **The lesson:** This run shows the climb, but not the level part of the climb-then-level shape. The climb, "
-        "from 1 vector to 16: the rate rose 2.2×, at least 2×, half of the roof's 4×. The level part, past the ridge, from 16 vectors to 64: the rate "
+        "from 1 vector to 16: the rate rose 2.2×, at least 2×, half of the roof's 4.0×. The level part, past the ridge, from 16 vectors to 64: the rate "
         "rose 2.2×, more than 1.5× either way. The rise held in "
         "every round, so it is not noise. A likely cause, which this sweep does not test: numpy's general routine may "
         "grow more efficient as the batch grows. At 2 to 4 vectors the rate dipped below one vector's, as the rules "
@@ -706,6 +706,8 @@ def test_noise_words_call_a_sweep_quiet_only_when_every_spread_is():
     assert noise_words([1.24]).endswith("at most 1.24× from slowest to fastest.")
     assert noise_words([1.26]).startswith("noisy:") and "up to 1.26×" in noise_words([1.26])
     assert measure.spread_text(14.2) == "14×" and measure.spread_text(1.0) == "1.00×"
+    # a wait just past its line never prints as the line itself
+    assert (measure._wait_text(0.052), measure._wait_text(0.05), measure._wait_text(0.01)) == ("0.052", "0.05", "0.01")
     # a noisy spread never prints as the quiet bar itself; a quiet one keeps two decimals
     assert (measure.spread_text(1.2504), measure.spread_text(1.253), measure.spread_text(1.2496)) == (
         "1.2504×", "1.253×", "1.25×")
@@ -800,7 +802,7 @@ def test_product_lesson_words_say_whether_this_run_shows_the_climb_then_level_sh
     follows = [0.9 * r for r in roofs]
     assert product_lesson_words(batches, follows, roofs, 1.1) == (
         "this run shows the climb-then-level shape. The climb, from 1 vector to 16: the rate rose 6×, at least 3×, half of "
-        "the roof's 6×. The level part, past the ridge, from 16 vectors to 256: the rate changed only 1×, within 1.5× "
+        "the roof's 6.0×. The level part, past the ridge, from 16 vectors to 256: the rate changed only 1×, within 1.5× "
         "either way. The widest batch reached 90% of the flat "
         "roof.")
     assert product_lesson_words(batches, [0.3 * r for r in roofs], roofs, 1.1).endswith(
@@ -850,7 +852,7 @@ def test_product_lesson_words_put_a_failure_down_to_noise_only_where_a_round_dis
     """Each reason the lesson can give, decided from made-up rounds (two rounds; quiet ends differ by 5%)."""
     # from 1 vector to 16 the rate rose only 2× in every round, quiet at both ends: not noise, the library likely
     short = _lesson([(1.0, 0.95), (0.8, 0.8), (1.2, 1.2), (2.0, 1.9), (2.0, 1.9), (2.0, 1.9)])
-    assert ("The climb, from 1 vector to 16: the rate rose only 2×, less than 4×, half of the roof's 8×. The shortfall held in every "
+    assert ("The climb, from 1 vector to 16: the rate rose only 2×, less than 4×, half of the roof's 8.0×. The shortfall held in every "
             "round, so it is not noise. A likely cause, which this sweep does not test: numpy's general routine, which "
             "takes over from 2 vectors, may stream the weights less well than its matrix-vector routine.") in short
     assert "may be noise" not in short and "may have caused it" not in short
@@ -869,13 +871,13 @@ def test_product_lesson_words_put_a_failure_down_to_noise_only_where_a_round_dis
     assert "On a quiet machine, the roofline expects the rate to climb" in loaded
     # the shortfall in the fastest rounds only: a second round rose 6×, so it may be noise
     mixed = _lesson([(1.0, 0.5), (0.8, 1.0), (1.2, 1.5), (2.0, 3.0), (2.0, 3.0), (2.0, 3.0)])
-    assert ("The climb, from 1 vector to 16: the rate rose only 3×, less than 4×, half of the roof's 8×. The shortfall did not "
+    assert ("The climb, from 1 vector to 16: the rate rose only 3×, less than 4×, half of the roof's 8.0×. The shortfall did not "
             "hold in every round, so other programs may have caused it.") in mixed
     assert "On a quiet machine, the roofline expects the rate to climb" in mixed
     # past the ridge (16 to 32 vectors) the rate rose 2× in every round, quiet at both ends: numpy's efficiency
     rise = _lesson([(1.0, 1.0), (2.0, 2.0), (4.0, 4.0), (4.0, 4.0), (4.0, 4.2), (8.0, 8.4)])
     assert rise.startswith("this run shows the climb, but not the level part of the climb-then-level shape. The climb, "
-                           "from 1 vector to 16: the rate rose 4.2×, at least 4×, half of the roof's 8×. The level part, past the ridge, from 16 vectors "
+                           "from 1 vector to 16: the rate rose 4.2×, at least 4×, half of the roof's 8.0×. The level part, past the ridge, from 16 vectors "
                            "to 32: the rate rose 2×, more than 1.5× either way. The "
                            "rise held in every round, so it is not noise. A likely cause, which this sweep does not "
                            "test: numpy's general routine may grow more efficient as the batch grows. The widest batch "
@@ -1272,7 +1274,8 @@ def test_knee_lesson_words():
     partly = knee_lesson_words(batches, [MEMORY_BOUND] + [OVERHEAD_BOUND] * 2 + [COMPUTE_BOUND] * 4, 6.1)
     # its two ends on either side of the knee lead the verdict, and are not said twice
     assert partly == (
-        "this run shows the memory-to-math knee only at its two ends (batch 1 memory-bound, batch 64 compute-bound): "
+        "this run shows the memory-to-math knee only by its two ends, one on each side of it (batch 1 memory-bound, "
+        "batch 64 compute-bound): "
         "2 of its 7 batches were overhead-bound. Their rounds agreed, so noise did not hold them below half. Costs the "
         "formula leaves out set the pace. Likely ones are numpy's slower routine at a few sequences (see the product "
         "sweep's control) and Python's loop over numpy's calls.")

@@ -702,10 +702,10 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
         if rose >= CLIMB_SHARE * roof:
             climbed = True
             said.append(f"{span}the rate rose {_factor(rose)}, at least {_factor(CLIMB_SHARE * roof)}, half of the "
-                        f"roof's {_factor(roof)}.")
+                        f"roof's {roof:,.1f}×.")
         else:
             said.append(f"{span}the rate rose only {_factor(rose)}, less than {_factor(CLIMB_SHARE * roof)}, half of "
-                        f"the roof's {_factor(roof)}."
+                        f"the roof's {roof:,.1f}×."
                         if rose > 1 else
                         f"{span}the rate did not rise ({_factor(rose)}), while the roof rose {_factor(roof)}.")
             fails += 1
@@ -1251,8 +1251,8 @@ def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: fl
              "model's circles do.")
     ends = ends_words(batches, kinds, crossing)
     both_ends = ends.startswith("Its two ends")
-    said = [f"this run shows the memory-to-math knee only at its two ends (batch {batches[0]:,} memory-bound, batch "
-            f"{batches[-1]:,} compute-bound): {_join(parts)}." if both_ends and far else
+    said = [f"this run shows the memory-to-math knee only by its two ends, one on each side of it (batch "
+            f"{batches[0]:,} memory-bound, batch {batches[-1]:,} compute-bound): {_join(parts)}." if both_ends and far else
             f"this run does not show the memory-to-math knee: {_join(parts)}."]
     if far:
         whose = ("Their" if not noisy else "The overhead-bound batches'" if far > 1 else "The overhead-bound batch's")
@@ -1493,7 +1493,7 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
         advice = "the relations and the heights. Both describe this machine."
     items = [("Quiet or noisy", noise)]
     if waited is not None and waited > measure.WAIT_SHARE:
-        shown = f"{waited:.3f}" if f"{waited:.2f}" == f"{measure.WAIT_SHARE:.2f}" else f"{waited:.2f}"
+        shown = measure._wait_text(waited)
         items.append(("Waiting for a core", f"in the fastest sample of one of the run's measurements, the sweeps' "
                       f"points among them (not only the roof's rows), this process's threads, together, waited up to "
                       f"{shown} s for a core per second, above {measure.WAIT_SHARE:.2f} s: other threads, most likely "

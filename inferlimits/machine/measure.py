@@ -793,7 +793,7 @@ class Machine:
                        if self.blas_threads else ", its thread count not reported.")] if self.blas else [])
         waited = self.waited
         waits = ([f"- **Waiting for a core:** in the fastest sample of each row, this process's threads, together, waited "
-                  f"up to {waited:.2f} s for a core per second. Above {WAIT_SHARE:.2f} s, other threads, most "
+                  f"up to {_wait_text(waited)} s for a core per second. Above {WAIT_SHARE:.2f} s, other threads, most "
                   "likely other programs', pushed them off their cores."]
                  if waited is not None else [])
         roof = [bandwidth, math_rate,
@@ -1404,6 +1404,12 @@ def _percent(x: float, edges: tuple[float, ...] = (0.5, 1.0)) -> str:
         if all((printed < edge) == (x < edge) and (printed > edge) == (x > edge) for edge in edges):
             return shown
     return shown
+
+
+def _wait_text(waited: float) -> str:
+    """A wait for a core, seconds per second: "0.01"; "0.052" where two decimals would print the line WAIT_SHARE."""
+    shown = f"{waited:.2f}"
+    return f"{waited:.3f}" if float(shown) == WAIT_SHARE and waited != WAIT_SHARE else shown
 
 
 def spread_text(x: float) -> str:
