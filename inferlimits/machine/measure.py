@@ -558,12 +558,7 @@ class Machine:
         above which the machine was busy ("1.0" for 0.98, "1.04" for 1.04 on 2 cores); "" where none is reported."""
         if self.load is None:
             return ""
-        edge = BUSY_LOAD_PER_CORE * self.cores
-        for decimals in (1, 2, 3, 4):
-            shown = f"{self.load:,.{decimals}f}"
-            if (float(shown) > edge) == (self.load > edge):
-                break
-        return shown
+        return _above_text(self.load, BUSY_LOAD_PER_CORE * self.cores, 1)
 
     @property
     def array_over_cache(self) -> float | None:
@@ -976,7 +971,6 @@ class ProductSweep:
     roof_read: Samples | None = None      # bytes/s, the roof's plain read, in the same rounds
     roof_matmul: Samples | None = None    # FLOP/s, the roof's square product, in the same rounds
     roof: tuple[int, int] | None = None
-    splits: tuple["StepSplit", ...] = ()   # steps beside their weight products alone, in the same rounds
 
     def __iter__(self):
         return iter(self.points)
@@ -1406,10 +1400,19 @@ def _percent(x: float, edges: tuple[float, ...] = (0.5, 1.0)) -> str:
     return shown
 
 
+def _above_text(x: float, edge: float, decimals: int) -> str:
+    """``x`` with the fewest decimals, from ``decimals`` on, that print it above ``edge`` exactly where it lies above
+    it: a spread, a load or a wait just past its line never prints as the line itself ("1.253", "0.052")."""
+    for d in range(decimals, decimals + 4):
+        shown = f"{x:,.{d}f}"
+        if (float(shown.replace(",", "")) > edge) == (x > edge):
+            break
+    return shown
+
+
 def _wait_text(waited: float) -> str:
     """A wait for a core, seconds per second: "0.01"; "0.052" where two decimals would print the line WAIT_SHARE."""
-    shown = f"{waited:.2f}"
-    return f"{waited:.3f}" if float(shown) == WAIT_SHARE and waited != WAIT_SHARE else shown
+    return _above_text(waited, WAIT_SHARE, 2)
 
 
 def spread_text(x: float) -> str:
@@ -1417,12 +1420,7 @@ def spread_text(x: float) -> str:
     can be set beside the quiet bar of 1.25×: "1.00×", "1.26×", "6.20×"; "14×" from 10 up; and as many more
     as keep a spread just above the bar from printing as the bar itself ("1.252×")."""
     x = positive("spread", x)
-    if x >= 10:
-        return f"{x:,.0f}×"
-    for decimals in (2, 3, 4):
-        if x <= QUIET_SPREAD or float(f"{x:.{decimals}f}") > QUIET_SPREAD:
-            break
-    return f"{x:.{decimals}f}×"
+    return f"{x:,.0f}×" if x >= 10 else f"{_above_text(x, QUIET_SPREAD, 2)}×"
 
 
 def _spread(x: Samples) -> str:
