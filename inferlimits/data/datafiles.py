@@ -26,7 +26,7 @@ def clear_caches() -> None:
 def lookup(table: dict, parameter: str, key: str):
     """``table[key]``, or a ValueError naming ``parameter`` and listing the keys it may take."""
     if key not in table:
-        raise ValueError(f"{parameter} must be one of {', '.join(table)}; got {key!r}")
+        raise ValueError(f"{parameter} must be one of {', '.join(map(str, table))}; got {key!r}")
     return table[key]
 
 

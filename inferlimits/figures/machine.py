@@ -675,7 +675,8 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
             return (f"The rounds agreed, so it is not noise. A likely cause, which this sweep does not test: "
                     f"{cause}."), False
         if not all(fails(y / x) for x, y in zip(rounds[a], rounds[b])):
-            return f"The {what} did not hold in every round, so other programs may have caused it.", True
+            return (f"The {what} did not hold in every round: it lies within the rounds' variation, so this sweep "
+                    "cannot confirm it."), True
         ends = [i for i in (a, b) if is_noisy(max(rounds[i]) / min(rounds[i]))]
         if not ends and steady:
             return (f"The {what} held in every round, so it is not noise. A likely cause, which this sweep does not "
@@ -731,7 +732,8 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
             up = changed >= LEVEL_FACTOR
             why, maybe = reason(a, b, (lambda r: r >= LEVEL_FACTOR) if up else (lambda r: r <= 1 / LEVEL_FACTOR),
                                 "rise" if up else "fall",
-                                "numpy's general routine may grow more efficient as the batch grows" if up else
+                                "near the ridge, the library overlaps little of its reading with its math, so the rate rounds the "
+                                "roof's corner and keeps rising past it" if up else
                                 "the library may run the widest batches less efficiently")
             said.append(why)
             noisy += maybe
@@ -873,14 +875,16 @@ def regime_kinds(measured: Sequence[float], memory: Sequence[float], math_: Sequ
     rate above its lower ceiling; memory-bound or compute-bound for one at or above NEAR of it;
     below that, far below both ceilings (``OVERHEAD_BOUND``), unless noise alone could have held it
     there: its rounds spread more than QUIET_SPREAD (``spreads``, one per rate; default: all
-    quiet), or the run was not ``steady`` (a steady load from other programs slows every round
-    alike): then ``TOO_NOISY``. Noise only ever slows a rate, so a noisy point that still reached
+    quiet) by enough that its rate times its spread reaches NEAR of the ceiling, or the run was not ``steady``
+    (a steady load from other programs slows every round alike): then ``TOO_NOISY``. A noisy point whose spread
+    could not lift it to NEAR is placed: noise alone could not have held it there. Noise only ever slows a rate, so a noisy point that still reached
     NEAR of its ceiling would sit at least as high on a quiet run and is placed."""
     spreads = [1.0] * len(measured) if spreads is None else [positive("spreads", x) for x in spreads]
     if len(spreads) != len(measured):
         raise ValueError("spreads must give one spread per measured rate")
     kinds = [ABOVE if x > min(mm, f) else regime(x, mm, f, NEAR) for x, mm, f in zip(measured, memory, math_)]
-    return [TOO_NOISY if k == OVERHEAD_BOUND and (is_noisy(s) or not steady) else k for k, s in zip(kinds, spreads)]
+    return [TOO_NOISY if k == OVERHEAD_BOUND and ((is_noisy(s) and x * s >= NEAR * min(mm, f)) or not steady) else k
+            for k, s, x, mm, f in zip(kinds, spreads, measured, memory, math_)]
 
 
 #: The label of each regime's line under a decode table (``regime_items``).
@@ -1132,6 +1136,12 @@ def _listed(batches: Sequence[int]) -> str:
     return ("batch " if len(batches) == 1 else "batches ") + _join([f"{b:,}" for b in batches])
 
 
+def split_cause(products_share: float, part: float) -> str:
+    """What did most to hold a step below its ceiling, from its weight products timed alone: "products" where the time
+    they took beyond their roof, part x (1 - share), exceeds all the rest of the step's, 1 - part; else "rest"."""
+    return "products" if part * (1 - products_share) > 1 - part else "rest"
+
+
 def split_cause_words(batches: Sequence[int], products_shares: Sequence[float], parts: Sequence[float]) -> str:
     """Why decode steps at ``batches`` fell below NEAR of their ceiling, from their weight products timed alone:
     each batch's products' share of their own roof (``products_shares``) and the share of its step's time they
@@ -1150,7 +1160,7 @@ def split_cause_words(batches: Sequence[int], products_shares: Sequence[float], 
                 "longer than the products' time beyond their roof."}
     groups: dict[str, list[int]] = {}
     for i, (x, part) in enumerate(zip(products_shares, parts)):
-        kind = "products" if part * (1 - x) > 1 - part else "rest"
+        kind = split_cause(x, part)
         groups.setdefault(kind, []).append(i)
     said = []
     for kind, members in groups.items():
@@ -1903,7 +1913,7 @@ def roof_words(m: measure.Machine) -> str:
         said = (f"this run's {_join(short)} fell below {KEPT_UP:.0%} of the reference run's ({shares}), but no measured "
                 "point beat a ceiling drawn from it, so the ceilings keep this run's own roof. A roof below the "
                 "reference's means a busy machine, or a machine slower this time than the reference's was.")
-        decoder_too = (f" The decoder fell below the reference run's too ({decoder}), as it would with slower memory."
+        decoder_too = (f" The decoder fell below the reference run's too ({decoder}), as it would on a slower or busier machine."
                        if j.decoder_shares and min(j.decoder_shares) < KEPT_UP else "")
         waits = _speed_waits(m)
         waited = [waits[speed] for speed in short]

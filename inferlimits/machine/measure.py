@@ -778,7 +778,8 @@ class Machine:
         pooled_from = {"the plain read": "the plain read", "the matrix-vector read": "the matrix-vector read",
                        "the plain read in the sweeps' rounds": "the plain read, taken again in the sweeps below",
                        "the 1-vector product in the product sweep":
-                           "the matrix-vector read, taken again below as the product sweep's 1-vector product"}
+                           "the matrix-vector read row, from the product sweep's 1-vector product (the trust table at the end "
+                           "splits the row)"}
         bandwidth = roof_line("bandwidth", 0, 1e9, "GB/s", self.measured_bandwidth_bytes_per_s, "read",
                               pooled_from[self.bandwidth_from] if part == "speeds" else self.bandwidth_from)
         math_rate = roof_line("math rate", 1, 1e9, "GFLOP/s", self.measured_peak_flop_per_s, "product",
@@ -1221,16 +1222,21 @@ class StepSplit:
         return paired_ratio(self.step, self.products)
 
     def products_roof_s(self, bandwidth_bytes_per_s: float, peak_flop_per_s: float) -> float:
-        """Seconds the weight products need at the roof, each at its own:
-        sum over matrices of max(bytes / BW, FLOPs / P), each reading its weights once."""
-        bw = positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
-        p = positive("peak_flop_per_s", peak_flop_per_s)
-        b, fp = self.batch, bytes_per_element(PRECISION)
-        return sum(max(matmul_bytes(b, k, n, fp) / bw, matmul_flops(b, k, n) / p) for k, n in self.shapes)
+        return products_roof_s(self.shapes, self.batch, bandwidth_bytes_per_s, peak_flop_per_s)
 
     def products_share(self, bandwidth_bytes_per_s: float, peak_flop_per_s: float) -> float:
         """The products' share of their roof in their fastest round: roof seconds over measured seconds."""
         return self.products_roof_s(bandwidth_bytes_per_s, peak_flop_per_s) * self.products.high / self.batch
+
+
+def products_roof_s(shapes: Sequence[tuple[int, int]], batch: int, bandwidth_bytes_per_s: float,
+                    peak_flop_per_s: float) -> float:
+    """Seconds a batch's products with weight matrices of ``shapes`` (in, out) need at the roof, each at its own:
+    sum over matrices of max(bytes / BW, FLOPs / P), each reading its weights once."""
+    bw = positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
+    p = positive("peak_flop_per_s", peak_flop_per_s)
+    b, fp = whole("batch", batch), bytes_per_element(PRECISION)
+    return sum(max(matmul_bytes(b, k, n, fp) / bw, matmul_flops(b, k, n) / p) for k, n in shapes)
 
 
 def step_split(c: Config = tinyllm.TINY_LLAMA, batches: tuple[int, ...] = (1, 2, 16),

@@ -14,6 +14,7 @@ BLAS library), and, for the roof, the median beside the fastest sample.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,10 @@ WIDEST_PRODUCT = 256        # vectors times the 8,192 x 8,192 weight matrix
 PRODUCT_SIDE = 8192
 LARGEST_BATCH = 64
 SHORT_CONTEXT, LONG_CONTEXT = 128, 1024
+SPLIT_BATCHES = (1, 2, 16)   # the batches whose steps are set beside their weight products alone
+#: the fields that hold a sweep, batch -> rate, each a table of its own in the data file
+SWEEPS = ("product_gflop_per_s", "short_context_tokens_per_s", "long_context_tokens_per_s",
+          "split_products_tokens_per_s", "split_products_part")
 
 
 @dataclass(frozen=True)
@@ -46,10 +51,12 @@ class ReferenceRun:
     widest_spread: float             # the widest spread of them all (fastest over slowest)
     bandwidth_gb_per_s: float        # the roof's bandwidth
     math_gflop_per_s: float          # the roof's math rate
-    widest_product_gflop_per_s: float
-    single_stream_tokens_per_s: float     # batch 1, short context
-    batch_64_tokens_per_s: float          # batch 64, short context
-    batch_64_long_tokens_per_s: float     # batch 64, long context
+    product_gflop_per_s: Mapping[int, float]        # vectors -> GFLOP/s, times the 8,192 x 8,192 matrix
+    control_gflop_per_s: float                      # the smallest batch past one, a vector at a time
+    short_context_tokens_per_s: Mapping[int, float]  # batch -> tokens/s, 128 tokens of context
+    long_context_tokens_per_s: Mapping[int, float]   # batch -> tokens/s, 1,024 tokens of context
+    split_products_tokens_per_s: Mapping[int, float]  # batch -> tokens/s of a step's weight products alone
+    split_products_part: Mapping[int, float]          # batch -> their part of the step's time (median of rounds)
     # what makes two machines the same kind (absent from a file made before they were kept)
     features: str | None = None           # the processor's vector features (``measure.processor_features``)
     last_level_cache_bytes: int | None = None
@@ -58,11 +65,36 @@ class ReferenceRun:
     # the medians beside the fastest samples, where kept
     bandwidth_median_gb_per_s: float | None = None
     math_median_gflop_per_s: float | None = None
+    # the runs the reference was chosen from (the one nearest their median), and their range of bandwidths
+    runs_compared: int | None = None
+    bandwidth_lowest_gb_per_s: float | None = None
+    bandwidth_highest_gb_per_s: float | None = None
 
     @property
     def label(self) -> str:
         """As ``measure.Machine.label`` names a machine: "AMD EPYC (2 cores), 2026-12-05"."""
         return f"{self.processor} ({self.cores} cores), {self.date}"
+
+    @property
+    def widest_product_gflop_per_s(self) -> float:
+        return self.product_gflop_per_s[WIDEST_PRODUCT]
+
+    @property
+    def single_stream_tokens_per_s(self) -> float:
+        return self.short_context_tokens_per_s[1]
+
+    @property
+    def batch_64_tokens_per_s(self) -> float:
+        return self.short_context_tokens_per_s[LARGEST_BATCH]
+
+    @property
+    def batch_64_long_tokens_per_s(self) -> float:
+        return self.long_context_tokens_per_s[LARGEST_BATCH]
+
+    def tokens_per_s(self, context_tokens: int) -> Mapping[int, float]:
+        """Batch -> tokens/s at one of the two contexts the reference measured."""
+        runs = {SHORT_CONTEXT: self.short_context_tokens_per_s, LONG_CONTEXT: self.long_context_tokens_per_s}
+        return datafiles.lookup(runs, "context_tokens", context_tokens)
 
     @property
     def balance_point_flop_per_byte(self) -> float:
@@ -77,19 +109,28 @@ class ReferenceRun:
 def reference_run() -> ReferenceRun:
     """The reference run kept in ``data/machine_reference.toml``."""
     row = datafiles.load("machine_reference.toml")["reference"]
-    run = ReferenceRun(**row)
+    run = ReferenceRun(**{k: ({int(b): x for b, x in v.items()} if isinstance(v, dict) else v) for k, v in row.items()})
     whole("cores", run.cores)
     whole("measurements", run.measurements)
     if not 0 <= run.noisy_measurements <= run.measurements:
         raise ValueError("noisy_measurements must lie between 0 and measurements")
     non_negative("load_before", run.load_before)
-    for name in ("widest_spread", "bandwidth_gb_per_s", "math_gflop_per_s", "widest_product_gflop_per_s",
-                 "single_stream_tokens_per_s", "batch_64_tokens_per_s", "batch_64_long_tokens_per_s"):
+    for name in ("widest_spread", "bandwidth_gb_per_s", "math_gflop_per_s", "control_gflop_per_s"):
         positive(name, getattr(run, name))
-    for name in ("last_level_cache_bytes", "blas_threads"):
+    for name in SWEEPS:
+        for x in getattr(run, name).values():
+            positive(name, x)
+    if not 1 in run.product_gflop_per_s or WIDEST_PRODUCT not in run.product_gflop_per_s:
+        raise ValueError(f"product_gflop_per_s must hold 1 and {WIDEST_PRODUCT} vectors")
+    if not {1, LARGEST_BATCH} <= set(run.short_context_tokens_per_s) & set(run.long_context_tokens_per_s):
+        raise ValueError(f"short_context_tokens_per_s and long_context_tokens_per_s must hold batches 1 and {LARGEST_BATCH}")
+    if set(run.split_products_part) != set(run.split_products_tokens_per_s):
+        raise ValueError("split_products_part and split_products_tokens_per_s must hold the same batches")
+    for name in ("last_level_cache_bytes", "blas_threads", "runs_compared"):
         if getattr(run, name) is not None:
             whole(name, getattr(run, name))
-    for name in ("bandwidth_median_gb_per_s", "math_median_gflop_per_s"):
+    for name in ("bandwidth_median_gb_per_s", "math_median_gflop_per_s", "bandwidth_lowest_gb_per_s",
+                 "bandwidth_highest_gb_per_s"):
         if getattr(run, name) is not None:
             positive(name, getattr(run, name))
     return run
@@ -118,30 +159,31 @@ def _identity(run: ReferenceRun) -> str:
     return ", ".join(parts)
 
 
-def reference_table(run: ReferenceRun | None = None, quiet_spread: float = 1.25) -> Markdown:
-    """The reference run as the chapter shows it: the machine, the date, the load and how quiet
-    it was, then its rates at the chapter's settings (stable: it is data, not a measurement), with
-    the roof's medians where the file keeps them."""
+def reference_table(run: ReferenceRun | None = None) -> Markdown:
+    """The reference run's machine and roof, as the chapter's main line shows them: the machine, the date, then the
+    roof's two speeds (fastest samples, with their medians where the file keeps them) and the balance point."""
     run = run or reference_run()
     bw_median = f" (median {run.bandwidth_median_gb_per_s:,.1f})" if run.bandwidth_median_gb_per_s else ""
     math_median = f" (median {run.math_median_gflop_per_s:,.1f})" if run.math_median_gflop_per_s else ""
     rows = ["| measured | reference run |", "|:--|--:|",
-            f"| roof bandwidth (fastest read) | {run.bandwidth_gb_per_s:,.1f} GB/s{bw_median} |",
-            f"| roof math rate ({ROOF_SIDE:,} × {ROOF_SIDE:,} product) "
+            f"| bandwidth (fastest read) | {run.bandwidth_gb_per_s:,.1f} GB/s{bw_median} |",
+            f"| math rate ({ROOF_SIDE:,} × {ROOF_SIDE:,} product) "
             f"| {run.math_gflop_per_s:,.1f} GFLOP/s{math_median} |",
-            f"| balance point | {run.balance_point_flop_per_byte:,.1f} FLOP per byte |",
-            f"| {WIDEST_PRODUCT} vectors times the {PRODUCT_SIDE:,} × {PRODUCT_SIDE:,} matrix "
-            f"| {run.widest_product_gflop_per_s:,.1f} GFLOP/s |",
-            f"| small decoder, batch 1, {SHORT_CONTEXT} tokens of context | {run.single_stream_tokens_per_s:,.1f} tokens/s |",
-            f"| small decoder, batch {LARGEST_BATCH}, {SHORT_CONTEXT} tokens of context "
-            f"| {run.batch_64_tokens_per_s:,.1f} tokens/s |",
-            f"| small decoder, batch {LARGEST_BATCH}, {LONG_CONTEXT:,} tokens of context "
-            f"| {run.batch_64_long_tokens_per_s:,.1f} tokens/s |"]
-    identity = _identity(run)
-    return Markdown(f"**Reference run:** {run.label} (numpy {run.numpy}, float32), kept in the book's data"
-                    + (f"; {identity}" if identity else "") + ". "
-                    f"Load before measuring {run.load_before:.1f}; {quiet_words(run, quiet_spread)}.\n\n"
+            f"| balance point | {run.balance_point_flop_per_byte:,.1f} FLOP per byte |"]
+    return Markdown(f"**Reference run:** {run.label} (numpy {run.numpy}, float32), kept in the book's data.\n\n"
                     + "\n".join(rows))
+
+
+def quality_words(run: ReferenceRun | None = None, quiet_spread: float = 1.25) -> Markdown:
+    """What made the reference run (the machine, numpy's library) and how quiet it was, by the chapter's bar
+    ``quiet_spread``, with the load before it and the runs it was chosen from."""
+    run = run or reference_run()
+    identity = _identity(run)
+    chosen = (f" It is the run nearest the median of {run.runs_compared} made back to back, whose bandwidths ranged "
+              f"from {run.bandwidth_lowest_gb_per_s:,.1f} to {run.bandwidth_highest_gb_per_s:,.1f} GB/s."
+              if run.runs_compared and run.bandwidth_lowest_gb_per_s and run.bandwidth_highest_gb_per_s else "")
+    return Markdown(f"**Reference run:** {run.label}" + (f"; {identity}" if identity else "")
+                    + f". Load before measuring {run.load_before:.1f}; {quiet_words(run, quiet_spread)}.{chosen}")
 
 
 def summary(m, products, runs, spreads: dict[str, float], quiet_spread: float = 1.25) -> dict:
@@ -151,7 +193,6 @@ def summary(m, products, runs, spreads: dict[str, float], quiet_spread: float = 
     the chapter shows it."""
     from inferlimits.machine import measure  # noqa: PLC0415
 
-    widest = measure.point_at(products, WIDEST_PRODUCT)
     short, long_ = measure.at_context(runs, SHORT_CONTEXT), measure.at_context(runs, LONG_CONTEXT)
     row = {"processor": m.processor, "cores": m.cores, "date": m.date, "numpy": np.__version__,
            "load_before": round(m.load or 0.0, 1),
@@ -159,10 +200,12 @@ def summary(m, products, runs, spreads: dict[str, float], quiet_spread: float = 
            "widest_spread": round(max(spreads.values()), 2),
            "bandwidth_gb_per_s": round(m.measured_bandwidth_bytes_per_s / 1e9, 1),
            "math_gflop_per_s": round(m.measured_peak_flop_per_s / 1e9, 1),
-           "widest_product_gflop_per_s": round(widest.flop_per_s / 1e9, 1),
-           "single_stream_tokens_per_s": round(measure.point_at(short, 1).tokens_per_s, 1),
-           "batch_64_tokens_per_s": round(measure.point_at(short, LARGEST_BATCH).tokens_per_s, 1),
-           "batch_64_long_tokens_per_s": round(measure.point_at(long_, LARGEST_BATCH).tokens_per_s, 1)}
+           "control_gflop_per_s": round(products.one_at_a_time.high / 1e9, 1),
+           "product_gflop_per_s": {p.batch: round(p.flop_per_s / 1e9, 1) for p in products},
+           "short_context_tokens_per_s": {p.batch: round(p.tokens_per_s, 1) for p in short},
+           "long_context_tokens_per_s": {p.batch: round(p.tokens_per_s, 1) for p in long_},
+           "split_products_tokens_per_s": {x.batch: round(x.products.high, 1) for x in runs.splits},
+           "split_products_part": {x.batch: round(x.products_part, 3) for x in runs.splits}}
     if m.features:
         row["features"] = " ".join(m.features)
     if m.last_level_cache:
@@ -193,15 +236,21 @@ HEADER = """\
 #   bandwidth_gb_per_s              the roof's bandwidth: the fastest sample of any read, the sweeps' rounds
 #                                   and the product sweep's 1-vector product among them
 #   math_gflop_per_s                the roof's math rate: the fastest sample of the 2,048 x 2,048 product
-#   widest_product_gflop_per_s      256 vectors times the 8,192 x 8,192 weight matrix
-#   single_stream_tokens_per_s      the small decoder, batch 1, 128 tokens of context
-#   batch_64_tokens_per_s           the small decoder, batch 64, 128 tokens of context
-#   batch_64_long_tokens_per_s      the small decoder, batch 64, 1,024 tokens of context
+#   control_gflop_per_s             2 vectors times the same matrix, one matrix-vector product each
+#   [reference.product_gflop_per_s]          vectors -> GFLOP/s, times the 8,192 x 8,192 weight matrix
+#   [reference.short_context_tokens_per_s]   batch -> the small decoder's tokens/s, 128 tokens of context
+#   [reference.long_context_tokens_per_s]    batch -> the same, 1,024 tokens of context
+#   [reference.split_products_tokens_per_s]  batch -> tokens/s of a step's weight products alone, timed right
+#                                   after each step (128 tokens of context): B tokens per set of products
+#   [reference.split_products_part]          batch -> the share of a step's time its weight products take,
+#                                   the median over rounds of the step's rate over the products'
 #   features                        the processor's vector features, as /proc/cpuinfo names them
 #   last_level_cache_bytes          the last-level caches of all cores together, as the system reports them
 #   blas, blas_threads              numpy's BLAS library and the threads it ran
 #   bandwidth_median_gb_per_s       the median sample of the read the roof's bandwidth came from
 #   math_median_gflop_per_s         the median sample of the square product, first repeats and rounds together
+#   runs_compared                   how many runs, made back to back, the reference was chosen from
+#   bandwidth_lowest_gb_per_s, bandwidth_highest_gb_per_s   the range of those runs' roof bandwidths
 
 [reference]
 """
@@ -212,7 +261,10 @@ def to_toml(row: dict) -> str:
     def value(x):
         return f'"{x}"' if isinstance(x, str) else f"{x}"
 
-    return HEADER + "".join(f"{k} = {value(v)}\n" for k, v in row.items())
+    plain = "".join(f"{k} = {value(v)}\n" for k, v in row.items() if not isinstance(v, dict))
+    tables = "".join(f"\n[reference.{k}]\n" + "".join(f"{b} = {x}\n" for b, x in v.items())
+                     for k, v in row.items() if isinstance(v, dict))
+    return HEADER + plain + tables
 
 
 def main(argv: list[str]) -> int:
@@ -223,7 +275,7 @@ def main(argv: list[str]) -> int:
     roof = measure.roof_settings(m.array_bytes, m.matmul_side)
     products = measure.product_sweep(PRODUCT_SIDE, PRODUCT_SIDE, measure.powers_of_two(WIDEST_PRODUCT), roof=roof)
     runs = measure.decode_sweep(tinyllm.TINY_LLAMA, measure.powers_of_two(LARGEST_BATCH),
-                                (SHORT_CONTEXT, LONG_CONTEXT), roof=roof)
+                                (SHORT_CONTEXT, LONG_CONTEXT), roof=roof, split=SPLIT_BATCHES)
     m = measure.with_rounds(m, products, runs)
     row = summary(m, products, runs, measure.run_spreads(m, runs, products), measure.QUIET_SPREAD)
     sys.stdout.write(to_toml(row))

@@ -293,6 +293,13 @@ def weight_matrices(w: Weights) -> list[np.ndarray]:
     return [m for layer in w.layers for m in (layer.wqkv, layer.wo, layer.w_gate_up, layer.w_down)] + [head]
 
 
+def weight_shapes(c: Config) -> tuple[tuple[int, int], ...]:
+    """The (in, out) shape of each matrix ``weight_matrices`` gives, from the config alone."""
+    d, q, kv = c.hidden_size, c.num_attention_heads * c.head_dim, c.num_key_value_heads * c.head_dim
+    layer = ((d, q + 2 * kv), (q, d), (d, 2 * c.intermediate_size), (c.intermediate_size, d))
+    return layer * c.num_hidden_layers + ((d, c.vocab_size),)
+
+
 def weight_products(matrices: list[np.ndarray], inputs: dict[int, np.ndarray]) -> None:
     """A decode step's products with its weights alone: each matrix of ``weight_matrices`` times
     stand-in activations (``inputs``: one (B, in) array per input width), one product per matrix
