@@ -628,7 +628,7 @@ def test_the_products_table_reads_the_weights_only_below_the_ridge():
     # from 1 vector to 16 (past the routine switch) the rate rose 3.9× against the roof's 4×; from 16 to 32 it
     # changed 1.4×: the shape
     assert _bullet(words, "The lesson") == ("- **The lesson:** This run shows the climb-then-level shape. The climb, from 1 vector to 16: "
-                          "the rate rose 3.9×, at least 2×, half of the roof's 4.0×. The level part, past the ridge, from 16 "
+                          "the rate rose 3.9×, above the bar of 2×, half of the roof's 4.0×. The level part, past the ridge, from 16 "
                           "vectors to 32: the rate changed only 1.4×, within 1.5× "
                           "either way. The widest batch reached 125% of the flat roof.")
     # a roof lifted to the reference run's speeds is said in the table's first line
@@ -654,12 +654,12 @@ def test_products_words_give_the_reasons_the_rounds_and_the_control_show():
     # the dip is left out of the rules, so it does not fail the shape; the control settles its cause
     assert lesson == (
         "- **The lesson:** This run shows the climb, but not the level part of the climb-then-level shape. The climb, "
-        "from 1 vector to 16: the rate rose 2.2×, at least 2×, half of the roof's 4.0×. The level part, past the ridge, from 16 vectors to 64: the rate "
+        "from 1 vector to 16: the rate rose 2.2×, above the bar of 2×, half of the roof's 4.0×. The level part, past the ridge, from 16 vectors to 64: the rate "
         "rose 2.2×, more than 1.5× either way. The rise held in "
         "every round, so it is not noise. A likely cause, which this sweep does not test: near the ridge, the library "
         "overlaps little of its reading with its math, so the rate rounds the roof's corner and keeps rising past it. "
         "At 2 to 4 vectors the rate dipped below one vector's, as the rules "
-        "allow. The control shows why: the same 2 vectors, multiplied one at a time, ran 1.8× faster in every round. "
+        "allow. The control shows why: the same 2 vectors, multiplied one at a time, ran faster in every round, 1.8× in the median round. "
         "The routine numpy switches to, not the machine, made the dip. The widest batch reached 110% of the flat "
         "roof.")
     # a second round slowed three times over, evenly: every ratio within a round holds, but the ends were noisy
@@ -671,7 +671,7 @@ def test_products_words_give_the_reasons_the_rounds_and_the_control_show():
             "corner and keeps rising past it. But the rounds of 16 and 64 vectors "
             "varied up to 3.00×, so part of it may be noise.") in words
     assert ("The control points to the routine numpy switches to: the same 2 vectors, multiplied one at a time, ran "
-            "1.8× faster in every round. But these rounds varied more than 1.25×, so the size of the gap is in doubt.") in words
+            "faster in every round, 1.8× in the median round. But these rounds varied more than 1.25×, so the size of the gap is in doubt.") in words
     # 64 vectors beat the roof only in their fastest round (median 29 against the roof's 30 GFLOP/s)
     assert "It beat the roof only in its fastest round: it ran in a quieter spell than the roof's fastest sample." \
         in words
@@ -803,7 +803,7 @@ def test_product_lesson_words_say_whether_this_run_shows_the_climb_then_level_sh
     # a quiet run that follows its roof shows the shape, and says how high it reached
     follows = [0.9 * r for r in roofs]
     assert product_lesson_words(batches, follows, roofs, 1.1) == (
-        "this run shows the climb-then-level shape. The climb, from 1 vector to 16: the rate rose 6×, at least 3×, half of "
+        "this run shows the climb-then-level shape. The climb, from 1 vector to 16: the rate rose 6×, above the bar of 3×, half of "
         "the roof's 6.0×. The level part, past the ridge, from 16 vectors to 256: the rate changed only 1×, within 1.5× "
         "either way. The widest batch reached 90% of the flat "
         "roof.")
@@ -855,7 +855,7 @@ def test_product_lesson_words_put_a_failure_down_to_noise_only_where_a_round_dis
     """Each reason the lesson can give, decided from made-up rounds (two rounds; quiet ends differ by 5%)."""
     # from 1 vector to 16 the rate rose only 2× in every round, quiet at both ends: not noise, the library likely
     short = _lesson([(1.0, 0.95), (0.8, 0.8), (1.2, 1.2), (2.0, 1.9), (2.0, 1.9), (2.0, 1.9)])
-    assert ("The climb, from 1 vector to 16: the rate rose only 2×, less than 4×, half of the roof's 8.0×. The shortfall held in every "
+    assert ("The climb, from 1 vector to 16: the rate rose only 2×, below the bar of 4×, half of the roof's 8.0×. The shortfall held in every "
             "round, so it is not noise. A likely cause, which this sweep does not test: numpy's general routine, which "
             "takes over from 2 vectors, may stream the weights less well than its matrix-vector routine.") in short
     assert "may be noise" not in short and "may have caused it" not in short
@@ -874,13 +874,13 @@ def test_product_lesson_words_put_a_failure_down_to_noise_only_where_a_round_dis
     assert "On a quiet machine, the roofline expects the rate to climb" in loaded
     # the shortfall in the fastest rounds only: a second round rose 6×, so it may be noise
     mixed = _lesson([(1.0, 0.5), (0.8, 1.0), (1.2, 1.5), (2.0, 3.0), (2.0, 3.0), (2.0, 3.0)])
-    assert ("The climb, from 1 vector to 16: the rate rose only 3×, less than 4×, half of the roof's 8.0×. The shortfall did not "
+    assert ("The climb, from 1 vector to 16: the rate rose only 3×, below the bar of 4×, half of the roof's 8.0×. The shortfall did not "
             "hold in every round: it lies within the rounds' variation, so this sweep cannot confirm it.") in mixed
     assert "On a quiet machine, the roofline expects the rate to climb" in mixed
     # past the ridge (16 to 32 vectors) the rate rose 2× in every round, quiet at both ends: numpy's efficiency
     rise = _lesson([(1.0, 1.0), (2.0, 2.0), (4.0, 4.0), (4.0, 4.0), (4.0, 4.2), (8.0, 8.4)])
     assert rise.startswith("this run shows the climb, but not the level part of the climb-then-level shape. The climb, "
-                           "from 1 vector to 16: the rate rose 4.2×, at least 4×, half of the roof's 8.0×. The level part, past the ridge, from 16 vectors "
+                           "from 1 vector to 16: the rate rose 4.2×, above the bar of 4×, half of the roof's 8.0×. The level part, past the ridge, from 16 vectors "
                            "to 32: the rate rose 2×, more than 1.5× either way. The "
                            "rise held in every round, so it is not noise. A likely cause, which this sweep does not "
                            "test: near the ridge, the library overlaps little of its reading with its math, so the "
@@ -1048,8 +1048,8 @@ def test_verdict_words_for_made_up_runs():
         "- **Quiet or noisy:** Noisy: all 3 measurements varied more than 1.25× from slowest to fastest. The repeats "
         "of the matrix product varied most, 3.40×.\n"
         "- **The decoder:** All 14 decode measurements reached less than half of the lower ceiling (overhead-bound).\n"
-        "- **What to read:** The relations, and the shares below half too: their rounds agreed, so the decoder's own "
-        "costs, not noise, held them there. Another run may move the other heights by as much as their spread.")
+        "- **What to read:** The relations, and the shares below half too: their rounds varied too little to lift them "
+        "to half, so the decoder's own costs, not noise, held them there. Another run may move the other heights by as much as their spread.")
     # quiet and bound by the ceilings: the heights mean something too
     good = verdict_words(quiet, [MEMORY_BOUND] * 3 + [COMPUTE_BOUND] * 4 + [ABOVE])
     assert "- **Quiet or noisy:** Quiet: all 3 measurements varied at most 1.10× from slowest to fastest." in good
@@ -1065,13 +1065,13 @@ def test_verdict_words_for_made_up_runs():
     assert "artly" not in counted
     assert counted.endswith(
         "- **What to read:** The relations, and the heights only where the rounds were quiet. The 2 measurements too "
-        "noisy to place may sit higher on a quiet run. The 12 below half are different: their rounds agreed, so the "
-        "decoder's own costs, not noise, held them there. On a quiet machine, expect smaller spreads.")
+        "noisy to place may sit higher on a quiet run. The 12 below half are different: their rounds varied too little "
+        "to lift them to half, so the decoder's own costs, not noise, held them there. On a quiet machine, expect smaller spreads.")
     # no promise of the model's shape after a verdict that the decoder's own costs, not noise, held points below half;
     # only where noise may explain every point below half
     assert verdict_words(noisy, [MEMORY_BOUND] * 12 + [TOO_NOISY] * 2).endswith(
         "On a quiet machine, expect smaller spreads, and points that follow the shape of the model's circles.")
-    assert "The one below half is different: its rounds agreed, so the decoder's own costs, not noise, held it there." \
+    assert "The one below half is different: its rounds varied too little to lift it to half, so the decoder's own costs, not noise, held it there." \
         in verdict_words(noisy, [OVERHEAD_BOUND] + [TOO_NOISY] * 3)
     assert "The one measurement too noisy to place may sit higher" in verdict_words(noisy, [OVERHEAD_BOUND] * 13 + [TOO_NOISY])
     assert "Its one decode measurement was too noisy to place" in verdict_words(noisy, [TOO_NOISY])
@@ -1225,7 +1225,7 @@ def test_decode_words_give_the_crossing_the_rise_and_the_regimes():
         verdict_line([1, 2], kinds[:2], [0.5])
     # batches 2 to 8 sat further below their ceiling than batch 1: a fixed cost per step cannot explain that
     assert _bullet(words, "The lesson") == ("- **The lesson:** This run does not show the memory-to-math knee: all 4 batches were "
-                         "overhead-bound. Their rounds agreed, so noise did not hold them below half. Costs the formula "
+                         "overhead-bound. Their rounds varied too little to lift them to half, so noise did not hold them below half. Costs the formula "
                          "leaves out set the pace. Batches 2 to 8 sat further below their ceiling than batch 1 (42%), "
                          "which a fixed cost per step cannot do. Likely causes grow with the batch: numpy's routines "
                          "for small products, and attention's loop over each sequence and head, which grows with the "
@@ -1284,7 +1284,7 @@ def test_knee_lesson_words():
     assert partly == (
         "this run shows the memory-to-math knee only by its two ends, one on each side of it (batch 1 memory-bound, "
         "batch 64 compute-bound): "
-        "2 of its 7 batches were overhead-bound. Their rounds agreed, so noise did not hold them below half. Costs the "
+        "2 of its 7 batches were overhead-bound. Their rounds varied too little to lift them to half, so noise did not hold them below half. Costs the "
         "formula leaves out set the pace. Likely ones are numpy's slower routine at a few sequences (see the product "
         "sweep's control) and Python's loop over numpy's calls.")
     assert "other programs" not in partly and "circles" not in partly
@@ -1316,8 +1316,8 @@ def test_knee_lesson_words():
     # the long-context sweep the student read, noisy in one batch only: 5 overhead-bound with quiet rounds, 1 too noisy
     both = knee_lesson_words(batches, [MEMORY_BOUND] + [OVERHEAD_BOUND] + [TOO_NOISY] + [OVERHEAD_BOUND] * 4, 18.0)
     assert both.startswith("this run does not show the memory-to-math knee: 5 of its 7 batches were overhead-bound and 1 "
-                           "was too noisy to place. The overhead-bound batches' rounds agreed, so noise did not hold "
-                           "them below half.")
+                           "was too noisy to place. The overhead-bound batches' rounds varied too little to lift "
+                           "them to half, so noise did not hold them below half.")
     assert "The batch too noisy to place may owe its place below half to other programs." in both
     # the overhead-bound batches' rounds agreed, so a quiet machine is not promised the shape: the words say what
     # the data show instead, the one end that reached half of its ceiling
@@ -1325,7 +1325,7 @@ def test_knee_lesson_words():
     assert both.endswith("Only its smallest batch, 1, reached half of its ceiling: memory-bound, below the knee.")
     assert "The batches too noisy to place may owe their place below half" in knee_lesson_words(
         batches, [MEMORY_BOUND] + [OVERHEAD_BOUND] + [TOO_NOISY] * 2 + [OVERHEAD_BOUND] * 3, 18.0)
-    assert "The overhead-bound batch's rounds agreed, so noise did not hold it below half." in knee_lesson_words(
+    assert "The overhead-bound batch's rounds varied too little to lift it to half, so noise did not hold it below half." in knee_lesson_words(
         batches, [MEMORY_BOUND] + [OVERHEAD_BOUND] + [TOO_NOISY] * 5, 18.0)
     assert knee_lesson_words(batches, near, 95.0) == (
         "this sweep cannot show the memory-to-math knee: the knee lies past the largest batch measured.")
@@ -1704,7 +1704,7 @@ def test_reference_words_say_what_a_gap_from_the_reference_means():
         "kind of machine, on 2026-12-05; each kept up with it.")
     # a speed well above the reference's is said to be this machine's, this time (its ceilings sit higher)
     assert reference_words({"bandwidth": 1.31, "math rate": 1.02}, True, label, date).endswith(
-        "each kept up with it. Its bandwidth ran more than 11% faster than the reference's: this machine delivered "
+        "each kept up with it. Its bandwidth ran 31% faster than the reference's: this machine delivered "
         "more this time, since a virtual machine shares its memory with other machines whose demand moves.")
     assert "faster than" not in reference_words({"bandwidth": 1.1, "math rate": 1.1}, True, label, date)
     assert reference_words({"bandwidth": 0.68, "math rate": 0.79}, True, label, date).endswith(
@@ -1968,8 +1968,9 @@ def test_judge_sets_the_roof_beside_the_reference_and_says_what_the_ceilings_use
     assert behind.judgement.state == measure.ROOF_CLEAN and behind.judgement.clean_ceiling
     assert not behind.judgement.steady
     assert figures.roof_words(behind).endswith(
-        "Its ceilings can be trusted. But the decoder fell behind the reference run (30%): other programs slowed its "
-        "steps, so its shares of the ceilings are lower than a quiet run's.")
+        "Its ceilings can be trusted. But the decoder fell below 90% of the reference run's rate (30%): other programs, "
+        "or this machine running slower this time, slowed its steps, so its shares of the ceilings are lower than a "
+        "quiet run's.")
     # the stored run the expert read: a roof of 65% and 29%, and decode points that beat the ceilings it gives:
     # the data show both speeds too low, so the ceilings use the reference's, and the words name the points
     low = figures.judge(_like_reference(ref, "2026-01-02", s((19.5e9, 10e9)), s((43.5e9, 40e9))), None,
@@ -2081,7 +2082,7 @@ def test_judge_sets_the_roof_beside_the_reference_and_says_what_the_ceilings_use
                           _decoder_at(ref, 0.2, waited=0.0), ref)
     j = quiet.judgement
     assert j.state == measure.ROOF_BELOW and j.steady and j.clean_ceiling and quiet.reference_roof is None
-    assert "The decoder fell below the reference run's too (20%), as it would on a slower or busier machine." in \
+    assert "The decoder fell below 90% of the reference run's rate too (20%), as it would on a slower or busier machine." in \
         figures.roof_words(quiet)
     assert figures.judge(replace(quiet, load=3.0), None, _decoder_at(ref, 0.2, waited=0.0), ref).judgement.state \
         == measure.ROOF_SLOWED, "a busy load puts the blame back on other programs"

@@ -702,11 +702,11 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
         span = f"The climb, from {_vectors(batches[a])} to {batches[b]:,}: "
         if rose >= CLIMB_SHARE * roof:
             climbed = True
-            said.append(f"{span}the rate rose {_factor(rose)}, at least {_factor(CLIMB_SHARE * roof)}, half of the "
-                        f"roof's {roof:,.1f}×.")
+            said.append(f"{span}the rate rose {_factor(rose)}, above the bar of {_factor(CLIMB_SHARE * roof)}, half of "
+                        f"the roof's {roof:,.1f}×.")
         else:
-            said.append(f"{span}the rate rose only {_factor(rose)}, less than {_factor(CLIMB_SHARE * roof)}, half of "
-                        f"the roof's {roof:,.1f}×."
+            said.append(f"{span}the rate rose only {_factor(rose)}, below the bar of {_factor(CLIMB_SHARE * roof)}, "
+                        f"half of the roof's {roof:,.1f}×."
                         if rose > 1 else
                         f"{span}the rate did not rise ({_factor(rose)}), while the roof rose {_factor(roof)}.")
             fails += 1
@@ -745,8 +745,8 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
         if control is not None and control[0] in dip:
             pair, ratios = whole("control batch", control[0]), [positive("control", x) for x in control[1]]
             clean = bool(control[2]) if len(control) > 2 else True
-            faster = (f"the same {pair:,} vectors, multiplied one at a time, ran "
-                      f"{_factor(float(np.median(ratios)))} faster in every round.")
+            faster = (f"the same {pair:,} vectors, multiplied one at a time, ran faster in every round, "
+                      f"{_factor(float(np.median(ratios)))} in the median round.")
             if all(x > 1 + LEVEL_WITHIN for x in ratios) and clean:
                 said.append(f"The control shows why: {faster} The routine numpy switches to, not the machine, made "
                             "the dip.")
@@ -1266,8 +1266,8 @@ def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: fl
             f"this run does not show the memory-to-math knee: {_join(parts)}."]
     if far:
         whose = ("Their" if not noisy else "The overhead-bound batches'" if far > 1 else "The overhead-bound batch's")
-        said.append(f"{whose} rounds agreed, so noise did not hold {'them' if far > 1 else 'it'} below half. Costs "
-                    "the formula leaves out set the pace.")
+        said.append(f"{whose} rounds varied too little to lift {'them' if far > 1 else 'it'} to half, so noise did not "
+                    f"hold {'them' if far > 1 else 'it'} below half. Costs the formula leaves out set the pace.")
         deeper = []
         if shares is not None:
             shares = [positive("shares", x) for x in shares]
@@ -1482,7 +1482,7 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
         decoder = f"of its {n} decode measurements, " + _join([f"{c} {said}" for c, said in counted]) + "."
     unplaced = sum(k == TOO_NOISY for k in kinds)
     far = sum(k == OVERHEAD_BOUND for k in kinds) if steady else 0
-    own = ("{its} rounds agreed, so the decoder's own costs, not noise, held {it} there." if far else "")
+    own = ("{its} rounds varied too little to lift {it} to half, so the decoder's own costs, not noise, held {it} there." if far else "")
     own = own.format(it="it" if far == 1 else "them", its="its" if far == 1 else "their")
     if unplaced:
         below = (f" The {far} below half are different: {own}" if far > 1 else
@@ -1659,19 +1659,20 @@ def reference_words(ratios: Mapping[str, float], same_machine: bool, label: str,
                 "not this run's noise.")
     same = f"The reference ran on the same kind of machine, on {date}"
     if min(ratios.values()) >= KEPT_UP:
-        return f"{said} {same}; each kept up with it.{_faster_words([k for k, r in ratios.items() if r > 1 / KEPT_UP])}"
+        return f"{said} {same}; each kept up with it.{_faster_words({k: r for k, r in ratios.items() if r > 1 / KEPT_UP})}"
     return (f"{said} {same}; a share below {KEPT_UP:.0%} means that other programs slowed this run, or that this "
             "machine ran slower this time.")
 
 
-def _faster_words(names: Sequence[str]) -> str:
-    """" Its bandwidth ran more than 11% faster than the reference's: ..." for the speeds (``names``) that beat the
-    reference's by more than a run may fall short of it and still keep up (1 / KEPT_UP); "" for none."""
-    if not names:
+def _faster_words(faster: Mapping[str, float]) -> str:
+    """" Its bandwidth ran 24% faster than the reference's: ..." for the speeds (``faster``: name -> this run's rate
+    over the reference's) that beat the reference's by more than a run may fall short of it and still keep up
+    (1 / KEPT_UP); "" for none."""
+    if not faster:
         return ""
-    return (f" Its {_join(list(names))} ran more than {1 / KEPT_UP - 1:.0%} faster than the reference's: this machine "
-            "delivered more this time, since a virtual machine shares its memory with other machines whose demand "
-            "moves.")
+    by = _join([f"{name} ran {r - 1:.0%} faster" for name, r in faster.items()])
+    return (f" Its {by} than the reference's: this machine delivered more this time, since a virtual machine shares "
+            "its memory with other machines whose demand moves.")
 
 
 def _kept(share: float) -> str:
@@ -1883,12 +1884,15 @@ def roof_words(m: measure.Machine) -> str:
         shares = f"bandwidth {_kept(j.roof_shares[0])} and math rate {_kept(j.roof_shares[1])} of the reference run's"
         lo, hi = (_kept(min(j.decoder_shares)), _kept(max(j.decoder_shares))) if j.decoder_shares else ("", "")
         decoder = lo if lo == hi else f"{lo} to {hi}"
+        short_ = [x for x in j.decoder_shares or () if x < KEPT_UP]   # the decoder's shares that fell short
+        behind = "" if not short_ else (_kept(min(short_)) if _kept(min(short_)) == _kept(max(short_))
+                                        else f"{_kept(min(short_))} to {_kept(max(short_))}")
     if j.state == measure.ROOF_CLEAN:
         said = f"this run's roof kept up with the reference run's ({shares}). Its ceilings can be trusted."
-        said += _faster_words([name for name, r in zip(("bandwidth", "math rate"), j.roof_shares) if r > 1 / KEPT_UP])
         if j.decoder_shares and min(j.decoder_shares) < KEPT_UP:
-            said += (f" But the decoder fell behind the reference run ({decoder}): other programs slowed its steps, "
-                     "so its shares of the ceilings are lower than a quiet run's.")
+            said += (f" But the decoder fell below {KEPT_UP:.0%} of the reference run's rate ({behind}): other programs, "
+                     "or this machine running slower this time, slowed its steps, so its shares of the ceilings are "
+                     "lower than a quiet run's.")
         return said
     short, lifted = _short_speeds(m), _lifted_speeds(m)
     if j.state == measure.ROOF_LOW:
@@ -1907,13 +1911,15 @@ def roof_words(m: measure.Machine) -> str:
         if kept:
             said.append(f"This run's {_join(kept)} stays: no measured point beat it.")
         if j.decoder_shares and min(j.decoder_shares) < KEPT_UP:
-            said.append(f"The decoder fell behind the reference run too ({decoder}): other programs slowed its steps.")
+            said.append(f"The decoder fell below {KEPT_UP:.0%} of the reference run's rate too ({behind}): other "
+                        "programs, or this machine running slower this time, slowed its steps.")
         return " ".join(said)
     if j.state == measure.ROOF_BELOW:
         said = (f"this run's {_join(short)} fell below {KEPT_UP:.0%} of the reference run's ({shares}), but no measured "
                 "point beat a ceiling drawn from it, so the ceilings keep this run's own roof. A roof below the "
                 "reference's means a busy machine, or a machine slower this time than the reference's was.")
-        decoder_too = (f" The decoder fell below the reference run's too ({decoder}), as it would on a slower or busier machine."
+        decoder_too = (f" The decoder fell below {KEPT_UP:.0%} of the reference run's rate too ({behind}), as it would on a "
+                       "slower or busier machine."
                        if j.decoder_shares and min(j.decoder_shares) < KEPT_UP else "")
         waits = _speed_waits(m)
         waited = [waits[speed] for speed in short]

@@ -120,7 +120,7 @@ def reference_run() -> ReferenceRun:
     for name in SWEEPS:
         for x in getattr(run, name).values():
             positive(name, x)
-    if not 1 in run.product_gflop_per_s or WIDEST_PRODUCT not in run.product_gflop_per_s:
+    if 1 not in run.product_gflop_per_s or WIDEST_PRODUCT not in run.product_gflop_per_s:
         raise ValueError(f"product_gflop_per_s must hold 1 and {WIDEST_PRODUCT} vectors")
     if not {1, LARGEST_BATCH} <= set(run.short_context_tokens_per_s) & set(run.long_context_tokens_per_s):
         raise ValueError(f"short_context_tokens_per_s and long_context_tokens_per_s must hold batches 1 and {LARGEST_BATCH}")
