@@ -725,7 +725,7 @@ def test_plain_read_words_follow_the_numbers():
     assert plain_read_words(8.0 * GBs, 10.0 * GBs) == (
         "its fastest round read 8.0 GB/s, 80% of what the 1-vector product read from the same matrix in the same "
         "rounds (10.0 GB/s). Here numpy's plain sum reads slower than the BLAS library's product. The roof takes the "
-        "faster.")
+        "fastest read of the whole run.")
     assert plain_read_words(10.2 * GBs, 10.0 * GBs).endswith("(10.0 GB/s). The two ways of reading agree.")
     assert "Here numpy's plain sum read faster than the BLAS library's product." in plain_read_words(14 * GBs, 10 * GBs)
     assert "spell" not in plain_read_words(8.0 * GBs, 10.0 * GBs)
@@ -2266,6 +2266,11 @@ def test_the_step_split_names_what_held_a_step_below_half():
             "more than 1.25×), so no cause is named.") in step_split_view([shaky], m).data
     busy = replace(m, load=5.0)
     assert "(the run was not steady), so no cause is named." in step_split_view([one], busy).data
+    # a step whose rounds spread more than the bar, but too little to lift it to half, is judged as the decode table
+    # judges it: noise could not have held it there, so its cause is named; one whose spread could, is not
+    low = 0.25 * min(memory, math_)
+    assert "did most to hold" in step_split_view([replace(one, step=s((low, low / 1.4)))], m).data
+    assert "no cause is named" in step_split_view([replace(one, step=s((low, low / 3)))], m).data
     with pytest.raises(ValueError, match="splits"):
         step_split_view([], m)
 

@@ -594,11 +594,11 @@ def plain_read_words(read: float, vector: float | None = None) -> str:
     said += (f", {read / vector:.0%} of what the 1-vector product read from the same matrix in the same rounds "
              f"({vector / GB:,.1f} GB/s).")
     if read > vector * (1 + LEVEL_WITHIN):
-        why = "Here numpy's plain sum read faster than the BLAS library's product. The roof takes the faster."
+        why = "Here numpy's plain sum read faster than the BLAS library's product. The roof takes the fastest read of the whole run."
     elif read >= vector * (1 - LEVEL_WITHIN):
         why = "The two ways of reading agree."
     else:
-        why = "Here numpy's plain sum reads slower than the BLAS library's product. The roof takes the faster."
+        why = "Here numpy's plain sum reads slower than the BLAS library's product. The roof takes the fastest read of the whole run."
     return f"{said} {why}"
 
 
@@ -732,8 +732,8 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
             up = changed >= LEVEL_FACTOR
             why, maybe = reason(a, b, (lambda r: r >= LEVEL_FACTOR) if up else (lambda r: r <= 1 / LEVEL_FACTOR),
                                 "rise" if up else "fall",
-                                "near the ridge, the library overlaps little of its reading with its math, so the rate rounds the "
-                                "roof's corner and keeps rising past it" if up else
+                                "near the ridge, the library overlaps little of its reading with its math, so the "
+                                "rate rounds the roof's corner and keeps rising past it" if up else
                                 "the library may run the widest batches less efficiently")
             said.append(why)
             noisy += maybe
@@ -875,10 +875,11 @@ def regime_kinds(measured: Sequence[float], memory: Sequence[float], math_: Sequ
     rate above its lower ceiling; memory-bound or compute-bound for one at or above NEAR of it;
     below that, far below both ceilings (``OVERHEAD_BOUND``), unless noise alone could have held it
     there: its rounds spread more than QUIET_SPREAD (``spreads``, one per rate; default: all
-    quiet) by enough that its rate times its spread reaches NEAR of the ceiling, or the run was not ``steady``
-    (a steady load from other programs slows every round alike): then ``TOO_NOISY``. A noisy point whose spread
-    could not lift it to NEAR is placed: noise alone could not have held it there. Noise only ever slows a rate, so a noisy point that still reached
-    NEAR of its ceiling would sit at least as high on a quiet run and is placed."""
+    quiet) by enough that its rate times its spread reaches NEAR of the ceiling, or the run was not
+    ``steady`` (a steady load from other programs slows every round alike): then ``TOO_NOISY``. A noisy
+    point whose spread could not lift it to NEAR is placed: noise alone could not have held it there.
+    Noise only ever slows a rate, so a noisy point that still reached NEAR of its ceiling would sit at
+    least as high on a quiet run and is placed."""
     spreads = [1.0] * len(measured) if spreads is None else [positive("spreads", x) for x in spreads]
     if len(spreads) != len(measured):
         raise ValueError("spreads must give one spread per measured rate")
@@ -1175,9 +1176,10 @@ def step_split_view(splits: Sequence[measure.StepSplit], m: measure.Machine) -> 
     """The batches of ``splits`` in one table: the whole step's share of its lower ceiling (the decode table's, since
     the split times its products in the decode sweep's rounds), the decoder's weight products alone as a share of
     their roof (``StepSplit.products_share``), the products' part of the step's time and the spread of their rounds;
-    then, for each quiet batch below NEAR of its ceiling, what held it there (``split_cause_words``). A batch whose
-    step or products spread more than QUIET_SPREAD gets no cause, nor does any batch of a run that is not
-    ``steady``: noise could have made the difference."""
+    then, for each batch below NEAR of its ceiling, what held it there (``split_cause_words``). A batch whose
+    products spread more than QUIET_SPREAD gets no cause, nor one whose step's spread could have lifted it to NEAR
+    (the decode table's test, ``regime_kinds``), nor any batch of a run that is not ``steady``: noise could have made
+    the difference."""
     if not splits:
         raise ValueError("splits must hold at least one batch")
     bw, p = m.bandwidth_bytes_per_s, m.peak_flop_per_s
@@ -1191,7 +1193,8 @@ def step_split_view(splits: Sequence[measure.StepSplit], m: measure.Machine) -> 
         alone, part = split.products_share(bw, p), split.products_part
         rows.append(f"| {split.batch:,} | {_share(step_share)} | {_share(alone)} | {_share(part)} "
                     f"| {_spread_text(split.products.spread)} |")
-        shaky = is_noisy(split.products.spread) or is_noisy(split.step.spread)
+        # the step's noise, by the decode table's test (could it lift the step to NEAR?); the products', by their spread
+        shaky = is_noisy(split.products.spread) or (is_noisy(split.step.spread) and step_share * split.step.spread >= NEAR)
         if step_share < NEAR:
             if shaky or not m.steady:
                 noisy.append(split.batch)
@@ -1482,7 +1485,8 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
         decoder = f"of its {n} decode measurements, " + _join([f"{c} {said}" for c, said in counted]) + "."
     unplaced = sum(k == TOO_NOISY for k in kinds)
     far = sum(k == OVERHEAD_BOUND for k in kinds) if steady else 0
-    own = ("{its} rounds varied too little to lift {it} to half, so the decoder's own costs, not noise, held {it} there." if far else "")
+    own = ("{its} rounds varied too little to lift {it} to half, so the decoder's own costs, not noise, held {it} "
+           "there." if far else "")
     own = own.format(it="it" if far == 1 else "them", its="its" if far == 1 else "their")
     if unplaced:
         below = (f" The {far} below half are different: {own}" if far > 1 else
@@ -1673,6 +1677,14 @@ def _faster_words(faster: Mapping[str, float]) -> str:
     by = _join([f"{name} ran {r - 1:.0%} faster" for name, r in faster.items()])
     return (f" Its {by} than the reference's: this machine delivered more this time, since a virtual machine shares "
             "its memory with other machines whose demand moves.")
+
+
+def _kept_range(shares: Sequence[float]) -> str:
+    """"96%", or "89% to 97%" for several shares (each as ``_kept`` gives it); "" for none."""
+    if not shares:
+        return ""
+    lo, hi = _kept(min(shares)), _kept(max(shares))
+    return lo if lo == hi else f"{lo} to {hi}"
 
 
 def _kept(share: float) -> str:
@@ -1882,11 +1894,8 @@ def roof_words(m: measure.Machine) -> str:
         return ""
     if j.roof_shares is not None:
         shares = f"bandwidth {_kept(j.roof_shares[0])} and math rate {_kept(j.roof_shares[1])} of the reference run's"
-        lo, hi = (_kept(min(j.decoder_shares)), _kept(max(j.decoder_shares))) if j.decoder_shares else ("", "")
-        decoder = lo if lo == hi else f"{lo} to {hi}"
-        short_ = [x for x in j.decoder_shares or () if x < KEPT_UP]   # the decoder's shares that fell short
-        behind = "" if not short_ else (_kept(min(short_)) if _kept(min(short_)) == _kept(max(short_))
-                                        else f"{_kept(min(short_))} to {_kept(max(short_))}")
+        decoder = _kept_range(j.decoder_shares or ())
+        behind = _kept_range([x for x in j.decoder_shares or () if x < KEPT_UP])   # the shares that fell short
     if j.state == measure.ROOF_CLEAN:
         said = f"this run's roof kept up with the reference run's ({shares}). Its ceilings can be trusted."
         if j.decoder_shares and min(j.decoder_shares) < KEPT_UP:
