@@ -970,6 +970,11 @@ def test_regime_words_say_where_each_batch_sat_by_the_books_rule():
     # one whose spread could not lift it to half is placed: noise alone could not have held it there
     placed = regime_words(batches, [25, 10, 20, 190, 380, 450, 480], memory, math_, [1.0, 1.3, 1.1, 1.0, 1.0, 1.0, 1.0])
     assert "too noisy" not in placed and "Batches 2 to 4 reached less than half of their lower ceiling (18%)" in placed
+    # the test is the share times the spread, whether or not the spread is over the quiet bar: a quiet point near half
+    # could still have been lifted to it
+    from inferlimits.figures.machine import TOO_NOISY, regime_kinds
+    assert regime_kinds([0.45], [1.0], [2.0], [1.2]) == [TOO_NOISY]
+    assert regime_kinds([0.45], [1.0], [2.0], [1.05]) == [OVERHEAD_BOUND]
     assert "Batch 4 reached less than half of its lower ceiling (18%). By the book's rule, that is far below both" in low
     assert regime_words(batches[:2], [5, 6], memory[:2], math_[:2], [3.0, 5.0]) == (
         "Every batch reached less than half of its lower ceiling (11% to 18%), but the rounds varied 3.00× to 5.00×, more "

@@ -143,6 +143,8 @@ SLIDES: dict[str, Slide] = {
     "11_index_card": Slide("11_index_card", "fig-index-card"),
     "12_worked_capacity": Slide("12_worked_example", "fig-worked-capacity"),
     "12_worked_step": Slide("12_worked_example", "fig-worked-step"),
+    "13_reference_products": Slide("13_measure", "fig-reference-products"),
+    "13_reference_decode": Slide("13_measure", "fig-reference-decode"),
     "13_machine_roofline": Slide("13_measure", "fig-machine-roofline", _MEASURED),
     "13_machine_products": Slide("13_measure", "fig-machine-products", _MEASURED),
     "13_machine_decode": Slide("13_measure", "fig-machine-decode", _MEASURED),

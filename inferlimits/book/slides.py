@@ -189,7 +189,8 @@ CONTENTS: dict[str, dict] = {
         "example": "launch_overhead",
     },
     "13_measure": {
-        "figures": ("13_machine_roofline", "13_machine_products", "13_machine_decode"),
+        "figures": ("13_reference_products", "13_reference_decode", "13_machine_roofline", "13_machine_products",
+                    "13_machine_decode"),
     },
     "07_low_precision": {
         "figures": ("07_precision",),

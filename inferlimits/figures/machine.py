@@ -874,17 +874,16 @@ def regime_kinds(measured: Sequence[float], memory: Sequence[float], math_: Sequ
     """The regime of each measured rate by the book's rule (``generation.regime``): ``ABOVE`` for a
     rate above its lower ceiling; memory-bound or compute-bound for one at or above NEAR of it;
     below that, far below both ceilings (``OVERHEAD_BOUND``), unless noise alone could have held it
-    there: its rounds spread more than QUIET_SPREAD (``spreads``, one per rate; default: all
-    quiet) by enough that its rate times its spread reaches NEAR of the ceiling, or the run was not
-    ``steady`` (a steady load from other programs slows every round alike): then ``TOO_NOISY``. A noisy
-    point whose spread could not lift it to NEAR is placed: noise alone could not have held it there.
-    Noise only ever slows a rate, so a noisy point that still reached NEAR of its ceiling would sit at
-    least as high on a quiet run and is placed."""
+    there: its rate times the spread of its rounds (``spreads``, one per rate; default: none) reaches
+    NEAR of the ceiling, or the run was not ``steady`` (a steady load from other programs slows every
+    round alike): then ``TOO_NOISY``. A rough guide, not a proof: a few rounds cannot say how much even
+    the fastest was slowed. Noise only ever slows a rate, so a noisy point that still reached NEAR of
+    its ceiling would sit at least as high on a quiet run and is placed."""
     spreads = [1.0] * len(measured) if spreads is None else [positive("spreads", x) for x in spreads]
     if len(spreads) != len(measured):
         raise ValueError("spreads must give one spread per measured rate")
     kinds = [ABOVE if x > min(mm, f) else regime(x, mm, f, NEAR) for x, mm, f in zip(measured, memory, math_)]
-    return [TOO_NOISY if k == OVERHEAD_BOUND and ((is_noisy(s) and x * s >= NEAR * min(mm, f)) or not steady) else k
+    return [TOO_NOISY if k == OVERHEAD_BOUND and (x * s >= NEAR * min(mm, f) or not steady) else k
             for k, s, x, mm, f in zip(kinds, spreads, measured, memory, math_)]
 
 
@@ -1194,7 +1193,7 @@ def step_split_view(splits: Sequence[measure.StepSplit], m: measure.Machine) -> 
         rows.append(f"| {split.batch:,} | {_share(step_share)} | {_share(alone)} | {_share(part)} "
                     f"| {_spread_text(split.products.spread)} |")
         # the step's noise, by the decode table's test (could it lift the step to NEAR?); the products', by their spread
-        shaky = is_noisy(split.products.spread) or (is_noisy(split.step.spread) and step_share * split.step.spread >= NEAR)
+        shaky = is_noisy(split.products.spread) or step_share * split.step.spread >= NEAR
         if step_share < NEAR:
             if shaky or not m.steady:
                 noisy.append(split.batch)
