@@ -2276,6 +2276,8 @@ def test_the_step_split_names_what_held_a_step_below_half():
     low = 0.25 * min(memory, math_)
     assert "did most to hold" in step_split_view([replace(one, step=s((low, low / 1.4)))], m).data
     assert "no cause is named" in step_split_view([replace(one, step=s((low, low / 3)))], m).data
+    # a quiet batch above half is certain: its own spreads are what make a row less certain
+    assert "less certain" not in step_split_view([fast], m).data
     with pytest.raises(ValueError, match="splits"):
         step_split_view([], m)
 

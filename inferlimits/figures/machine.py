@@ -1192,14 +1192,13 @@ def step_split_view(splits: Sequence[measure.StepSplit], m: measure.Machine) -> 
         alone, part = split.products_share(bw, p), split.products_part
         rows.append(f"| {split.batch:,} | {_share(step_share)} | {_share(alone)} | {_share(part)} "
                     f"| {_spread_text(split.products.spread)} |")
-        # the step's noise, by the decode table's test (could it lift the step to NEAR?); the products', by their spread
-        shaky = is_noisy(split.products.spread) or step_share * split.step.spread >= NEAR
         if step_share < NEAR:
-            if shaky or not m.steady:
+            # the step's noise by the decode table's test (could its spread lift it to NEAR?); the products', by theirs
+            if is_noisy(split.products.spread) or step_share * split.step.spread >= NEAR or not m.steady:
                 noisy.append(split.batch)
             else:
                 causes.append((split.batch, alone, part))
-        elif shaky:
+        elif is_noisy(split.products.spread) or is_noisy(split.step.spread):
             uncertain.append(split.batch)
     words = [split_cause_words(*zip(*causes))] if causes else []
     if noisy:
