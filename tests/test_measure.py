@@ -1973,7 +1973,8 @@ def test_judge_sets_the_roof_beside_the_reference_and_says_what_the_ceilings_use
     assert behind.judgement.state == measure.ROOF_CLEAN and behind.judgement.clean_ceiling
     assert not behind.judgement.steady
     assert figures.roof_words(behind).endswith(
-        "Its ceilings can be trusted. But the decoder fell below 90% of the reference run's rate (30%): other programs, "
+        "Its ceilings can be trusted. But the decoder fell below 90% of the reference run's rate at batch 1 (30%), at "
+        "batch 64 (30%) and at batch 64 and the long context (30%): other programs, "
         "or this machine running slower this time, slowed its steps, so its shares of the ceilings are lower than a "
         "quiet run's.")
     # the stored run the expert read: a roof of 65% and 29%, and decode points that beat the ceilings it gives:
@@ -2087,7 +2088,7 @@ def test_judge_sets_the_roof_beside_the_reference_and_says_what_the_ceilings_use
                           _decoder_at(ref, 0.2, waited=0.0), ref)
     j = quiet.judgement
     assert j.state == measure.ROOF_BELOW and j.steady and j.clean_ceiling and quiet.reference_roof is None
-    assert "The decoder fell below 90% of the reference run's rate too (20%), as it would on a slower or busier machine." in \
+    assert "The decoder fell below 90% of the reference run's rate too at batch 1 (20%), at batch 64 (20%) and at batch 64 and the long context (20%), as it would on a slower or busier machine." in \
         figures.roof_words(quiet)
     assert figures.judge(replace(quiet, load=3.0), None, _decoder_at(ref, 0.2, waited=0.0), ref).judgement.state \
         == measure.ROOF_SLOWED, "a busy load puts the blame back on other programs"

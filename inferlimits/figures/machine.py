@@ -1820,11 +1820,12 @@ def judge(m: measure.Machine, products: measure.ProductSweep | None = None,
     waited, roof_waited = _most_waited(samples), m.waited
     undisturbed = waited is not None and waited <= measure.WAIT_SHARE
     roof_calm = roof_waited <= measure.WAIT_SHARE if roof_waited is not None else not m.busy
-    roof_shares, decoder, reference_roof, products_steady, beaten = None, (), None, None, ()
+    roof_shares, decoder, reference_roof, products_steady, beaten, decoder_names = None, (), None, None, (), ()
     if _same_machine(m, ref):
         roof_shares = (m.measured_bandwidth_bytes_per_s / 1e9 / ref.bandwidth_gb_per_s,
                        m.measured_peak_flop_per_s / 1e9 / ref.math_gflop_per_s)
-        decoder = tuple(_decoder_shares(runs or (), ref).values())
+        named = _decoder_shares(runs or (), ref)
+        decoder, decoder_names = tuple(named.values()), tuple(k.removeprefix("the decoder ") for k in named)
         kept = bool(decoder) and min(decoder) >= KEPT_UP
         widest = _widest_share(products, ref)
         beaten = _beaten(m, products, runs)
@@ -1857,7 +1858,7 @@ def judge(m: measure.Machine, products: measure.ProductSweep | None = None,
         clean = roof_calm
     judged = replace(m, reference_roof=reference_roof,
                      judgement=measure.Judgement(state, roof_shares, decoder, waited, steady, clean, products_steady,
-                                                 beaten))
+                                                 beaten, decoder_names))
     _JUDGED[(m.array_bytes, m.matmul_side)] = judged
     return judged
 
@@ -1893,11 +1894,15 @@ def roof_words(m: measure.Machine) -> str:
     if j.roof_shares is not None:
         shares = f"bandwidth {_kept(j.roof_shares[0])} and math rate {_kept(j.roof_shares[1])} of the reference run's"
         decoder = _kept_range(j.decoder_shares or ())
-        behind = _kept_range([x for x in j.decoder_shares or () if x < KEPT_UP])   # the shares that fell short
+        # the decoder's shares that fell short, each named by what it measured where the judgement names them
+        short_ = [(name, x) for name, x in zip(j.decoder_names or [""] * len(j.decoder_shares), j.decoder_shares)
+                  if x < KEPT_UP]
+        behind = (_join([f"{name} ({_kept(x)})" for name, x in short_]) if short_ and all(name for name, _ in short_)
+                  else f"({_kept_range([x for _, x in short_])})")
     if j.state == measure.ROOF_CLEAN:
         said = f"this run's roof kept up with the reference run's ({shares}). Its ceilings can be trusted."
         if j.decoder_shares and min(j.decoder_shares) < KEPT_UP:
-            said += (f" But the decoder fell below {KEPT_UP:.0%} of the reference run's rate ({behind}): other programs, "
+            said += (f" But the decoder fell below {KEPT_UP:.0%} of the reference run's rate {behind}: other programs, "
                      "or this machine running slower this time, slowed its steps, so its shares of the ceilings are "
                      "lower than a quiet run's.")
         return said
@@ -1918,14 +1923,14 @@ def roof_words(m: measure.Machine) -> str:
         if kept:
             said.append(f"This run's {_join(kept)} stays: no measured point beat it.")
         if j.decoder_shares and min(j.decoder_shares) < KEPT_UP:
-            said.append(f"The decoder fell below {KEPT_UP:.0%} of the reference run's rate too ({behind}): other "
+            said.append(f"The decoder fell below {KEPT_UP:.0%} of the reference run's rate too {behind}: other "
                         "programs, or this machine running slower this time, slowed its steps.")
         return " ".join(said)
     if j.state == measure.ROOF_BELOW:
         said = (f"this run's {_join(short)} fell below {KEPT_UP:.0%} of the reference run's ({shares}), but no measured "
                 "point beat a ceiling drawn from it, so the ceilings keep this run's own roof. A roof below the "
                 "reference's means a busy machine, or a machine slower this time than the reference's was.")
-        decoder_too = (f" The decoder fell below {KEPT_UP:.0%} of the reference run's rate too ({behind}), as it would on a "
+        decoder_too = (f" The decoder fell below {KEPT_UP:.0%} of the reference run's rate too {behind}, as it would on a "
                        "slower or busier machine."
                        if j.decoder_shares and min(j.decoder_shares) < KEPT_UP else "")
         waits = _speed_waits(m)

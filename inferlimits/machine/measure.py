@@ -511,6 +511,7 @@ class Judgement:
     clean_ceiling: bool = False
     products_steady: bool | None = None   # the same as ``steady``, for the product sweep (None: as ``steady``)
     beaten: tuple[tuple[str, str], ...] = ()
+    decoder_names: tuple[str, ...] = ()   # what each of ``decoder_shares`` measured: "at batch 1", ...
 
     def beaten_by(self, speed: str) -> str:
         """The words naming the point that beat the ceiling ``speed`` sets ("bandwidth" or "math rate"); "" if none."""
