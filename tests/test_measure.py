@@ -965,8 +965,8 @@ def test_regime_words_say_where_each_batch_sat_by_the_books_rule():
     # a noisy point below half is not placed where its spread could have lifted it to half: noise alone could have
     # held it there; a quiet one below half is
     low = regime_words(batches, [25, 10, 20, 190, 380, 450, 480], memory, math_, [1.0, 3.0, 1.1, 1.0, 1.0, 1.0, 1.0])
-    assert ("Batch 2 reached less than half of its lower ceiling (18%), but its rounds varied 3.00×, more than 1.25×. "
-            "Noise alone could have held it there, so it is too noisy to place.") in low
+    assert ("Batch 2 reached less than half of its lower ceiling (18%), but its rounds varied 3.00×: enough to lift it "
+            "to half. Noise alone could have held it there, so it is too noisy to place.") in low
     # one whose spread could not lift it to half is placed: noise alone could not have held it there
     placed = regime_words(batches, [25, 10, 20, 190, 380, 450, 480], memory, math_, [1.0, 1.3, 1.1, 1.0, 1.0, 1.0, 1.0])
     assert "too noisy" not in placed and "Batches 2 to 4 reached less than half of their lower ceiling (18%)" in placed
@@ -977,8 +977,8 @@ def test_regime_words_say_where_each_batch_sat_by_the_books_rule():
     assert regime_kinds([0.45], [1.0], [2.0], [1.05]) == [OVERHEAD_BOUND]
     assert "Batch 4 reached less than half of its lower ceiling (18%). By the book's rule, that is far below both" in low
     assert regime_words(batches[:2], [5, 6], memory[:2], math_[:2], [3.0, 5.0]) == (
-        "Every batch reached less than half of its lower ceiling (11% to 18%), but the rounds varied 3.00× to 5.00×, more "
-        "than 1.25×. Noise alone could have held them there, so they are too noisy to place.")
+        "Every batch reached less than half of its lower ceiling (11% to 18%), but the rounds varied 3.00× to 5.00×: "
+        "enough to lift them to half. Noise alone could have held them there, so they are too noisy to place.")
     # a noisy point above its ceiling is named as such; one exactly at the quiet rule is quiet
     assert regime_words([1], [30], [28], [502], [1.3]).startswith("Batch 1 measured above its lower ceiling (107%).")
     assert regime_words([1], [20], [28], [502], [1.25]) == (
@@ -1251,7 +1251,7 @@ def test_decode_words_give_the_crossing_the_rise_and_the_regimes():
                         "20×.")
     # noisy points below half are not placed by the book's rule
     assert _bullet(items, "Too noisy to place").startswith("- **Too noisy to place:** Every batch reached less than half of its lower ceiling "
-                               "(4% to 42%), but the rounds varied 20×, more than 1.25×.")
+                               "(4% to 42%), but the rounds varied 20×: enough to lift them to half.")
     assert _bullet(items, "The lesson").startswith("- **The lesson:** This run does not show the memory-to-math knee: all 4 batches "
                                 "were too noisy to place. Their rounds were noisy: other programs may have held them "
                                 "below half. On a quiet machine, the formula expects the rate to rise near the memory "
@@ -1261,8 +1261,7 @@ def test_decode_words_give_the_crossing_the_rise_and_the_regimes():
     assert _bullet(loaded, "The ceilings") == ("- **The ceilings:** They use this run's roof, which other programs may have lowered: the "
                          "shares may be too high.")
     assert _bullet(loaded, "Too noisy to place") == ("- **Too noisy to place:** Every batch reached less than half of its lower ceiling (4% to "
-                         "42%). The rounds agreed, but other programs may have slowed every round alike, so they are "
-                         "too noisy to place.")
+                         "42%). Other programs may have slowed every round alike, so they are too noisy to place.")
     assert _bullet(loaded, "The lesson").startswith("- **The lesson:** This run does not show the memory-to-math knee: all 4 batches were "
                                  "too noisy to place. Their rounds agreed, but other programs may have slowed every "
                                  "round alike and held them below half.")
@@ -1709,8 +1708,8 @@ def test_reference_words_say_what_a_gap_from_the_reference_means():
         "kind of machine, on 2026-12-05; each kept up with it.")
     # a speed well above the reference's is said to be this machine's, this time (its ceilings sit higher)
     assert reference_words({"bandwidth": 1.31, "math rate": 1.02}, True, label, date).endswith(
-        "each kept up with it. Its bandwidth ran 31% faster than the reference's: this machine delivered "
-        "more this time, since a virtual machine shares its memory with other machines whose demand moves.")
+        "each kept up with it. Its bandwidth ran 31% faster than the reference's, in its fastest sample: one read caught "
+        "a quieter spell, since a virtual machine shares its memory with other machines whose demand moves.")
     assert "faster than" not in reference_words({"bandwidth": 1.1, "math rate": 1.1}, True, label, date)
     assert reference_words({"bandwidth": 0.68, "math rate": 0.79}, True, label, date).endswith(
         "on 2026-12-05; a share below 90% means that other programs slowed this run, or that this machine ran slower "

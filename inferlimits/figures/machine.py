@@ -950,22 +950,15 @@ def regime_items(batches: Sequence[int], measured: Sequence[float], memory: Sequ
         share = _shares([s for _, s, _, _ in members])
         said = []
         if kind == TOO_NOISY:
-            loud = [(b, v) for b, _, v, _ in members if is_noisy(v)]
-            calm = [b for b, _, v, _ in members if not is_noisy(v)]
             the = "their" if plural else "the" if every else "its"
             them, they = ("them", "they are") if len(chosen) > 1 else ("it", "it is")
-            if loud and not calm:
+            if steady:   # ``regime_kinds``: each one's spread could have lifted it to half
                 said.append(f"{name} reached less than half of {its} lower ceiling ({share}), but {the} rounds "
-                            f"varied {_spreads([v for _, v in loud])}, more than {QUIET_SPREAD:g}×. Noise alone could "
-                            f"have held {them} there, so {they} too noisy to place.")
-            elif not loud:
-                said.append(f"{name} reached less than half of {its} lower ceiling ({share}). {the.capitalize()} "
-                            f"rounds agreed, but other programs may have slowed every round alike, so {they} too "
-                            "noisy to place.")
+                            f"varied {_spreads([v for _, _, v, _ in members])}: enough to lift {them} to half. Noise "
+                            f"alone could have held {them} there, so {they} too noisy to place.")
             else:
-                said.append(f"{name} reached less than half of {its} lower ceiling ({share}). The rounds of "
-                            f"{_batches([b for b, _ in loud], batches)} varied more than {QUIET_SPREAD:g}×, and other "
-                            f"programs may have slowed every round of the rest alike, so {they} too noisy to place.")
+                said.append(f"{name} reached less than half of {its} lower ceiling ({share}). Other programs may "
+                            f"have slowed every round alike, so {they} too noisy to place.")
         elif kind == OVERHEAD_BOUND:
             said.append(f"{name} reached less than half of {its} lower ceiling ({share}). By the book's rule, "
                         f"{that} {OVERHEAD_BOUND}: overhead-bound by elimination, since neither memory nor math set the "
@@ -1673,8 +1666,8 @@ def _faster_words(faster: Mapping[str, float]) -> str:
     if not faster:
         return ""
     by = _join([f"{name} ran {r - 1:.0%} faster" for name, r in faster.items()])
-    return (f" Its {by} than the reference's: this machine delivered more this time, since a virtual machine shares "
-            "its memory with other machines whose demand moves.")
+    return (f" Its {by} than the reference's, in its fastest sample: one read caught a quieter spell, since a virtual "
+            "machine shares its memory with other machines whose demand moves.")
 
 
 def _kept_range(shares: Sequence[float]) -> str:

@@ -97,12 +97,12 @@ def decode_rows(context_tokens: int, ref: ReferenceRun | None = None) -> tuple[D
 
 
 def decode_view(context_tokens: int, ref: ReferenceRun | None = None) -> Markdown:
-    """The reference's decode sweep at one context: each batch's two ceilings, its measured tokens/s (fastest round),
-    the share of the lower ceiling and the bound the book's rule gives it."""
+    """The reference's decode sweep at one context, in the columns of the live run's table: each batch's measured
+    tokens/s (fastest round), its two ceilings, the share of the lower ceiling and the bound the book's rule gives it."""
     ref = ref or reference.reference_run()
-    rows = ["| batch | memory ceiling, tokens/s | math ceiling, tokens/s | measured tokens/s "
+    rows = ["| batch | measured tokens/s | memory ceiling, tokens/s | math ceiling, tokens/s "
             "| share of the lower ceiling | bound |", "|--:|--:|--:|--:|--:|:--|"]
-    rows += [f"| {r.batch:,} | {r.memory_ceiling:,.0f} | {r.math_ceiling:,.0f} | {r.tokens_per_s:,.1f} "
+    rows += [f"| {r.batch:,} | {r.tokens_per_s:,.1f} | {r.memory_ceiling:,.0f} | {r.math_ceiling:,.0f} "
              f"| {_share(r.share)} | {VERDICT_NAMES[r.kind]} |" for r in decode_rows(context_tokens, ref)]
     return Markdown(f"**Reference run**, {ref.label}: the small decoder at {context_tokens:,} tokens of context, "
                     "fastest of its rounds\n\n" + "\n".join(rows))
