@@ -791,8 +791,11 @@ def test_product_lesson_words_say_whether_this_run_shows_the_climb_then_level_sh
     batches, roofs = [2**i for i in range(9)], [min(29.3, 9.7 * x) for x in intensities]
     # the rules skip the switch: from 1 vector to 16 the rate fell (0.61×) while the roof rose 6×; without the
     # rounds themselves, each failure is put down to noise because the spread (2×) is noisy
+    from inferlimits.figures.machine import _factors
+    assert _factors(4.97, 5.02) == ("4.97×", "5.02×") and _factors(5.7, 5.1) == ("5.7×", "5.1×")
+    assert _factors(16.0, 16.0) == ("16×", "16×")
     assert product_lesson_words(batches, rates, roofs, 2.0) == (
-        "this run does not show the climb-then-level shape. The climb, from 1 vector to 16: the rate did not rise "
+        "this run does not clearly show the climb-then-level shape. The climb, from 1 vector to 16: the rate did not rise "
         "(0.61×), while the roof rose 6×. The rounds were noisy, so other programs may have caused it. The level part, "
         "past the ridge, from 16 vectors to 256: the rate rose 8.7×, "
         "more than 1.5× either way. The rounds were noisy, so other programs may have caused it. At 2 to 8 vectors "
@@ -1132,6 +1135,10 @@ def test_run_verdict_reads_the_spread_of_the_repeats_and_the_regimes_of_the_deco
     near = [measure.DecodePoint(c, 1, 128, s((0.9 * min(memory, math_),) * 3))]
     far = [measure.DecodePoint(c, 1, 128, s((0.1 * min(memory, math_),) * 3))]
     assert run_verdict(quiet, near).data.endswith("The relations and the heights. Both describe this machine.")
+    # a decode sweep's steps timed beside their weight products alone: those products' rounds count too
+    split = measure.StepSplit(c, 1, 128, tinyllm.weight_shapes(c), near[0].rate, s((1.0, 2.0)))
+    with_split = run_verdict(quiet, measure.DecodeSweep(tuple(near), splits=(split,))).data
+    assert "The rounds of batch 1's weight products alone, in the decode sweep varied most, 2.00×." in with_split
     # the first thing a measurement tests of a ceiling: no point above it
     assert ("- **Under the ceilings:** Every one of the 1 measured points sat at or below its ceiling; the highest "
             "reached 90% of it. The ceilings held as upper bounds.") in run_verdict(quiet, near).data
@@ -1660,7 +1667,7 @@ def test_a_run_summed_up_is_the_data_file_it_prints(tmp_path, monkeypatch):
     splits = (measure.StepSplit(c, 1, 128, tinyllm.weight_shapes(c), points[0].rate, s((100.0, 90.0))),)
     runs = measure.DecodeSweep(points, splits=splits)
     row = reference.summary(m, products, runs, run_spreads(m, runs, products))
-    assert row["measurements"] == 3 + 2 + 1 + 1 + 4 and row["noisy_measurements"] == 0 and row["widest_spread"] == 1.11
+    assert row["measurements"] == 3 + 2 + 1 + 1 + 4 + 1 and row["noisy_measurements"] == 0 and row["widest_spread"] == 1.11
     assert row["bandwidth_gb_per_s"] == 36.0 and row["math_gflop_per_s"] == 180.0 and row["load_before"] == 0.0
     assert row["product_gflop_per_s"] == {1: 1.0, 256: 256.0} and row["control_gflop_per_s"] == 1.5
     assert row["long_context_tokens_per_s"] == {1: 70.0, 64: 320.3}
@@ -1689,7 +1696,7 @@ def test_a_run_summed_up_is_the_data_file_it_prints(tmp_path, monkeypatch):
         finally:
             monkeypatch.undo()
             datafiles.clear_caches()
-    bad = text.replace("noisy_measurements = 0", "noisy_measurements = 12")
+    bad = text.replace("noisy_measurements = 0", "noisy_measurements = 13")
     monkeypatch.setattr(datafiles, "read", lambda name: bad)
     datafiles.clear_caches()
     try:

@@ -371,6 +371,16 @@ def _factor(r: float) -> str:
     return f"{r:.2g}×" if r < 10 else f"{r:,.0f}×"
 
 
+def _factors(a: float, b: float) -> tuple[str, str]:
+    """Two factors as the words give them (``_factor``), with the decimals that keep them apart where they differ:
+    "4.97×" and "5.02×", not "5×" and "5×"."""
+    for decimals in range(4):
+        shown = (_factor(a), _factor(b)) if decimals == 0 else (f"{a:,.{decimals}f}×", f"{b:,.{decimals}f}×")
+        if shown[0] != shown[1] or a == b:
+            return shown
+    return shown
+
+
 _spread_text = measure.spread_text
 
 
@@ -700,13 +710,12 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
         a, b = climb
         rose, roof = rates[b] / rates[a], roofs[b] / roofs[a]
         span = f"The climb, from {_vectors(batches[a])} to {batches[b]:,}: "
+        rose_, bar_ = _factors(rose, CLIMB_SHARE * roof)
         if rose >= CLIMB_SHARE * roof:
             climbed = True
-            said.append(f"{span}the rate rose {_factor(rose)}, above the bar of {_factor(CLIMB_SHARE * roof)}, half of "
-                        f"the roof's {roof:,.1f}×.")
+            said.append(f"{span}the rate rose {rose_}, above the bar of {bar_}, half of the roof's {roof:,.1f}×.")
         else:
-            said.append(f"{span}the rate rose only {_factor(rose)}, below the bar of {_factor(CLIMB_SHARE * roof)}, "
-                        f"half of the roof's {roof:,.1f}×."
+            said.append(f"{span}the rate rose only {rose_}, below the bar of {bar_}, half of the roof's {roof:,.1f}×."
                         if rose > 1 else
                         f"{span}the rate did not rise ({_factor(rose)}), while the roof rose {_factor(roof)}.")
             fails += 1
@@ -773,6 +782,7 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
     # rounds rule noise out, the words stop at the cause they name
     after = [f"On a quiet machine, the roofline expects {shape}"] if noisy and not sure else []
     first = ("this run shows the climb, but not the level part of the climb-then-level shape." if climbed else
+             "this run does not clearly show the climb-then-level shape." if noisy and not sure else
              "this run does not show the climb-then-level shape.")
     return " ".join([first, *said, height, *after])
 
@@ -1542,7 +1552,7 @@ def run_verdict(m: measure.Machine, runs: Sequence[measure.DecodePoint],
     steady), and the most any measurement's fastest sample waited for a core (the judgement's, over every sample, where
     judged); with ``reference``, the decoder beside the reference run kept in the book's data
     (``decode_against_reference``)."""
-    runs = list(runs)
+    sweep, runs = runs, list(runs)   # the sweep keeps its split, whose spreads count too (``run_spreads``)
     if not runs:
         raise ValueError("runs must hold at least one measured decode point")
     ceilings = [measure.decode_ceilings_tokens_per_s(m, p.batch, p.context_tokens, p.config) for p in runs]
@@ -1554,7 +1564,7 @@ def run_verdict(m: measure.Machine, runs: Sequence[measure.DecodePoint],
     shares = [p.tokens_per_s / min(c) for p, c in zip(runs, ceilings)] + [
         p.flop_per_s / min(m.peak_flop_per_s, p.intensity_flop_per_byte * m.bandwidth_bytes_per_s)
         for p in (products or ()) if not (set_roof and p.batch == 1)]
-    return Markdown(verdict_words(run_spreads(m, runs, products), kinds, busy=m.busy,
+    return Markdown(verdict_words(run_spreads(m, sweep, products), kinds, busy=m.busy,
                                   reference=decode_against_reference(m, runs) if reference else "",
                                   steady=m.steady, ceilings=ceiling_words(m) if m.judgement else "",
                                   waited=waited, bounds=bounds_words(

@@ -1346,7 +1346,7 @@ def run_spreads(m: Machine, runs: Sequence[DecodePoint], products: ProductSweep 
     """How far every repeated measurement of this run spread (fastest over slowest), by what was
     measured: the repeats of each speed (and its samples in the sweeps' rounds), the rounds of each
     batch of the product sweep, of its plain read and of its control, and the rounds of each batch
-    and context of the decode sweep. Every one counts: the chapter calls a run quiet only when all
+    and context of the decode sweep, and of each step's weight products timed alone in it. Every one counts: the chapter calls a run quiet only when all
     of them are."""
     out = {f"{'samples' if 'rounds' in name else 'repeats'} of the {name}": x for name, x in m.spreads.items()}
     if products is not None:
@@ -1359,6 +1359,8 @@ def run_spreads(m: Machine, runs: Sequence[DecodePoint], products: ProductSweep 
                 products.one_at_a_time.spread
     for p in runs:
         out[f"rounds of batch {p.batch:,} at {p.context_tokens:,} tokens in the decode sweep"] = p.rate.spread
+    for s in getattr(runs, "splits", ()):
+        out[f"rounds of batch {s.batch:,}'s weight products alone, in the decode sweep"] = s.products.spread
     return out
 
 
