@@ -890,6 +890,12 @@ def test_product_lesson_words_put_a_failure_down_to_noise_only_where_a_round_dis
                            "rate rounds the roof's corner and keeps rising past it. The widest batch "
                            "reached 105% of the flat roof.")
     # a rise that only the fastest rounds show: the second round rose 1.05×, so it may be noise
+    # a climb that missed its bar in the fastest rounds only, beside a level part that surely failed: the verdict leads
+    # with the sure failure and calls the climb undecided
+    undecided = _lesson([(1.0, 0.9), (0.8, 0.8), (1.2, 1.2), (2.0, 2.0), (3.9, 3.9), (7.8, 7.8)])
+    assert undecided.startswith("this run does not show the level part of the climb-then-level shape, and its climb is "
+                                "undecided: it missed its bar within noise. The climb, from 1 vector to 16: the rate "
+                                "rose only 3.9×, below the bar of 4×")
     lucky = _lesson([(1.0, 1.0), (2.0, 2.0), (4.0, 4.0), (4.0, 4.0), (4.0, 4.1), (8.0, 4.2)])
     assert ("The level part, past the ridge, from 16 vectors to 32: the rate rose 2×, more than 1.5× either way. The rise "
             "did not hold in every round: it lies within the rounds' variation, so this sweep cannot confirm it.") in lucky
@@ -969,7 +975,7 @@ def test_regime_words_say_where_each_batch_sat_by_the_books_rule():
     # held it there; a quiet one below half is
     low = regime_words(batches, [25, 10, 20, 190, 380, 450, 480], memory, math_, [1.0, 3.0, 1.1, 1.0, 1.0, 1.0, 1.0])
     assert ("Batch 2 reached less than half of its lower ceiling (18%), but its rounds varied 3.00×: enough to lift it "
-            "to half. Noise alone could have held it there, so it is too noisy to place.") in low
+            "to half. Noise alone could have held it there, so it is not placed.") in low
     # one whose spread could not lift it to half is placed: noise alone could not have held it there
     placed = regime_words(batches, [25, 10, 20, 190, 380, 450, 480], memory, math_, [1.0, 1.3, 1.1, 1.0, 1.0, 1.0, 1.0])
     assert "too noisy" not in placed and "Batches 2 to 4 reached less than half of their lower ceiling (18%)" in placed
@@ -981,7 +987,7 @@ def test_regime_words_say_where_each_batch_sat_by_the_books_rule():
     assert "Batch 4 reached less than half of its lower ceiling (18%). By the book's rule, that is far below both" in low
     assert regime_words(batches[:2], [5, 6], memory[:2], math_[:2], [3.0, 5.0]) == (
         "Every batch reached less than half of its lower ceiling (11% to 18%), but the rounds varied 3.00× to 5.00×: "
-        "enough to lift them to half. Noise alone could have held them there, so they are too noisy to place.")
+        "enough to lift them to half. Noise alone could have held them there, so they are not placed.")
     # a noisy point above its ceiling is named as such; one exactly at the quiet rule is quiet
     assert regime_words([1], [30], [28], [502], [1.3]).startswith("Batch 1 measured above its lower ceiling (107%).")
     assert regime_words([1], [20], [28], [502], [1.25]) == (
@@ -1014,7 +1020,7 @@ def test_share_words_compare_with_the_eager_run_as_measured():
     # noise only slows a rate: a noisy share below half is not placed, one at or above half is
     assert share_words(3.6, 27.9, 502, eager, spread=2.0).endswith(
         "This share is below half of the ceiling, but its rounds varied 2.00×, more than 1.25×: noise alone could have "
-        "held it there, so it is too noisy to place.")
+        "held it there, so it is not placed.")
     assert share_words(20, 30, 400, eager, spread=1.3).endswith(
         "This share is at least half of the ceiling: memory-bound, by the book's rule. Its rounds varied 1.30×, but "
         "noise only slows a rate: a quiet run would place it at least as high.")
@@ -1033,7 +1039,7 @@ def test_share_words_compare_with_the_eager_run_as_measured():
     # below half with quiet rounds on a run that was not steady: not placed either
     assert share_words(3.6, 27.9, 502, eager, steady=False).endswith(
         "This share is below half of the ceiling. Its rounds agreed, but other programs may have slowed every round "
-        "alike, so it is too noisy to place.")
+        "alike, so it is not placed.")
     assert share_words(3.6, 27.9, 502, eager, spread=1.2) == above
     with pytest.raises(ValueError, match="eager_share"):
         share_words(1, 2, 3, 0)
@@ -1065,15 +1071,15 @@ def test_verdict_words_for_made_up_runs():
             "ceiling (memory-bound), 4 reached at least half of the lower ceiling, the math ceiling (compute-bound) and "
             "1 measured above the lower ceiling.") in good
     assert good.endswith("- **What to read:** The relations and the heights. Both describe this machine.")
-    # 12 of 14 far below, said with the counts, not as "partly"; only the 2 too noisy to place are put down to noise
+    # 12 of 14 far below, said with the counts, not as "partly"; only the 2 not placed are put down to noise
     counted = verdict_words(noisy, [OVERHEAD_BOUND] * 12 + [TOO_NOISY] * 2)
     assert ("- **The decoder:** Of its 14 decode measurements, 12 reached less than half of the lower ceiling "
-            "(overhead-bound) and 2 were too noisy to place (below half, where noise alone could have held them).") \
+            "(overhead-bound) and 2 were not placed (below half, where noise alone could have held them).") \
         in counted
     assert "artly" not in counted
     assert counted.endswith(
-        "- **What to read:** The relations, and the heights only where the rounds were quiet. The 2 measurements too "
-        "noisy to place may sit higher on a quiet run. The 12 below half are different: their rounds varied too little "
+        "- **What to read:** The relations, and the heights only where the rounds were quiet. The 2 measurements not "
+        "placed may sit higher on a quiet run. The 12 below half are different: their rounds varied too little "
         "to lift them to half, so the decoder's own costs, not noise, held them there. On a quiet machine, expect smaller spreads.")
     # no promise of the model's shape after a verdict that the decoder's own costs, not noise, held points below half;
     # only where noise may explain every point below half
@@ -1081,8 +1087,8 @@ def test_verdict_words_for_made_up_runs():
         "On a quiet machine, expect smaller spreads, and points that follow the shape of the model's circles.")
     assert "The one below half is different: its rounds varied too little to lift it to half, so the decoder's own costs, not noise, held it there." \
         in verdict_words(noisy, [OVERHEAD_BOUND] + [TOO_NOISY] * 3)
-    assert "The one measurement too noisy to place may sit higher" in verdict_words(noisy, [OVERHEAD_BOUND] * 13 + [TOO_NOISY])
-    assert "Its one decode measurement was too noisy to place" in verdict_words(noisy, [TOO_NOISY])
+    assert "The one measurement not placed may sit higher" in verdict_words(noisy, [OVERHEAD_BOUND] * 13 + [TOO_NOISY])
+    assert "Its one decode measurement was not placed" in verdict_words(noisy, [TOO_NOISY])
     # noisy but bound; quiet but overhead-bound, in part
     assert verdict_words(noisy, [MEMORY_BOUND] * 7).endswith(
         "The relations first. Another run may move the heights by as much as the spread.")
@@ -1162,7 +1168,7 @@ def test_run_verdict_reads_the_spread_of_the_repeats_and_the_regimes_of_the_deco
     words = run_verdict(quiet, busy).data
     assert ("Noisy: 3 of its 6 measurements varied more than 1.25× from slowest to fastest. The rounds of batch 1 at "
             "128 tokens in the decode sweep varied most, 300×.") in words
-    assert "All 3 decode measurements were too noisy to place" in words
+    assert "All 3 decode measurements were not placed" in words
     sweep = measure.ProductSweep(tuple(measure.ProductPoint(b, 64, 64, s(r)) for b, r in
                                        ((1, (1.0, 1.0, 1.0)), (2, (1.0, 1.1, 9.0)), (4, (1.0, 1.2, 1.0)))), s((1.0,)))
     spreads = run_spreads(quiet, near, sweep)
@@ -1231,7 +1237,7 @@ def test_decode_words_give_the_crossing_the_rise_and_the_regimes():
     from inferlimits.figures.machine import TOO_NOISY, verdict_line
     kinds = [MEMORY_BOUND] + [OVERHEAD_BOUND] * 4 + [TOO_NOISY, COMPUTE_BOUND]
     assert verdict_line([1, 2, 4, 8, 16, 32, 64], kinds, [0.74, 0.33, 0.4, 0.45, 0.47, 0.3, 0.56]) == (
-        "Batch 1 memory-bound (74%); batches 2 to 16 overhead-bound (33% to 47%); batch 32 too noisy to place (30%); "
+        "Batch 1 memory-bound (74%); batches 2 to 16 overhead-bound (33% to 47%); batch 32 not placed (30%); "
         "batch 64 compute-bound (56%).")
     with pytest.raises(ValueError, match="shares"):
         verdict_line([1, 2], kinds[:2], [0.5])
@@ -1257,20 +1263,20 @@ def test_decode_words_give_the_crossing_the_rise_and_the_regimes():
     assert _bullet(items, "This sweep") == ("- **This sweep:** Noisy: all 4 batches varied more than 1.25× from slowest to fastest, up to "
                         "20×.")
     # noisy points below half are not placed by the book's rule
-    assert _bullet(items, "Too noisy to place").startswith("- **Too noisy to place:** Every batch reached less than half of its lower ceiling "
+    assert _bullet(items, "Not placed").startswith("- **Not placed:** Every batch reached less than half of its lower ceiling "
                                "(4% to 42%), but the rounds varied 20×: enough to lift them to half.")
     assert _bullet(items, "The lesson").startswith("- **The lesson:** This run does not show the memory-to-math knee: all 4 batches "
-                                "were too noisy to place. Their rounds were noisy: other programs may have held them "
+                                "were not placed. Their rounds were noisy: other programs may have held them "
                                 "below half. On a quiet machine, the formula expects the rate to rise near the memory "
                                 "ceiling")
     # quiet rounds on a machine that other programs kept busy: a steady load is not ruled out, so none is placed
     loaded = decode_words(points, replace(m, load=3.0)).data
     assert _bullet(loaded, "The ceilings") == ("- **The ceilings:** They use this run's roof, which other programs may have lowered: the "
                          "shares may be too high.")
-    assert _bullet(loaded, "Too noisy to place") == ("- **Too noisy to place:** Every batch reached less than half of its lower ceiling (4% to "
-                         "42%). Other programs may have slowed every round alike, so they are too noisy to place.")
+    assert _bullet(loaded, "Not placed") == ("- **Not placed:** Every batch reached less than half of its lower ceiling (4% to "
+                         "42%). Other programs may have slowed every round alike, so they are not placed.")
     assert _bullet(loaded, "The lesson").startswith("- **The lesson:** This run does not show the memory-to-math knee: all 4 batches were "
-                                 "too noisy to place. Their rounds agreed, but other programs may have slowed every "
+                                 "not placed. Their rounds agreed, but other programs may have slowed every "
                                  "round alike and held them below half.")
     # a run whose ceilings may be too low says so before the regimes
     judged = replace(m, judgement=measure.Judgement(measure.ROOF_UNKNOWN, clean_ceiling=False))
@@ -1315,26 +1321,26 @@ def test_knee_lesson_words():
     assert "Python's loop over numpy's calls" in level and "further below" not in level
     with pytest.raises(ValueError, match="one share per batch"):
         knee_lesson_words(batches, kinds, 8.7, shares=[0.5])
-    # batches below half whose rounds were noisy (too noisy to place): other programs may have held them there
+    # batches below half whose rounds were noisy (not placed): other programs may have held them there
     noisy = knee_lesson_words(batches, [MEMORY_BOUND] + [TOO_NOISY] * 6, 9.5)
     assert noisy == (
-        "this run does not show the memory-to-math knee: 6 of its 7 batches were too noisy to place. Their rounds were "
+        "this run does not show the memory-to-math knee: 6 of its 7 batches were not placed. Their rounds were "
         "noisy: other programs may have held them below half. On a quiet machine, the formula expects the rate to rise "
         "near the memory ceiling up to the knee, then level off under the math ceiling, as the model's circles do.")
     assert knee_lesson_words(batches, near[:6] + [TOO_NOISY], 6.1).startswith(
-        "this run does not show the memory-to-math knee: 1 of its 7 batches was too noisy to place. Its rounds were "
+        "this run does not show the memory-to-math knee: 1 of its 7 batches was not placed. Its rounds were "
         "noisy: other programs may have held it below half.")
     # the long-context sweep the student read, noisy in one batch only: 5 overhead-bound with quiet rounds, 1 too noisy
     both = knee_lesson_words(batches, [MEMORY_BOUND] + [OVERHEAD_BOUND] + [TOO_NOISY] + [OVERHEAD_BOUND] * 4, 18.0)
     assert both.startswith("this run does not show the memory-to-math knee: 5 of its 7 batches were overhead-bound and 1 "
-                           "was too noisy to place. The overhead-bound batches' rounds varied too little to lift "
+                           "was not placed. The overhead-bound batches' rounds varied too little to lift "
                            "them to half, so noise did not hold them below half.")
-    assert "The batch too noisy to place may owe its place below half to other programs." in both
+    assert "The batch not placed may owe its place below half to other programs." in both
     # the overhead-bound batches' rounds agreed, so a quiet machine is not promised the shape: the words say what
     # the data show instead, the one end that reached half of its ceiling
     assert "quiet machine" not in both and "circles" not in both
     assert both.endswith("Only its smallest batch, 1, reached half of its ceiling: memory-bound, below the knee.")
-    assert "The batches too noisy to place may owe their place below half" in knee_lesson_words(
+    assert "The batches not placed may owe their place below half" in knee_lesson_words(
         batches, [MEMORY_BOUND] + [OVERHEAD_BOUND] + [TOO_NOISY] * 2 + [OVERHEAD_BOUND] * 3, 18.0)
     assert "The overhead-bound batch's rounds varied too little to lift it to half, so noise did not hold it below half." in knee_lesson_words(
         batches, [MEMORY_BOUND] + [OVERHEAD_BOUND] + [TOO_NOISY] * 5, 18.0)
@@ -2134,7 +2140,7 @@ def test_the_whole_run_says_where_its_ceilings_come_from_and_what_a_steady_load_
     assert ("- **Quiet or noisy:** Quiet: all 2 measurements varied at most 1.04× from slowest to fastest. The 2 are "
             "the roof's 1 and the decode sweep's 1.\n"
             "- **The ceilings:** They use the reference run's roof speeds.\n"
-            "- **The decoder:** All 3 decode measurements were too noisy to place (below half, where noise alone could "
+            "- **The decoder:** All 3 decode measurements were not placed (below half, where noise alone could "
             "have held them).") in unsteady
     # on a run that was not steady, quiet rounds below half are not put down to the decoder's own costs
     assert "not noise" not in verdict_words(quiet, [OVERHEAD_BOUND] * 3, steady=False)

@@ -335,7 +335,7 @@ PROJECT_SPREAD = QUIET_SPREAD
 ABOVE = "above its lower ceiling"
 #: The regime ``regime_kinds`` gives a rate below NEAR of its lower ceiling that noise alone could have
 #: held there (its rounds were noisy, or the run was not steady): it is not placed by the book's rule.
-TOO_NOISY = "too noisy to place"
+TOO_NOISY = "not placed"
 
 
 def _beat(what: str, plural: bool = False, *, cache: bool = False, shape: bool = False,
@@ -702,6 +702,7 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
     climb, level = _climb_and_level(batches, roofs)
     said, fails, noisy, sure = [], 0, 0, 0
     climbed = False   # whether the climb's rule held (the verdict's first sentence says which half the run shows)
+    climb_maybe = level_sure = False   # a failed climb that noise may explain; a failed level part that it cannot
     if climb is None:
         said.append(f"Its smallest batch, {_vectors(batches[0])}, lies at or "
                     "past the ridge, so it cannot show the climb.")
@@ -722,6 +723,7 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
             why, maybe = reason(a, b, lambda r: r < CLIMB_SHARE * roof, "shortfall",
                                 "numpy's general routine, which takes over from 2 vectors, may stream the weights "
                                 "less well than its matrix-vector routine")
+            climb_maybe = maybe
             said.append(why)
             noisy += maybe
             sure += not maybe
@@ -744,6 +746,7 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
                                 "near the ridge, the library overlaps little of its reading with its math, so the "
                                 "rate rounds the roof's corner and keeps rising past it" if up else
                                 "the library may run the widest batches less efficiently")
+            level_sure = not maybe
             said.append(why)
             noisy += maybe
             sure += not maybe
@@ -782,6 +785,8 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
     # rounds rule noise out, the words stop at the cause they name
     after = [f"On a quiet machine, the roofline expects {shape}"] if noisy and not sure else []
     first = ("this run shows the climb, but not the level part of the climb-then-level shape." if climbed else
+             "this run does not show the level part of the climb-then-level shape, and its climb is undecided: it "
+             "missed its bar within noise." if climb_maybe and level_sure else
              "this run does not clearly show the climb-then-level shape." if noisy and not sure else
              "this run does not show the climb-then-level shape.")
     return " ".join([first, *said, height, *after])
@@ -899,12 +904,12 @@ def regime_kinds(measured: Sequence[float], memory: Sequence[float], math_: Sequ
 
 #: The label of each regime's line under a decode table (``regime_items``).
 REGIME_LABELS = {MEMORY_BOUND: "Memory-bound", COMPUTE_BOUND: "Compute-bound", OVERHEAD_BOUND: "Far below both",
-                 TOO_NOISY: "Too noisy to place", ABOVE: "Above the ceiling"}
+                 TOO_NOISY: "Not placed", ABOVE: "Above the ceiling"}
 
 
 #: Each regime's name in the one-line verdict that leads the words under a decode table (``verdict_line``)
 VERDICT_NAMES = {MEMORY_BOUND: "memory-bound", COMPUTE_BOUND: "compute-bound", OVERHEAD_BOUND: "overhead-bound",
-                 TOO_NOISY: "too noisy to place", ABOVE: "above its lower ceiling"}
+                 TOO_NOISY: "not placed", ABOVE: "above its lower ceiling"}
 
 
 def verdict_line(batches: Sequence[int], kinds: Sequence[str], shares: Sequence[float]) -> str:
@@ -930,7 +935,7 @@ def regime_items(batches: Sequence[int], measured: Sequence[float], memory: Sequ
     line per regime, labelled (``REGIME_LABELS``), in the order the regimes first appear: at least
     half of the lower ceiling is bound by that wall; less is far below both ceilings, unless noise
     alone could have held it there (``regime_kinds``: noisy rounds, or a run that was not
-    ``steady``), when it is too noisy to place; a rate above its ceiling is named as such, with
+    ``steady``), when it is not placed; a rate above its ceiling is named as such, with
     the reasons the data allow (``_beat``: a cache only where ``cached``, per batch; a more
     efficient product only against the math ceiling). A placed batch whose rounds spread more than
     QUIET_SPREAD stays placed where the ceilings were measured cleanly (``clean``): noise only slows
@@ -965,10 +970,10 @@ def regime_items(batches: Sequence[int], measured: Sequence[float], memory: Sequ
             if steady:   # ``regime_kinds``: each one's spread could have lifted it to half
                 said.append(f"{name} reached less than half of {its} lower ceiling ({share}), but {the} rounds "
                             f"varied {_spreads([v for _, _, v, _ in members])}: enough to lift {them} to half. Noise "
-                            f"alone could have held {them} there, so {they} too noisy to place.")
+                            f"alone could have held {them} there, so {they} not placed.")
             else:
                 said.append(f"{name} reached less than half of {its} lower ceiling ({share}). Other programs may "
-                            f"have slowed every round alike, so {they} too noisy to place.")
+                            f"have slowed every round alike, so {they} not placed.")
         elif kind == OVERHEAD_BOUND:
             said.append(f"{name} reached less than half of {its} lower ceiling ({share}). By the book's rule, "
                         f"{that} {OVERHEAD_BOUND}: overhead-bound by elimination, since neither memory nor math set the "
@@ -1226,12 +1231,12 @@ def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: fl
     not, why not and what the data do show. It shows the knee when the knee
     (``crossing``, the batch at which the ceilings cross; ``math.inf``: never) lies between the
     smallest and the largest batch measured, and every batch was placed near its lower ceiling
-    (``kinds``, as ``regime_kinds`` names them: none overhead-bound, none too noisy to place): then
+    (``kinds``, as ``regime_kinds`` names them: none overhead-bound, none not placed): then
     each batch sat near the memory ceiling below the knee and near the math ceiling past it.
     Where it does not, each batch below half is put down to its cause: an overhead-bound batch's
-    rounds agreed on a steady run (``regime_kinds`` names any other too noisy to place), so costs
+    rounds agreed on a steady run (``regime_kinds`` names any other not placed), so costs
     the formula leaves out, not noise, held it there; likely ones are named as likely. The batches
-    too noisy to place are put down to other programs: by their noisy rounds, or, where their
+    not placed are put down to other programs: by their noisy rounds, or, where their
     rounds agreed (``spreads``, one per batch; default: noisy), by a run other programs may have
     slowed throughout. With ``shares`` (each batch's share of its lower ceiling), overhead-bound
     batches that sat further below their ceiling than the smallest batch rule out a fixed cost per
@@ -1257,7 +1262,7 @@ def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: fl
         return ("this run shows the memory-to-math knee. Every batch reached at least half of its lower ceiling: "
                 "the memory ceiling below the knee, the math ceiling past it.")
     parts = []
-    for count, kind in ((far, "overhead-bound"), (noisy, "too noisy to place")):
+    for count, kind in ((far, "overhead-bound"), (noisy, "not placed")):
         if count:
             who = f"all {n} batches" if count == n else (f"{count} of its {n} batches" if not parts else f"{count}")
             parts.append(f"{who} {'was' if count == 1 else 'were'} {kind}")
@@ -1301,7 +1306,7 @@ def knee_lesson_words(batches: Sequence[int], kinds: Sequence[str], crossing: fl
         if not far:
             said.append(f"{'Their' if noisy > 1 else 'Its'} rounds {'agreed, but' if calm else 'were noisy:'} {why}")
         else:
-            said.append(f"The {'batches' if noisy > 1 else 'batch'} too noisy to place may owe "
+            said.append(f"The {'batches' if noisy > 1 else 'batch'} not placed may owe "
                         f"{'their' if noisy > 1 else 'its'} place below half to other programs.")
     if not far:
         said.append(f"On a quiet machine, the formula expects {shape}")
@@ -1399,7 +1404,7 @@ def context_change(short: Sequence[measure.DecodePoint], long: Sequence[measure.
                    m: measure.Machine, batch: int | None = None) -> Markdown:
     """``context_words`` for the chapter's two contexts at ``batch`` (default: the largest measured
     at both), the measured rates compared round by round (``measure.paired_ratio``), and whether
-    each sat far below its ceilings (``regime_kinds``: a point too noisy to place is not)."""
+    each sat far below its ceilings (``regime_kinds``: a point not placed is not)."""
     common = sorted({p.batch for p in short} & {p.batch for p in long})
     if not common:
         raise ValueError("short and long must share at least one measured batch")
@@ -1421,7 +1426,7 @@ _VERDICT_KINDS = ((MEMORY_BOUND, "reached at least half of the lower ceiling, th
                   (COMPUTE_BOUND, "reached at least half of the lower ceiling, the math ceiling (compute-bound)"),
                   (OVERHEAD_BOUND, "reached less than half of the lower ceiling (overhead-bound)"),
                   (ABOVE, "measured above the lower ceiling"),
-                  (TOO_NOISY, "{was} too noisy to place (below half, where noise alone could have held {them})"))
+                  (TOO_NOISY, "{was} not placed (below half, where noise alone could have held {them})"))
 
 
 def _inventory(spreads: Mapping[str, float]) -> str:
@@ -1446,7 +1451,7 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
     sentence, where given), how many decode measurements sat where (``kinds``: the regime of
     every decode point, as ``regime_kinds`` names them, counted plainly), and what to read in it:
     the relations only, or the heights too, and what a quiet machine would show. Noise is blamed
-    only for what it can explain: the points too noisy to place; a point below half whose rounds
+    only for what it can explain: the points not placed; a point below half whose rounds
     agreed on a ``steady`` run was held there by the decoder's own costs, so a quiet machine is not
     promised the model's shape where any such point is. The run is quiet or noisy by the chapter's
     own definition, with no third word: quiet only when every spread is. With ``waited`` (the most
@@ -1493,7 +1498,7 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
         below = (f" The {far} below half are different: {own}" if far > 1 else
                  f" The one below half is different: {own}" if far else "")
         advice = (f"the relations, and the heights only where the rounds were quiet. "
-                  f"{'The one measurement' if unplaced == 1 else f'The {unplaced} measurements'} too noisy to place "
+                  f"{'The one measurement' if unplaced == 1 else f'The {unplaced} measurements'} not placed "
                   f"may sit higher on a quiet run.{below} On a quiet machine, expect smaller spreads"
                   + ("." if far else ", and points that follow the shape of the model's circles."))
     elif noisy and far:
@@ -1606,9 +1611,9 @@ def share_words(measured: float, memory: float, math_: float, eager_share: float
         rule = _beat("ceiling", cache=cache, shape=math_ < memory, source=source)
     elif regime(measured, memory, math_, NEAR) == OVERHEAD_BOUND:
         rule = (f"This share is below half of the ceiling, but its rounds varied {_spread_text(spread)}, more than "
-                f"{QUIET_SPREAD:g}×: noise alone could have held it there, so it is too noisy to place." if noisy else
+                f"{QUIET_SPREAD:g}×: noise alone could have held it there, so it is not placed." if noisy else
                 "This share is below half of the ceiling. Its rounds agreed, but other programs may have slowed every "
-                "round alike, so it is too noisy to place." if not steady else
+                "round alike, so it is not placed." if not steady else
                 f"This share is below half of the ceiling: {OVERHEAD_BOUND}, by the book's rule.")
     else:
         rule = f"This share is at least half of the ceiling: {regime(measured, memory, math_, NEAR)}, by the book's rule."
