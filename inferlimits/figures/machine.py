@@ -969,8 +969,8 @@ def regime_items(batches: Sequence[int], measured: Sequence[float], memory: Sequ
             them, they = ("them", "they are") if len(chosen) > 1 else ("it", "it is")
             if steady:   # ``regime_kinds``: each one's spread could have lifted it to half
                 said.append(f"{name} reached less than half of {its} lower ceiling ({share}), but {the} rounds "
-                            f"varied {_spreads([v for _, _, v, _ in members])}: enough to lift {them} to half. Noise "
-                            f"alone could have held {them} there, so {they} not placed.")
+                            f"varied {_spreads([v for _, _, v, _ in members])}, too widely to rule out that "
+                            f"{'they' if len(chosen) > 1 else 'it'} reached half: noise alone could have held {them} there, so {they} not placed.")
             else:
                 said.append(f"{name} reached less than half of {its} lower ceiling ({share}). Other programs may "
                             f"have slowed every round alike, so {they} not placed.")
@@ -1499,7 +1499,7 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
                  f" The one below half is different: {own}" if far else "")
         advice = (f"the relations, and the heights only where the rounds were quiet. "
                   f"{'The one measurement' if unplaced == 1 else f'The {unplaced} measurements'} not placed "
-                  f"may sit higher on a quiet run.{below} On a quiet machine, expect smaller spreads"
+                  f"may sit higher on another run.{below} On a quiet machine, expect smaller spreads"
                   + ("." if far else ", and points that follow the shape of the model's circles."))
     elif noisy and far:
         advice = (f"the relations, and the shares below half too: {own} Another run may move the other heights by as "
