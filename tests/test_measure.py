@@ -656,8 +656,8 @@ def test_products_words_give_the_reasons_the_rounds_and_the_control_show():
         "- **The lesson:** This run shows the climb, but not the level part of the climb-then-level shape. The climb, "
         "from 1 vector to 16: the rate rose 2.2×, above the bar of 2×, half of the roof's 4.0×. The level part, past the ridge, from 16 vectors to 64: the rate "
         "rose 2.2×, more than 1.5× either way. The rise held in "
-        "every round, so it is not noise. A likely cause, which this sweep does not test: near the ridge, the library "
-        "overlaps little of its reading with its math, so the rate rounds the roof's corner and keeps rising past it. "
+        "every round, so it is not noise. A likely cause, which this sweep does not test: reading and math that take "
+        "turns, and the library's tiling, whose cost per weight shrinks as the batch grows. "
         "At 2 to 4 vectors the rate dipped below one vector's, as the rules "
         "allow. The control shows why: the same 2 vectors, multiplied one at a time, ran faster in every round, 1.8× in the median round. "
         "The routine numpy switches to, not the machine, made the dip. The widest batch reached 110% of the flat "
@@ -667,8 +667,8 @@ def test_products_words_give_the_reasons_the_rounds_and_the_control_show():
                                       for p in points), s((1.8e10, 0.6e10)), one_at_a_time=s((9e9, 3e9)))
     words = products_words(even, m).data
     assert ("The rise held in every round, which points past noise. A likely cause, which this sweep does not test: "
-            "near the ridge, the library overlaps little of its reading with its math, so the rate rounds the roof's "
-            "corner and keeps rising past it. But the rounds of 16 and 64 vectors "
+            "reading and math that take turns, and the library's tiling, whose cost per weight shrinks as the batch "
+            "grows. But the rounds of 16 and 64 vectors "
             "varied up to 3.00×, so part of it may be noise.") in words
     assert ("The control points to the routine numpy switches to: the same 2 vectors, multiplied one at a time, ran "
             "faster in every round, 1.8× in the median round. But these rounds varied more than 1.25×, so the size of the gap is in doubt.") in words
@@ -822,9 +822,9 @@ def test_product_lesson_words_say_whether_this_run_shows_the_climb_then_level_sh
     # quiet rounds that agree on a run that was not steady: a steady load is not ruled out
     late = [2.8, 0.7, 1.4, 3.0, 6.1, 7.8, 14.5, 17.1, 25.2]
     tenth = [min(24.3, 10.8 * x) for x in intensities]
-    assert ("The rounds agreed, so it is not noise. A likely cause, which this sweep does not test: near the ridge, "
-            "the library overlaps little of its reading with its math, so the rate rounds the roof's corner and keeps "
-            "rising past it.") in product_lesson_words(batches, late, tenth, 1.2)
+    assert ("The rounds agreed, so it is not noise. A likely cause, which this sweep does not test: reading and math "
+            "that take turns, and the library's tiling, whose cost per weight shrinks as the batch grows.") in \
+        product_lesson_words(batches, late, tenth, 1.2)
     assert ("The rounds agreed, but other programs may have slowed every round alike (see how this run was judged "
             "under the machine table), so it may still be noise.") in product_lesson_words(
         batches, late, tenth, 1.2, steady=False)
@@ -886,8 +886,8 @@ def test_product_lesson_words_put_a_failure_down_to_noise_only_where_a_round_dis
                            "from 1 vector to 16: the rate rose 4.2×, above the bar of 4×, half of the roof's 8.0×. The level part, past the ridge, from 16 vectors "
                            "to 32: the rate rose 2×, more than 1.5× either way. The "
                            "rise held in every round, so it is not noise. A likely cause, which this sweep does not "
-                           "test: near the ridge, the library overlaps little of its reading with its math, so the "
-                           "rate rounds the roof's corner and keeps rising past it. The widest batch "
+                           "test: reading and math that take turns, and the library's tiling, whose cost per weight "
+                           "shrinks as the batch grows. The widest batch "
                            "reached 105% of the flat roof.")
     # a rise that only the fastest rounds show: the second round rose 1.05×, so it may be noise
     # a climb that missed its bar in the fastest rounds only, beside a level part that surely failed: the verdict leads

@@ -743,8 +743,8 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
             up = changed >= LEVEL_FACTOR
             why, maybe = reason(a, b, (lambda r: r >= LEVEL_FACTOR) if up else (lambda r: r <= 1 / LEVEL_FACTOR),
                                 "rise" if up else "fall",
-                                "near the ridge, the library overlaps little of its reading with its math, so the "
-                                "rate rounds the roof's corner and keeps rising past it" if up else
+                                "reading and math that take turns, and the library's tiling, whose cost per weight "
+                                "shrinks as the batch grows" if up else
                                 "the library may run the widest batches less efficiently")
             level_sure = not maybe
             said.append(why)
