@@ -974,8 +974,8 @@ def test_regime_words_say_where_each_batch_sat_by_the_books_rule():
     # a noisy point below half is not placed where its spread could have lifted it to half: noise alone could have
     # held it there; a quiet one below half is
     low = regime_words(batches, [25, 10, 20, 190, 380, 450, 480], memory, math_, [1.0, 3.0, 1.1, 1.0, 1.0, 1.0, 1.0])
-    assert ("Batch 2 reached less than half of its lower ceiling (18%), but its rounds varied 3.00×, too widely to rule "
-            "out that it reached half: noise alone could have held it there, so it is not placed.") in low
+    assert ("Batch 2 reached less than half of its lower ceiling (18%), but its share times the spread of its rounds "
+            "(3.00×) reaches at least half (55%): noise alone could have held it there, so it is not placed.") in low
     # one whose spread could not lift it to half is placed: noise alone could not have held it there
     placed = regime_words(batches, [25, 10, 20, 190, 380, 450, 480], memory, math_, [1.0, 1.3, 1.1, 1.0, 1.0, 1.0, 1.0])
     assert "too noisy" not in placed and "Batches 2 to 4 reached less than half of their lower ceiling (18%)" in placed
@@ -986,8 +986,9 @@ def test_regime_words_say_where_each_batch_sat_by_the_books_rule():
     assert regime_kinds([0.45], [1.0], [2.0], [1.05]) == [OVERHEAD_BOUND]
     assert "Batch 4 reached less than half of its lower ceiling (18%). By the book's rule, that is far below both" in low
     assert regime_words(batches[:2], [5, 6], memory[:2], math_[:2], [3.0, 5.0]) == (
-        "Every batch reached less than half of its lower ceiling (11% to 18%), but the rounds varied 3.00× to 5.00×, too "
-        "widely to rule out that they reached half: noise alone could have held them there, so they are not placed.")
+        "Every batch reached less than half of its lower ceiling (11% to 18%), but their shares times the spreads of the "
+        "rounds (3.00× to 5.00×) reach at least half (54% to 55%): noise alone could have held them there, so they are "
+        "not placed.")
     # a noisy point above its ceiling is named as such; one exactly at the quiet rule is quiet
     assert regime_words([1], [30], [28], [502], [1.3]).startswith("Batch 1 measured above its lower ceiling (107%).")
     assert regime_words([1], [20], [28], [502], [1.25]) == (
@@ -1264,7 +1265,7 @@ def test_decode_words_give_the_crossing_the_rise_and_the_regimes():
                         "20×.")
     # noisy points below half are not placed by the book's rule
     assert _bullet(items, "Not placed").startswith("- **Not placed:** Every batch reached less than half of its lower ceiling "
-                               "(4% to 42%), but the rounds varied 20×, too widely to rule out that they reached half:")
+                               "(4% to 42%), but their shares times the spreads of the rounds (20×) reach at least half:")
     assert _bullet(items, "The lesson").startswith("- **The lesson:** This run does not show the memory-to-math knee: all 4 batches "
                                 "were not placed. Their rounds were noisy: other programs may have held them "
                                 "below half. On a quiet machine, the formula expects the rate to rise near the memory "
@@ -1721,8 +1722,8 @@ def test_reference_words_say_what_a_gap_from_the_reference_means():
         "kind of machine, on 2026-12-05; each kept up with it.")
     # a speed well above the reference's is said to be this machine's, this time (its ceilings sit higher)
     assert reference_words({"bandwidth": 1.31, "math rate": 1.02}, True, label, date).endswith(
-        "each kept up with it. Its bandwidth ran 31% faster than the reference's, in its fastest sample: one read caught "
-        "a quieter spell, since a virtual machine shares its memory with other machines whose demand moves.")
+        "each kept up with it. Its bandwidth ran 31% faster than the reference's, by the fastest samples of both: a "
+        "virtual machine shares its memory with other machines, whose demand moves.")
     assert "faster than" not in reference_words({"bandwidth": 1.1, "math rate": 1.1}, True, label, date)
     assert reference_words({"bandwidth": 0.68, "math rate": 0.79}, True, label, date).endswith(
         "on 2026-12-05; a share below 90% means that other programs slowed this run, or that this machine ran slower "

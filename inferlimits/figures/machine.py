@@ -878,6 +878,12 @@ def _batches(chosen: Sequence[int], every: Sequence[int]) -> str:
 _share = measure._percent
 
 
+def _percent_range(xs: Sequence[float]) -> str:
+    """"50.2%", or "50.2% to 64%": shares printed on their side of half (``measure._percent``)."""
+    lo, hi = measure._percent(min(xs), (NEAR,)), measure._percent(max(xs), (NEAR,))
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
 def _shares(shares: Sequence[float]) -> str:
     """"137%", "105% to 120%", "100.4%"."""
     lo, hi = _share(min(shares)), _share(max(shares))
@@ -967,10 +973,14 @@ def regime_items(batches: Sequence[int], measured: Sequence[float], memory: Sequ
         if kind == TOO_NOISY:
             the = "their" if plural else "the" if every else "its"
             them, they = ("them", "they are") if len(chosen) > 1 else ("it", "it is")
-            if steady:   # ``regime_kinds``: each one's spread could have lifted it to half
-                said.append(f"{name} reached less than half of {its} lower ceiling ({share}), but {the} rounds "
-                            f"varied {_spreads([v for _, _, v, _ in members])}, too widely to rule out that "
-                            f"{'they' if len(chosen) > 1 else 'it'} reached half: noise alone could have held {them} there, so {they} not placed.")
+            if steady:   # ``regime_kinds``: each one's share times its spread reaches half
+                lifts = [s * v for _, s, v, _ in members]
+                shown = f" ({_percent_range(lifts)})" if max(lifts) <= 1 else ""
+                many = len(chosen) > 1
+                said.append(f"{name} reached less than half of {its} lower ceiling ({share}), but "
+                            f"{'their shares times the spreads' if many else 'its share times the spread'} of {the} "
+                            f"rounds ({_spreads([v for _, _, v, _ in members])}) {'reach' if many else 'reaches'} at "
+                            f"least half{shown}: noise alone could have held {them} there, so {they} not placed.")
             else:
                 said.append(f"{name} reached less than half of {its} lower ceiling ({share}). Other programs may "
                             f"have slowed every round alike, so {they} not placed.")
@@ -1681,8 +1691,8 @@ def _faster_words(faster: Mapping[str, float]) -> str:
     if not faster:
         return ""
     by = _join([f"{name} ran {r - 1:.0%} faster" for name, r in faster.items()])
-    return (f" Its {by} than the reference's, in its fastest sample: one read caught a quieter spell, since a virtual "
-            "machine shares its memory with other machines whose demand moves.")
+    return (f" Its {by} than the reference's, by the fastest samples of both: a virtual machine shares its memory "
+            "with other machines, whose demand moves.")
 
 
 def _kept_range(shares: Sequence[float]) -> str:
