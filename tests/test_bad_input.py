@@ -53,6 +53,8 @@ VALID: dict[str, dict[str, object]] = {
     "roofline.square_matmul_side_at_ridge": dict(balance_flop_per_byte=281.25, bytes_per_element=2.0),
     "roofline.attainable_flop_per_s": dict(intensity_flop_per_byte=100.0, peak_flop_per_s=2.25e15,
                                            bandwidth_bytes_per_s=8e12),
+    "roofline.no_overlap_flop_per_s": dict(intensity_flop_per_byte=100.0, peak_flop_per_s=2.25e15,
+                                           bandwidth_bytes_per_s=8e12),
     "roofline.step_time_s": dict(flops=1e12, bytes_moved=1e9, peak_flop_per_s=2.25e15,
                                  bandwidth_bytes_per_s=8e12),
     "roofline.step_time_no_overlap_s": dict(flops=1e12, bytes_moved=1e9, peak_flop_per_s=2.25e15,

@@ -1590,9 +1590,9 @@ def test_the_reference_run_is_data_with_its_machine_date_and_quiet():
         decode = shown.decode_view(context, ref).data
         assert all(f"| {x:,.1f} |" in decode for x in ref.tokens_per_s(context).values())
     split = shown.split_view(ref).data
-    for r in shown.split_rows(ref):
-        assert f"| {r.batch:,} | {measure._percent(r.step_share)} | {measure._percent(r.products_share)} " \
-               f"| {measure._percent(r.products_part)} |" in split
+    for r in shown.split_rows(ref):   # the stored rate and part, to the digit the file keeps
+        assert f"| {r.batch:,} | {measure._percent(r.step_share)} | {ref.split_products_tokens_per_s[r.batch]:,.1f} " \
+               f"| {measure._percent(r.products_share)} | {r.products_part:.1%} |" in split
 
 
 def test_the_reference_views_set_each_rate_beside_the_books_formulas():

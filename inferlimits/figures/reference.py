@@ -137,10 +137,12 @@ def split_view(ref: ReferenceRun | None = None) -> Markdown:
     """The reference's split: each batch's whole step as a share of its lower ceiling, its weight products alone as a
     share of their roof, their part of the step's time, and, below half, what did most to hold the step there."""
     ref = ref or reference.reference_run()
-    rows = ["| batch | whole step, share of its lower ceiling | weight products alone, share of their roof "
-            "| products' part of the step's time | held below half by |", "|--:|--:|--:|--:|:--|"]
-    rows += [f"| {r.batch:,} | {_share(r.step_share)} | {_share(r.products_share)} | {_share(r.products_part)} "
-             f"| {HELD_BY.get(r.held_by, 'not below half')} |" for r in split_rows(ref)]
+    rows = ["| batch | whole step, share of its lower ceiling | weight products alone, tokens/s "
+            "| their share of their roof | their part of the step's time | held below half by |",
+            "|--:|--:|--:|--:|--:|:--|"]
+    rows += [f"| {r.batch:,} | {_share(r.step_share)} | {ref.split_products_tokens_per_s[r.batch]:,.1f} "
+             f"| {_share(r.products_share)} | {r.products_part:.1%} | {HELD_BY.get(r.held_by, 'not below half')} |"
+             for r in split_rows(ref)]
     return Markdown(f"**Reference run**, {ref.label}: at {reference.SHORT_CONTEXT:,} tokens of context, the weight "
                     "products timed alone right after each step, in the same rounds\n\n" + "\n".join(rows))
 
