@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from IPython.display import Markdown
 
 from inferlimits.arithmetic.generation import decode_point
-from inferlimits.arithmetic.roofline import matmul_bytes, matmul_flops, no_overlap_flop_per_s
+from inferlimits.arithmetic.roofline import attainable_flop_per_s, matmul_bytes, matmul_flops, no_overlap_flop_per_s
 from inferlimits.data.units import bytes_per_element
 from inferlimits.figures import ACCENT, FAINT, INK, base_layout, machine
 from inferlimits.figures.interactive import Control, panel
@@ -35,7 +35,6 @@ class ProductRow:
     intensity_flop_per_byte: float
     roof_gflop_per_s: float
     gflop_per_s: float
-
     no_overlap_gflop_per_s: float   # the rate if reading and multiplying took turns (``no_overlap_flop_per_s``)
 
     @property
@@ -50,13 +49,15 @@ def product_rows(ref: ReferenceRun | None = None) -> tuple[ProductRow, ...]:
     rows = []
     for b, rate in sorted(ref.product_gflop_per_s.items()):
         i = matmul_flops(b, n, n) / matmul_bytes(b, n, n, fp)
-        rows.append(ProductRow(b, i, min(p, i * bw) / 1e9, rate, no_overlap_flop_per_s(i, p, bw) / 1e9))
+        rows.append(ProductRow(b, i, attainable_flop_per_s(i, p, bw) / 1e9, rate,
+                               no_overlap_flop_per_s(i, p, bw) / 1e9))
     return tuple(rows)
 
 
 def products_view(ref: ReferenceRun | None = None) -> Markdown:
     """The reference's product sweep: each batch's intensity, its roof, the rate if reading and multiplying took
-    turns, the measured GFLOP/s (fastest round) and its share of the roof; then the control, the smallest batch past one multiplied a vector at a time."""
+    turns, the measured GFLOP/s (fastest round) and its share of the roof; then the control, the smallest batch past
+    one multiplied a vector at a time."""
     ref = ref or reference.reference_run()
     rows = ["| vectors | FLOP per byte | roof, GFLOP/s | reading and math in turn, GFLOP/s | measured GFLOP/s "
             "| share of the roof |", "|--:|--:|--:|--:|--:|--:|"]
@@ -128,8 +129,7 @@ def split_rows(ref: ReferenceRun | None = None) -> tuple[SplitRow, ...]:
     bw, p = _roof(ref)
     steps = {r.batch: r.share for r in decode_rows(reference.SHORT_CONTEXT, ref)}
     shapes = tinyllm.weight_shapes(tinyllm.TINY_LLAMA)
-    return tuple(SplitRow(b, steps[b], measure.products_roof_s(shapes, b, bw, p) * rate / b,
-                          ref.split_products_part[b])
+    return tuple(SplitRow(b, steps[b], measure.products_share(shapes, b, rate, bw, p), ref.split_products_part[b])
                  for b, rate in sorted(ref.split_products_tokens_per_s.items()))
 
 

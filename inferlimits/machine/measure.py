@@ -1226,8 +1226,8 @@ class StepSplit:
         return products_roof_s(self.shapes, self.batch, bandwidth_bytes_per_s, peak_flop_per_s)
 
     def products_share(self, bandwidth_bytes_per_s: float, peak_flop_per_s: float) -> float:
-        """The products' share of their roof in their fastest round: roof seconds over measured seconds."""
-        return self.products_roof_s(bandwidth_bytes_per_s, peak_flop_per_s) * self.products.high / self.batch
+        """The products' share of their roof in their fastest round (``products_share``)."""
+        return products_share(self.shapes, self.batch, self.products.high, bandwidth_bytes_per_s, peak_flop_per_s)
 
 
 def products_roof_s(shapes: Sequence[tuple[int, int]], batch: int, bandwidth_bytes_per_s: float,
@@ -1238,6 +1238,14 @@ def products_roof_s(shapes: Sequence[tuple[int, int]], batch: int, bandwidth_byt
     p = positive("peak_flop_per_s", peak_flop_per_s)
     b, fp = whole("batch", batch), bytes_per_element(PRECISION)
     return sum(max(matmul_bytes(b, k, n, fp) / bw, matmul_flops(b, k, n) / p) for k, n in shapes)
+
+
+def products_share(shapes: Sequence[tuple[int, int]], batch: int, tokens_per_s: float,
+                   bandwidth_bytes_per_s: float, peak_flop_per_s: float) -> float:
+    """A batch's weight products alone, run at ``tokens_per_s`` (B tokens per set of products), as a share of their
+    roof: roof seconds (``products_roof_s``) over measured seconds, B / tokens_per_s."""
+    return products_roof_s(shapes, batch, bandwidth_bytes_per_s, peak_flop_per_s) * positive(
+        "tokens_per_s", tokens_per_s) / whole("batch", batch)
 
 
 def step_split(c: Config = tinyllm.TINY_LLAMA, batches: tuple[int, ...] = (1, 2, 16),
