@@ -1125,7 +1125,7 @@ def test_verdict_words_for_made_up_runs():
     assert "Other programs also kept the cores busy before measuring." in verdict_words(many, [MEMORY_BOUND], busy=True)
     # the decoder set beside the reference run, where the chapter asks for it
     beside = verdict_words(quiet, [MEMORY_BOUND], reference="this run's rates as shares of the reference's: x 90%.")
-    assert ("- **Against the reference run:** This run's rates as shares of the reference's: x 90%.\n"
+    assert ("- **The decoder against the reference run:** This run's rates as shares of the reference's: x 90%.\n"
             "- **What to read:**") in beside
     for bad in (dict(spreads={}, kinds=[MEMORY_BOUND]), dict(spreads=quiet, kinds=[]),
                 dict(spreads={"x": 0}, kinds=[MEMORY_BOUND]), dict(spreads=quiet, kinds=["partly"])):
@@ -1185,10 +1185,10 @@ def test_run_verdict_reads_the_spread_of_the_repeats_and_the_regimes_of_the_deco
     from inferlimits.machine import reference
     ref = reference.reference_run()
     beside = run_verdict(quiet, near, sweep, reference=True).data
-    assert f"- **Against the reference run:** This run's rates as shares of the reference's: the decoder at batch 1 " \
+    assert f"- **The decoder against the reference run:** This run's rates as shares of the reference's: the decoder at batch 1 " \
            f"{near[0].tokens_per_s / ref.single_stream_tokens_per_s:.0%}." in beside
     assert f"The reference ran on another machine, {ref.label}, so these shares compare the two machines" in beside
-    assert "Against the reference run" not in run_verdict(quiet, near, sweep).data
+    assert "against the reference run" not in run_verdict(quiet, near, sweep).data
 
 
 def test_crossing_words():
@@ -1229,8 +1229,8 @@ def test_decode_words_give_the_crossing_the_rise_and_the_regimes():
     m = measure.Machine("cpu", 2, "2026-01-01", s((1.0e10,)), s((1e10,)), s((3e10,)), 2**28, 2048)
     points = [measure.DecodePoint(c, b, 128, s((r,))) for b, r in ((1, 12.9), (2, 5.6), (4, 15.6), (8, 6.6))]
     words = decode_words(points, m).data
-    # the verdict and the lesson show; one short line per regime the batches sat in, labelled by it, is evidence
-    assert _shown(words) == [["In short", "The lesson"], ["This sweep", "The knee", "The rise", "Far below both"]]
+    # the verdict shows; the lesson, and one short line per regime the batches sat in, labelled by it, are folded
+    assert _shown(words) == [["In short"], ["The lesson", "This sweep", "The knee", "The rise", "Far below both"]]
     # the verdict leads, in one line: every batch's regime and its share of the lower ceiling
     assert _bullet(words, "In short") == "- **In short:** Batches 1 to 8 overhead-bound (4% to 42%)."
     from inferlimits.arithmetic.generation import OVERHEAD_BOUND
@@ -2117,7 +2117,8 @@ def test_judge_sets_the_roof_beside_the_reference_and_says_what_the_ceilings_use
     pushed = figures.judge(replace(other, read=s((15e9,), (0.4,)), matvec_read=s((15e9,), (0.0,)),
                                    matmul=s((70e9,), (0.0,))), None, _decoder_at(ref, 0.2, waited=0.0), ref)
     assert not pushed.judgement.steady and not pushed.judgement.clean_ceiling
-    assert figures.roof_words(pushed).endswith("In the fastest sample of each measurement, this process's threads, "
+    assert figures.roof_words(pushed).endswith("In the fastest sample of every measurement, the sweeps' points among "
+                                               "them (not only the table's rows), this process's threads, "
                                                "together, waited up to 0.40 s for a core per second: other threads, "
                                                "most likely other programs', pushed them off their cores.")
     assert figures.roof_words(replace(other, judgement=None)) == ""

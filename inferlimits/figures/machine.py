@@ -1120,7 +1120,7 @@ def decode_words(points: Sequence[measure.DecodePoint], m: measure.Machine, spli
     (``crossing_words``), how the measured rate rose with the batch (``rise_words``), one line per
     regime the batches sat in by the book's rule (``regime_items``), and whether this run shows the
     memory-to-math knee (``knee_lesson_words``; ``split_test``: a step's weight products are timed alone at this
-    context, after the figure). The verdicts and the lesson show; the rest is the evidence, folded (``_folded``)."""
+    context, after the figure). The verdicts show; the lesson and the evidence it rests on are folded (``_folded``)."""
     points = list(points)
     if not points:
         raise ValueError("points must hold at least one measured batch")
@@ -1146,7 +1146,7 @@ def decode_words(points: Sequence[measure.DecodePoint], m: measure.Machine, spli
     items += regime_items(batches, rates, memory, math_, spreads, steady=m.steady, clean=m.clean_ceiling,
                           cached=_decode_cached(points, m), source=m.roof_source)
     lesson = knee_lesson_words(batches, kinds, crossing, spreads, shares, split_test)
-    return Markdown(_folded([("In short", verdict_line(batches, kinds, shares)), ("The lesson", lesson)], items))
+    return Markdown(_folded([("In short", verdict_line(batches, kinds, shares))], [("The lesson", lesson)] + items))
 
 
 def _listed(batches: Sequence[int]) -> str:
@@ -1534,7 +1534,7 @@ def verdict_words(spreads: Mapping[str, float], kinds: Sequence[str], busy: bool
         items.append(("Under the ceilings", bounds))
     items.append(("The decoder", decoder))
     if reference:
-        items.append(("Against the reference run", reference))
+        items.append(("The decoder against the reference run", reference))
     return "**This run, in short**\n\n" + _bullets(items + [("What to read", advice)])
 
 
@@ -1980,7 +1980,8 @@ def roof_words(m: measure.Machine) -> str:
                 "relations, not the heights.")
     said = "the reference ran on another kind of machine, so it cannot say whether other programs slowed this run."
     if j.waited is not None:
-        said += (f" In the fastest sample of each measurement, this process's threads, together, waited up to "
+        said += (f" In the fastest sample of every measurement, the sweeps' points among them (not only the table's rows), "
+                 f"this process's threads, together, waited up to "
                  f"{j.waited:.2f} s for a core per second: "
                  + ("no other thread pushed them off their cores." if j.waited <= measure.WAIT_SHARE else
                     "other threads, most likely other programs', pushed them off their cores."))
