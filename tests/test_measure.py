@@ -678,7 +678,7 @@ def test_products_words_give_the_reasons_the_rounds_and_the_control_show():
     # quiet rounds on a machine that other programs kept busy: a steady load is not ruled out, so it may be noise
     busy = _bullet(products_words(sweep, replace(m, load=3.0)).data, "The lesson")
     assert ("The rise held in every round, but other programs may have slowed every round alike (see how this run "
-            "was judged under the machine table), so it may still be noise.") in busy
+            "was judged, in \"Can you trust this run?\"), so it may still be noise.") in busy
     assert "On a quiet machine, the roofline expects" in busy and "The control points to the routine" in busy
     # a control that was not faster in every round settles nothing; the words count its rounds, beside the table's
     # fastest round, so that a control faster in the table but not in every round does not read as a contradiction
@@ -825,8 +825,8 @@ def test_product_lesson_words_say_whether_this_run_shows_the_climb_then_level_sh
     assert ("The rounds agreed, so it is not noise. A likely cause, which this sweep does not test: reading and math "
             "that take turns, and the library's tiling, whose cost per weight shrinks as the batch grows.") in \
         product_lesson_words(batches, late, tenth, 1.2)
-    assert ("The rounds agreed, but other programs may have slowed every round alike (see how this run was judged "
-            "under the machine table), so it may still be noise.") in product_lesson_words(
+    assert ("The rounds agreed, but other programs may have slowed every round alike (see how this run was judged, "
+            "in \"Can you trust this run?\"), so it may still be noise.") in product_lesson_words(
         batches, late, tenth, 1.2, steady=False)
     # a sweep that stops below the ridge cannot show the level part, one that starts past it not the climb
     assert "Its widest batch, 4 vectors, lies below the ridge, so it cannot show the level part." in product_lesson_words(
@@ -866,7 +866,7 @@ def test_product_lesson_words_put_a_failure_down_to_noise_only_where_a_round_dis
     # the same rounds on a run that was not steady: a steady load slows every round alike, so it may be noise
     unsteady = _lesson([(1.0, 0.95), (0.8, 0.8), (1.2, 1.2), (2.0, 1.9), (2.0, 1.9), (2.0, 1.9)], steady=False)
     assert ("The shortfall held in every round, but other programs may have slowed every round alike (see how this "
-            "run was judged under the machine table), so it may still be noise.") in unsteady
+            "run was judged, in \"Can you trust this run?\"), so it may still be noise.") in unsteady
     assert "On a quiet machine, the roofline expects the rate to climb" in unsteady
     # the same shortfall in every round, but the rounds of 16 vectors 2× apart: it points past noise, in part
     loaded = _lesson([(1.0, 0.95), (0.8, 0.8), (1.2, 1.2), (2.0, 1.9), (2.0, 1.0), (2.0, 1.9)])
@@ -1032,8 +1032,8 @@ def test_share_words_compare_with_the_eager_run_as_measured():
     assert share_words(33, 30, 400, eager, cache=True).endswith("or it read some of its bytes from a cache.")
     assert "times the eager run's" not in share_words(33, 30, 400, eager)
     low = share_words(20, 30, 400, eager, spread=1.3, clean=False)
-    assert low == ("This run's ceiling may be too low (see how this run was judged, under the machine table), so its "
-                   "share is not set beside the eager run's. This share is at least half of the ceiling: memory-bound, "
+    assert low == ("This run's ceiling may be too low (see how this run was judged, in \"Can you trust this run?\"), so its "
+                   "share may be too high to compare with the eager run's. This share is at least half of the ceiling: memory-bound, "
                    "by the book's rule. Its rounds varied 1.30×, and its ceiling may be too low, so a quiet run may "
                    "differ.")
     assert "noise only slows a rate" not in low
@@ -1275,7 +1275,8 @@ def test_decode_words_give_the_crossing_the_rise_and_the_regimes():
     assert _bullet(loaded, "The ceilings") == ("- **The ceilings:** They use this run's roof, which other programs may have lowered: the "
                          "shares may be too high.")
     assert _bullet(loaded, "Not placed") == ("- **Not placed:** Every batch reached less than half of its lower ceiling (4% to "
-                         "42%). Other programs may have slowed every round alike, so they are not placed.")
+                         "42%). This run was not steady (see \"Can you trust this run?\"), so other programs may "
+                         "have slowed every round alike: they are not placed.")
     assert _bullet(loaded, "The lesson").startswith("- **The lesson:** This run does not show the memory-to-math knee: all 4 batches were "
                                  "not placed. Their rounds agreed, but other programs may have slowed every "
                                  "round alike and held them below half.")
@@ -1575,7 +1576,7 @@ def test_the_reference_run_is_data_with_its_machine_date_and_quiet():
         # in decimal MB, as the machine's own table gives its caches
         assert f"{ref.last_level_cache_bytes / 1e6:,.1f} MB of last-level cache" in quality
     if ref.runs_compared:
-        assert (f"median of {ref.runs_compared} made back to back, whose bandwidths ranged from "
+        assert (f"by bandwidth, of {ref.runs_compared} runs made back to back, whose bandwidths ranged from "
                 f"{ref.bandwidth_lowest_gb_per_s:,.1f} to {ref.bandwidth_highest_gb_per_s:,.1f} GB/s") in quality
     median = f" (median {ref.bandwidth_median_gb_per_s:,.1f})" if ref.bandwidth_median_gb_per_s else ""
     assert f"| bandwidth (fastest read) | {ref.bandwidth_gb_per_s:,.1f} GB/s{median} |" in table
@@ -1652,7 +1653,7 @@ def test_the_reference_table_says_how_quiet_the_reference_was():
                                   "blas": "scipy-openblas 0.3.31", "blas_threads": 2})).data
     chosen = reference.quality_words(reference.ReferenceRun(**{**row, "runs_compared": 5, "bandwidth_lowest_gb_per_s": 25.0,
                                                                "bandwidth_highest_gb_per_s": 33.0})).data
-    assert chosen.endswith("It is the run nearest the median of 5 made back to back, whose bandwidths ranged from 25.0 "
+    assert chosen.endswith("It is the middle one, by bandwidth, of 5 runs made back to back, whose bandwidths ranged from 25.0 "
                            "to 33.0 GB/s.")
     assert "| bandwidth (fastest read) | 30.0 GB/s (median 28.5) |" in kept
     assert "| math rate (2,048 × 2,048 product) | 150.0 GFLOP/s (median 140.2) |" in kept
@@ -2110,7 +2111,7 @@ def test_judge_sets_the_roof_beside_the_reference_and_says_what_the_ceilings_use
     unknown = figures.judge(other, None, _decoder_at(ref, 0.2), ref)
     j = unknown.judgement
     assert j.state == measure.ROOF_UNKNOWN and j.steady and j.clean_ceiling and j.roof_shares is None
-    assert figures.roof_words(unknown) == ("the reference ran on another kind of machine, so it cannot say whether "
+    assert figures.roof_words(unknown) == ("they use this run's own roof. The reference ran on another kind of machine, so it cannot say whether "
                                            "other programs slowed this run.")
     busy = figures.judge(replace(other, load=3.0), None, _decoder_at(ref, 0.2), ref).judgement
     assert not busy.steady and not busy.clean_ceiling

@@ -113,12 +113,7 @@ def roofline_spec(array_mib: int | None = None, matmul_side: int = 2048) -> dict
         dict(type="scatter", x=lx + [None] + mx, y=ly + [None] + my, mode="lines",
              line=dict(color=FAINT, width=1, dash="dot"), hoverinfo="skip",
              name="the roofs the slowest repeats and the medians would draw"),
-        dict(type="scatter", x=x, y=y, mode="lines", line=dict(color=ACCENT, width=3),
-             name="the roof (fastest samples)",
-             hovertemplate="%{x:.3g} FLOP/byte → %{y:.4g} GFLOP/s<extra></extra>"),
-        dict(type="scatter", x=[ridge, ridge], y=[GFLOPS_RANGE[0], y[1]], mode="lines+text",
-             line=dict(color=ACCENT, width=1, dash="dot"), text=["", f"ridge {ridge:.3g} FLOP/byte"],
-             textposition="top left", hoverinfo="skip", name="ridge"),
+        *_roof_traces(x, y, ridge, "the roof (fastest samples)", f"ridge {ridge:.3g} FLOP/byte"),
         dict(type="scatter", x=[INTENSITY_RANGE[0] * 2, INTENSITY_RANGE[1] / 2], mode="text",
              y=[INTENSITY_RANGE[0] * 2 * m.bandwidth_bytes_per_s / GIGA / 3, y[1] * 1.6],
              text=[f"bandwidth {m.bandwidth_bytes_per_s / GB:.3g} GB/s ({_bandwidth_label(m)})",
@@ -162,6 +157,28 @@ def _rounds(chapter: bool, rounds: int) -> tuple[int, str]:
 MODEL_NAME = "the model, computed, not measured: {formula}"
 
 
+def _roof_traces(x: Sequence[float], y: Sequence[float], ridge: float, name: str, ridge_text: str) -> list[dict]:
+    """A roof (``x``, ``y``: its three corners, as ``_roof`` gives them) and the dotted line up to its ridge."""
+    return [dict(type="scatter", x=list(x), y=list(y), mode="lines", line=dict(color=ACCENT, width=3), name=name,
+                 hovertemplate="%{x:.3g} FLOP/byte → %{y:.4g} GFLOP/s<extra></extra>"),
+            dict(type="scatter", x=[ridge, ridge], y=[GFLOPS_RANGE[0], y[1]], mode="lines+text",
+                 line=dict(color=ACCENT, width=1, dash="dot"), text=["", ridge_text],
+                 textposition="top left", hoverinfo="skip", name="ridge")]
+
+
+def _ceiling_traces(curve: Sequence[float], memory: Sequence[float], math_: float, largest: int) -> list[dict]:
+    """A decoder's two ceilings over ``curve`` (batches), with the lower one drawn wide and faint beneath them."""
+    return [dict(type="scatter", x=list(curve), y=[min(v, math_) for v in memory], mode="lines",
+                 line=dict(color=FAINT, width=8), name="the lower ceiling", hoverinfo="skip",
+                 showlegend=False),  # the model's circles sit on it
+            dict(type="scatter", x=list(curve), y=list(memory), mode="lines", line=dict(color=INK, width=1, dash="dash"),
+                 name="memory ceiling B·BW/(W + B·(K·L + A))",
+                 hovertemplate="batch %{x:.3g}: %{y:.4g} tokens/s<extra></extra>"),
+            dict(type="scatter", x=[1, largest], y=[math_, math_], mode="lines",
+                 line=dict(color=ACCENT, width=1, dash="dash"), name="math ceiling P/F",
+                 hovertemplate="%{y:.4g} tokens/s<extra></extra>")]
+
+
 def _model_trace(x: Sequence[float], y: Sequence[float], formula: str, hover: str) -> dict:
     """The book's formula at each setting of a sweep, with this machine's measured roof: the
     shape the formula predicts, at or above the measured points. Hollow circles on a dotted line, named
@@ -200,11 +217,7 @@ def products_spec(side: int = 8192, max_batch: int = 256, chapter: tuple[int, in
         dict(type="scatter", x=[x0, m.peak_flop_per_s / read], y=[x0 * read / GIGA, m.peak_flop_per_s / GIGA],
              mode="lines", line=dict(color=INK, width=1, dash="dot"), name="plain read of this matrix",
              hovertemplate=f"read at {read / GB:.3g} GB/s<extra></extra>"),
-        dict(type="scatter", x=x, y=y, mode="lines", line=dict(color=ACCENT, width=3), name="this machine's roof",
-             hovertemplate="%{x:.3g} FLOP/byte → %{y:.4g} GFLOP/s<extra></extra>"),
-        dict(type="scatter", x=[ridge, ridge], y=[GFLOPS_RANGE[0], y[1]], mode="lines+text",
-             line=dict(color=ACCENT, width=1, dash="dot"), text=["", f"ridge {ridge:.3g}"],
-             textposition="top left", hoverinfo="skip", name="ridge"),
+        *_roof_traces(x, y, ridge, "this machine's roof", f"ridge {ridge:.3g}"),
         dict(type="scatter", x=[p.intensity_flop_per_byte for p in sweep], y=[p.flop_per_s / GIGA for p in sweep],
              mode="markers+lines+text", marker=dict(size=10, color=INK), line=dict(color=INK, width=1),
              error_y=_down_to_slowest([p.rate for p in sweep], GIGA),
@@ -253,15 +266,8 @@ def decode_spec(context_tokens: int = 128, max_batch: int = 64, together: tuple[
     curve = list(np.geomspace(1, max(batches), 48))
     memory = [measure.decode_ceilings_tokens_per_s(m, b, context_tokens)[0] for b in curve]
     math_ = measure.decode_ceilings_tokens_per_s(m, 1, context_tokens)[1]
-    lower = [min(v, math_) for v in memory]
     data = [
-        dict(type="scatter", x=curve, y=lower, mode="lines", line=dict(color=FAINT, width=8),
-             name="the lower ceiling", hoverinfo="skip", showlegend=False),  # the model's circles sit on it
-        dict(type="scatter", x=curve, y=memory, mode="lines", line=dict(color=INK, width=1, dash="dash"),
-             name="memory ceiling B·BW/(W + B·(K·L + A))", hovertemplate="batch %{x:.3g}: %{y:.4g} tokens/s<extra></extra>"),
-        dict(type="scatter", x=[1, max(batches)], y=[math_, math_], mode="lines",
-             line=dict(color=ACCENT, width=1, dash="dash"), name="math ceiling P/F",
-             hovertemplate="%{y:.4g} tokens/s<extra></extra>"),
+        *_ceiling_traces(curve, memory, math_, max(batches)),
         dict(type="scatter", x=[p.batch for p in points], y=[p.tokens_per_s for p in points],
              mode="markers+lines", marker=dict(size=10, color=INK), line=dict(color=INK, width=1),
              error_y=_down_to_slowest([p.rate for p in points]),
@@ -675,8 +681,8 @@ def product_lesson_words(batches: Sequence[int], rates: Sequence[float], roofs: 
 
     def reason(a: int, b: int, fails, what: str, cause: str) -> tuple[str, bool]:
         """Why a rule failed between batches ``a`` and ``b`` (indices), and whether noise may be why."""
-        busy = ("but other programs may have slowed every round alike (see how this run was judged under the "
-                "machine table), so it may still be noise")
+        busy = ("but other programs may have slowed every round alike (see how this run was judged, in \"Can you "
+                "trust this run?\"), so it may still be noise")
         if rounds is None:
             if is_noisy(spread):
                 return "The rounds were noisy, so other programs may have caused it.", True
@@ -982,8 +988,9 @@ def regime_items(batches: Sequence[int], measured: Sequence[float], memory: Sequ
                             f"rounds ({_spreads([v for _, _, v, _ in members])}) {'reach' if many else 'reaches'} at "
                             f"least half{shown}: noise alone could have held {them} there, so {they} not placed.")
             else:
-                said.append(f"{name} reached less than half of {its} lower ceiling ({share}). Other programs may "
-                            f"have slowed every round alike, so {they} not placed.")
+                said.append(f"{name} reached less than half of {its} lower ceiling ({share}). This run was not "
+                            "steady (see \"Can you trust this run?\"), so other programs may have slowed every round "
+                            f"alike: {they} not placed.")
         elif kind == OVERHEAD_BOUND:
             said.append(f"{name} reached less than half of {its} lower ceiling ({share}). By the book's rule, "
                         f"{that} {OVERHEAD_BOUND}: overhead-bound by elimination, since neither memory nor math set the "
@@ -1608,8 +1615,8 @@ def share_words(measured: float, memory: float, math_: float, eager_share: float
     if share > 1:
         compared = "The share is above 100%, so it is not set beside the eager run's."
     elif not clean:
-        compared = ("This run's ceiling may be too low (see how this run was judged, under the machine table), so "
-                    "its share is not set beside the eager run's.")
+        compared = ("This run's ceiling may be too low (see how this run was judged, in \"Can you trust this run?\"), "
+                    "so its share may be too high to compare with the eager run's.")
     elif ratio > 1 + LEVEL_WITHIN:
         compared = f"This machine's share is {ratio:,.2g} times the eager run's: higher, as the reasoning above expects."
     elif ratio >= 1 - LEVEL_WITHIN:
@@ -1978,11 +1985,12 @@ def roof_words(m: measure.Machine) -> str:
         return (f"this run's {_join(short)} fell below {KEPT_UP:.0%} of the reference run's ({shares}){after}. Other "
                 "programs slowed the whole run. Its ceilings and its points are those of a slowed machine: read the "
                 "relations, not the heights.")
-    said = "the reference ran on another kind of machine, so it cannot say whether other programs slowed this run."
+    said = ("they use this run's own roof. The reference ran on another kind of machine, so it cannot say whether "
+            "other programs slowed this run.")
     if j.waited is not None:
         said += (f" In the fastest sample of every measurement, the sweeps' points among them (not only the table's rows), "
                  f"this process's threads, together, waited up to "
-                 f"{j.waited:.2f} s for a core per second: "
+                 f"{measure._wait_text(j.waited)} s for a core per second: "
                  + ("no other thread pushed them off their cores." if j.waited <= measure.WAIT_SHARE else
                     "other threads, most likely other programs', pushed them off their cores."))
     return said

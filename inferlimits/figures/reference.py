@@ -11,7 +11,7 @@ from IPython.display import Markdown
 from inferlimits.arithmetic.generation import decode_point
 from inferlimits.arithmetic.roofline import attainable_flop_per_s, matmul_bytes, matmul_flops, no_overlap_flop_per_s
 from inferlimits.data.units import bytes_per_element
-from inferlimits.figures import ACCENT, FAINT, INK, base_layout, machine
+from inferlimits.figures import INK, base_layout, machine
 from inferlimits.figures.interactive import Control, panel
 from inferlimits.figures.machine import NEAR, VERDICT_NAMES, regime_kinds, split_cause
 from inferlimits.machine import measure, reference, tinyllm
@@ -162,12 +162,8 @@ def products_spec(ref: ReferenceRun | None = None) -> dict:
     ridge = p / bw
     rows = product_rows(ref)
     data = [
-        dict(type="scatter", x=[x0, ridge, x1], y=[x0 * bw / 1e9, p / 1e9, p / 1e9], mode="lines",
-             line=dict(color=ACCENT, width=3), name="the roof, from the reference run's two speeds",
-             hovertemplate="%{x:.3g} FLOP/byte → %{y:.4g} GFLOP/s<extra></extra>"),
-        dict(type="scatter", x=[ridge, ridge], y=[machine.GFLOPS_RANGE[0], p / 1e9], mode="lines+text",
-             line=dict(color=ACCENT, width=1, dash="dot"), text=["", f"ridge {ridge:.2g}"],
-             textposition="top left", hoverinfo="skip", name="ridge"),
+        *machine._roof_traces([x0, ridge, x1], [x0 * bw / 1e9, p / 1e9, p / 1e9], ridge,
+                              "the roof, from the reference run's two speeds", f"ridge {ridge:.3g}"),
         dict(type="scatter", x=[r.intensity_flop_per_byte for r in rows], y=[r.gflop_per_s for r in rows],
              mode="markers+lines+text", marker=dict(size=10, color=INK), line=dict(color=INK, width=1),
              text=[str(r.batch) for r in rows], textposition="bottom right", name="measured products (vectors)",
@@ -195,16 +191,8 @@ def decode_spec(context_tokens: int = reference.SHORT_CONTEXT, ref: ReferenceRun
     curve = [largest ** (i / 47) for i in range(48)]
     ceilings = [decode_point(tinyllm.TINY_LLAMA, p, bw, b, context_tokens, measure.PRECISION, measure.PRECISION,
                              measure.PRECISION) for b in curve]
-    math_ = ceilings[0].math_ceiling
     data = [
-        dict(type="scatter", x=curve, y=[q.ceiling for q in ceilings], mode="lines", line=dict(color=FAINT, width=8),
-             name="the lower ceiling", hoverinfo="skip", showlegend=False),
-        dict(type="scatter", x=curve, y=[q.memory_ceiling for q in ceilings], mode="lines",
-             line=dict(color=INK, width=1, dash="dash"), name="memory ceiling B·BW/(W + B·(K·L + A))",
-             hovertemplate="batch %{x:.3g}: %{y:.4g} tokens/s<extra></extra>"),
-        dict(type="scatter", x=[1, largest], y=[math_, math_], mode="lines",
-             line=dict(color=ACCENT, width=1, dash="dash"), name="math ceiling P/F",
-             hovertemplate="%{y:.4g} tokens/s<extra></extra>"),
+        *machine._ceiling_traces(curve, [q.memory_ceiling for q in ceilings], ceilings[0].math_ceiling, largest),
         dict(type="scatter", x=[r.batch for r in rows], y=[r.tokens_per_s for r in rows], mode="markers+lines",
              marker=dict(size=10, color=INK), line=dict(color=INK, width=1), name="measured",
              customdata=[[r.share, VERDICT_NAMES[r.kind]] for r in rows],

@@ -179,7 +179,7 @@ def quality_words(run: ReferenceRun | None = None, quiet_spread: float = 1.25) -
     ``quiet_spread``, with the load before it and the runs it was chosen from."""
     run = run or reference_run()
     identity = _identity(run)
-    chosen = (f" It is the run nearest the median of {run.runs_compared} made back to back, whose bandwidths ranged "
+    chosen = (f" It is the middle one, by bandwidth, of {run.runs_compared} runs made back to back, whose bandwidths ranged "
               f"from {run.bandwidth_lowest_gb_per_s:,.1f} to {run.bandwidth_highest_gb_per_s:,.1f} GB/s."
               if run.runs_compared and run.bandwidth_lowest_gb_per_s and run.bandwidth_highest_gb_per_s else "")
     return Markdown(f"**Reference run:** {run.label}" + (f"; {identity}" if identity else "")
