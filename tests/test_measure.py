@@ -1553,7 +1553,7 @@ REFERENCE_ROW = dict(processor="cpu", cores=2, date="2026-01-01", numpy="2.0", l
                      control_gflop_per_s=20.0, product_gflop_per_s={1: 14.0, 2: 12.0, 16: 60.0, 256: 140.0},
                      short_context_tokens_per_s={1: 80.0, 2: 50.0, 64: 600.0},
                      long_context_tokens_per_s={1: 70.0, 2: 40.0, 64: 300.0},
-                     split_products_tokens_per_s={1: 90.0, 2: 60.0}, split_products_part={1: 0.9, 2: 0.8})
+                     split_products_tokens_per_s={1: 90.0, 2: 62.5})
 
 
 def test_the_reference_run_is_data_with_its_machine_date_and_quiet():
@@ -1626,9 +1626,10 @@ def test_the_reference_views_set_each_rate_beside_the_books_formulas():
     # the split: the products' share of their roof is their roof time over their measured time
     split = {r.batch: r for r in shown.split_rows(ref)}
     roof_s = measure.products_roof_s(tinyllm.weight_shapes(tinyllm.TINY_LLAMA), 2, bw, p)
-    assert split[2].products_share == pytest.approx(roof_s * 60.0 / 2) and split[2].products_part == 0.8
+    # their part of the step's time: the step's fastest rate over theirs (t_products / t_step)
+    assert split[2].products_share == pytest.approx(roof_s * 62.5 / 2) and split[2].products_part == 50.0 / 62.5
     assert split[2].step_share == decode[2].share < 0.5
-    expected = "products" if 0.8 * (1 - split[2].products_share) > 0.2 else "rest"
+    expected = "products" if 0.8 * (1 - split[2].products_share) > 1 - 0.8 else "rest"
     assert split[2].held_by == expected and split[1].held_by is None   # batch 1 reached at least half
     assert "| not below half |" in shown.split_view(ref).data
     with pytest.raises(ValueError, match="context_tokens"):
@@ -1679,7 +1680,7 @@ def test_a_run_summed_up_is_the_data_file_it_prints(tmp_path, monkeypatch):
     assert row["bandwidth_gb_per_s"] == 36.0 and row["math_gflop_per_s"] == 180.0 and row["load_before"] == 0.0
     assert row["product_gflop_per_s"] == {1: 1.0, 256: 256.0} and row["control_gflop_per_s"] == 1.5
     assert row["long_context_tokens_per_s"] == {1: 70.0, 64: 320.3}
-    assert row["split_products_tokens_per_s"] == {1: 100.0} and row["split_products_part"] == {1: 0.845}  # median of 80.04/100 and 80.04/90
+    assert row["split_products_tokens_per_s"] == {1: 100.0} and "split_products_part" not in row
     # the medians beside the fastest samples; no identity for a machine that reports none
     assert row["bandwidth_median_gb_per_s"] == 35.5 and row["math_median_gflop_per_s"] == 175.0
     assert "features" not in row and "blas" not in row
@@ -1937,7 +1938,7 @@ def _reference(**kw):
                noisy_measurements=0, widest_spread=1.2, bandwidth_gb_per_s=30.0, math_gflop_per_s=150.0,
                control_gflop_per_s=20.0, product_gflop_per_s={1: 14.0, 256: 140.0},
                short_context_tokens_per_s={1: 80.0, 64: 600.0}, long_context_tokens_per_s={1: 70.0, 64: 300.0},
-               split_products_tokens_per_s={}, split_products_part={}, features="avx2 fma", last_level_cache_bytes=2**25,
+               split_products_tokens_per_s={}, features="avx2 fma", last_level_cache_bytes=2**25,
                blas="scipy-openblas 0.3.31", blas_threads=2)
     return reference.ReferenceRun(**{**row, **kw})
 

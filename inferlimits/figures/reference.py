@@ -129,7 +129,8 @@ def split_rows(ref: ReferenceRun | None = None) -> tuple[SplitRow, ...]:
     bw, p = _roof(ref)
     steps = {r.batch: r.share for r in decode_rows(reference.SHORT_CONTEXT, ref)}
     shapes = tinyllm.weight_shapes(tinyllm.TINY_LLAMA)
-    return tuple(SplitRow(b, steps[b], measure.products_share(shapes, b, rate, bw, p), ref.split_products_part[b])
+    return tuple(SplitRow(b, steps[b], measure.products_share(shapes, b, rate, bw, p),
+                          ref.short_context_tokens_per_s[b] / rate)   # t_products / t_step, from the fastest rounds
                  for b, rate in sorted(ref.split_products_tokens_per_s.items()))
 
 
@@ -144,7 +145,8 @@ def split_view(ref: ReferenceRun | None = None) -> Markdown:
              f"| {_share(r.products_share)} | {r.products_part:.1%} | {HELD_BY.get(r.held_by, 'not below half')} |"
              for r in split_rows(ref)]
     return Markdown(f"**Reference run**, {ref.label}: at {reference.SHORT_CONTEXT:,} tokens of context, the weight "
-                    "products timed alone right after each step, in the same rounds\n\n" + "\n".join(rows))
+                    "products timed alone right after each step, in the same rounds; their part of the step's time is "
+                    "the step's rate over theirs, each its fastest round\n\n" + "\n".join(rows))
 
 
 # ---- the reference run, drawn ---------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ SHORT_CONTEXT, LONG_CONTEXT = 128, 1024
 SPLIT_BATCHES = (1, 2, 16)   # the batches whose steps are set beside their weight products alone
 #: the fields that hold a sweep, batch -> rate, each a table of its own in the data file
 SWEEPS = ("product_gflop_per_s", "short_context_tokens_per_s", "long_context_tokens_per_s",
-          "split_products_tokens_per_s", "split_products_part")
+          "split_products_tokens_per_s")
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,6 @@ class ReferenceRun:
     short_context_tokens_per_s: Mapping[int, float]  # batch -> tokens/s, 128 tokens of context
     long_context_tokens_per_s: Mapping[int, float]   # batch -> tokens/s, 1,024 tokens of context
     split_products_tokens_per_s: Mapping[int, float]  # batch -> tokens/s of a step's weight products alone
-    split_products_part: Mapping[int, float]          # batch -> their part of the step's time (median of rounds)
     # what makes two machines the same kind (absent from a file made before they were kept)
     features: str | None = None           # the processor's vector features (``measure.processor_features``)
     last_level_cache_bytes: int | None = None
@@ -124,8 +123,8 @@ def reference_run() -> ReferenceRun:
         raise ValueError(f"product_gflop_per_s must hold 1 and {WIDEST_PRODUCT} vectors")
     if not {1, LARGEST_BATCH} <= set(run.short_context_tokens_per_s) & set(run.long_context_tokens_per_s):
         raise ValueError(f"short_context_tokens_per_s and long_context_tokens_per_s must hold batches 1 and {LARGEST_BATCH}")
-    if set(run.split_products_part) != set(run.split_products_tokens_per_s):
-        raise ValueError("split_products_part and split_products_tokens_per_s must hold the same batches")
+    if not set(run.split_products_tokens_per_s) <= set(run.short_context_tokens_per_s):
+        raise ValueError("split_products_tokens_per_s must hold only batches of short_context_tokens_per_s")
     for name in ("last_level_cache_bytes", "blas_threads", "runs_compared"):
         if getattr(run, name) is not None:
             whole(name, getattr(run, name))
@@ -204,8 +203,7 @@ def summary(m, products, runs, spreads: dict[str, float], quiet_spread: float = 
            "product_gflop_per_s": {p.batch: round(p.flop_per_s / 1e9, 1) for p in products},
            "short_context_tokens_per_s": {p.batch: round(p.tokens_per_s, 1) for p in short},
            "long_context_tokens_per_s": {p.batch: round(p.tokens_per_s, 1) for p in long_},
-           "split_products_tokens_per_s": {x.batch: round(x.products.high, 1) for x in runs.splits},
-           "split_products_part": {x.batch: round(x.products_part, 3) for x in runs.splits}}
+           "split_products_tokens_per_s": {x.batch: round(x.products.high, 1) for x in runs.splits}}
     if m.features:
         row["features"] = " ".join(m.features)
     if m.last_level_cache:
@@ -241,9 +239,8 @@ HEADER = """\
 #   [reference.short_context_tokens_per_s]   batch -> the small decoder's tokens/s, 128 tokens of context
 #   [reference.long_context_tokens_per_s]    batch -> the same, 1,024 tokens of context
 #   [reference.split_products_tokens_per_s]  batch -> tokens/s of a step's weight products alone, timed right
-#                                   after each step (128 tokens of context): B tokens per set of products
-#   [reference.split_products_part]          batch -> the share of a step's time its weight products take,
-#                                   the median over rounds of the step's rate over the products'
+#                                   after each step (128 tokens of context): B tokens per set of products;
+#                                   their part of the step's time is the step's rate over theirs
 #   features                        the processor's vector features, as /proc/cpuinfo names them
 #   last_level_cache_bytes          the last-level caches of all cores together, as the system reports them
 #   blas, blas_threads              numpy's BLAS library and the threads it ran
