@@ -139,7 +139,7 @@ def split_view(ref: ReferenceRun | None = None) -> Markdown:
     share of their roof, their part of the step's time, and, below half, what did most to hold the step there."""
     ref = ref or reference.reference_run()
     rows = ["| batch | whole step, share of its lower ceiling | weight products alone, tokens/s "
-            "| their share of their roof | their part of the step's time | held below half by |",
+            "| their share of their roof | their part of the step's time | more time lost beyond the roof by |",
             "|--:|--:|--:|--:|--:|:--|"]
     rows += [f"| {r.batch:,} | {_share(r.step_share)} | {ref.split_products_tokens_per_s[r.batch]:,.1f} "
              f"| {_share(r.products_share)} | {r.products_part:.1%} | {HELD_BY.get(r.held_by, 'not below half')} |"
