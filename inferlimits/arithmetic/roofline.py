@@ -58,10 +58,10 @@ def attainable_flop_per_s(intensity_flop_per_byte: float, peak_flop_per_s: float
 def no_overlap_flop_per_s(intensity_flop_per_byte: float, peak_flop_per_s: float,
                           bandwidth_bytes_per_s: float) -> float:
     """The math rate of a workload of intensity I whose math and memory traffic take turns instead of overlapping:
-    1 / (1 / P + 1 / (I x BW)), the rate ``step_time_no_overlap_s`` gives; never below half the roof."""
+    I FLOP per byte over ``step_time_no_overlap_s`` of one byte, 1 / (1 / P + 1 / (I x BW)); never below half
+    the roof."""
     i = positive("intensity_flop_per_byte", intensity_flop_per_byte)
-    return 1 / (1 / positive("peak_flop_per_s", peak_flop_per_s)
-                + 1 / (i * positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)))
+    return i / step_time_no_overlap_s(i, 1.0, peak_flop_per_s, bandwidth_bytes_per_s)
 
 
 def step_time_s(flops: float, bytes_moved: float, peak_flop_per_s: float,

@@ -18,7 +18,8 @@ from inferlimits.machine import measure, reference, tinyllm
 from inferlimits.machine.reference import ReferenceRun
 
 _share = measure._percent
-#: what held a step below half, as the split table names it (``figures.machine.split_cause``)
+#: who lost more time beyond the roof, the products or the rest of the step, as the split table names them
+#: (``figures.machine.split_cause``)
 HELD_BY = {"products": "the products", "rest": "the rest of the step"}
 
 
